@@ -1,0 +1,253 @@
+"""Declared Arrow schemas of the report tables.
+
+Every report table has a FIXED schema declared here; writers never infer
+types from the data (an all-None column must still come out as, say,
+int32). The single source of truth is ``TABLE_SPECS``: to add a column,
+add one ``Column(...)`` line to the right table below. Everything else
+(``*_SCHEMA``, ``*_COLUMNS``, ``schema_for``, ``new_buffers`` in
+``writers.py``) is derived from it.
+
+Conventions
+-----------
+* ``ply`` is 1-based within the game: ply 1 is the first move of its movetext
+  (from the standard start or its ``[FEN]``). ``move_number`` is the
+  PGN full-move number (1, 1, 2, 2, ...).
+* ``game_index`` is 0-based within its ``source`` (file name or URL).
+* ``line`` is 1-based, ``column`` is 1-based, ``byte_offset`` is 0-based
+  bytes from the start of the (decompressed) source.
+* Square lists (``checkers``) are space-separated names, e.g. ``"e1 h4"``;
+  the empty string means "none".
+* ``nullable=False`` columns reject ``None`` at write time.
+* ``optional=True`` columns are only part of the schema when the caller
+  enables them (see :func:`schema_for`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import pyarrow as pa
+
+__all__ = [
+    "Column",
+    "TABLE_SPECS",
+    "TABLE_NAMES",
+    "OPTIONAL_COLUMNS",
+    "column_specs",
+    "column_names",
+    "schema_for",
+    "POSITIONS_SCHEMA",
+    "GAMES_SCHEMA",
+    "ISSUES_SCHEMA",
+    "EPD_POSITIONS_SCHEMA",
+    "PERPETUALS_SCHEMA",
+    "DISAGREEMENTS_SCHEMA",
+    "POSITIONS_COLUMNS",
+    "GAMES_COLUMNS",
+    "ISSUES_COLUMNS",
+    "EPD_POSITIONS_COLUMNS",
+    "PERPETUALS_COLUMNS",
+    "DISAGREEMENTS_COLUMNS",
+    "POSITIONS_OPTIONAL_COLUMNS",
+]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One declared column: name, Arrow type, nullability, optionality."""
+
+    name: str
+    type: pa.DataType
+    nullable: bool = False
+    optional: bool = False  # only present when the caller asks for it
+    doc: str = ""
+
+    def field(self) -> pa.Field:
+        meta = {"doc": self.doc} if self.doc else None
+        return pa.field(self.name, self.type, nullable=self.nullable, metadata=meta)
+
+
+S, I32, I64, U64, B = pa.string(), pa.int32(), pa.int64(), pa.uint64(), pa.bool_()
+
+
+def _c(name: str, typ: pa.DataType, doc: str = "", *, null: bool = False,
+       optional: bool = False) -> Column:
+    return Column(name, typ, nullable=null, optional=optional, doc=doc)
+
+
+# ---------------------------------------------------------------------------
+# THE place to edit. Order here is the on-disk column order.
+# ---------------------------------------------------------------------------
+TABLE_SPECS: dict[str, tuple[Column, ...]] = {
+    "positions": (
+        _c("source", S, "input file / URL the game came from"),
+        _c("game_index", I64, "0-based game number within source"),
+        _c("ply", I32, "1-based ply of the move just played"),
+        _c("move_number", I32, "PGN full-move number"),
+        _c("color", S, "side that moved: 'white' | 'black'"),
+        _c("san", S, "move in SAN"),
+        _c("uci", S, "move in UCI"),
+        _c("in_check", B, "side to move is in check after the move"),
+        _c("check_kind", S, "none | direct | discovered | double"),
+        _c("checkers", S, "space-separated checking squares, '' if none"),
+        _c("by_en_passant", B),
+        _c("by_castling", B),
+        _c("by_promotion", B),
+        _c("is_checkmate", B),
+        _c("is_stalemate", B),
+        _c("halfmove_clock", I32, "50-move-rule clock after the move, in plies"),
+        _c("zobrist", U64, "Polyglot Zobrist hash of the position", null=True),
+        _c("repetition", I32, "occurrence count of this position so far", null=True),
+        _c("fen", S, "FEN after the move", null=True, optional=True),
+    ),
+    "games": (
+        _c("source", S),
+        _c("game_index", I64),
+        _c("byte_offset", I64, "0-based byte offset of the game's first tag"),
+        _c("line", I64, "1-based line of the game's first tag"),
+        _c("event", S, null=True),
+        _c("site", S, null=True),
+        _c("date", S, null=True),
+        _c("round", S, null=True),
+        _c("white", S, null=True),
+        _c("black", S, null=True),
+        _c("result", S, "Result tag as written", null=True),
+        _c("white_elo", I32, null=True),
+        _c("black_elo", I32, null=True),
+        _c("eco", S, null=True),
+        _c("time_control", S, null=True),
+        _c("termination", S, null=True),
+        _c("variant", S, null=True),
+        _c("start_fen", S, "FEN/SetUp start position if not standard", null=True),
+        _c("plies", I32, "plies successfully replayed"),
+        _c("checks", I32, "moves giving check"),
+        _c("direct_checks", I32),
+        _c("discovered_checks", I32),
+        _c("double_checks", I32),
+        _c("outcome", S, "outcome derived from the final position"),
+        _c("winner", S, "'white' | 'black' | None", null=True),
+        _c("perpetuals", I32, null=True),
+        _c("result_consistent", B, "Result tag agrees with final position", null=True),
+        _c("error_code", S, "first fatal issue code, None if the game is ok", null=True),
+        _c("error_ply", I32, null=True),
+    ),
+    "issues": (
+        _c("source", S),
+        _c("game_index", I64, null=True),
+        _c("line", I64, "1-based", null=True),
+        _c("column", I32, "1-based", null=True),
+        _c("ply", I32, null=True),
+        _c("severity", S, "'error' | 'warning'"),
+        _c("code", S, "stable machine-readable issue code"),
+        _c("message", S),
+        _c("san", S, "offending move text, if any", null=True),
+    ),
+    "epd_positions": (
+        _c("source", S),
+        _c("line", I64, "1-based"),
+        _c("id", S, "EPD 'id' opcode", null=True),
+        _c("fen", S),
+        _c("valid", B, "position is legal / parseable"),
+        _c("in_check", B, null=True),
+        _c("check_kind", S, "none | single | double", null=True),
+        _c("checkers", S, null=True),
+        _c("legal_moves", I32, null=True),
+        _c("is_checkmate", B, null=True),
+        _c("is_stalemate", B, null=True),
+        _c("bm", S, "best-move opcode, as written", null=True),
+        _c("bm_legal", B, null=True),
+        _c("am", S, "avoid-move opcode, as written", null=True),
+        _c("am_legal", B, null=True),
+    ),
+    "perpetuals": (
+        _c("source", S),
+        _c("game_index", I64),
+        _c("side", S, "side giving the checks"),
+        _c("first_ply", I32),
+        _c("last_ply", I32),
+        _c("checks", I32),
+        _c("occurrences", I32, "max repetition count seen in the sequence"),
+        _c("game_ended", B, "sequence runs to the last move of the game"),
+        _c("result", S, null=True),
+    ),
+    "disagreements": (
+        _c("source", S),
+        _c("game_index", I64),
+        _c("ply", I32, null=True),
+        _c("field", S, "what was compared"),
+        _c("chessscan", S, "our value, as text"),
+        _c("python_chess", S, "python-chess value, as text"),
+        _c("fen", S, null=True),
+        _c("note", S, null=True),
+    ),
+}
+
+TABLE_NAMES: tuple[str, ...] = tuple(TABLE_SPECS)
+
+#: table -> names of columns that must be enabled explicitly.
+OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
+    t: tuple(c.name for c in cols if c.optional) for t, cols in TABLE_SPECS.items()
+}
+
+
+def _table(table: str) -> tuple[Column, ...]:
+    try:
+        return TABLE_SPECS[table]
+    except KeyError:
+        raise ValueError(
+            f"unknown table {table!r}; known: {', '.join(TABLE_NAMES)}"
+        ) from None
+
+
+def column_specs(table: str, optional: Iterable[str] = ()) -> tuple[Column, ...]:
+    """Declared columns of ``table``, in order, with the given optional ones.
+
+    ``optional`` names optional columns to include; naming a column that is
+    not an optional column of this table raises ``ValueError``.
+    """
+    cols = _table(table)
+    wanted = set(optional)
+    allowed = set(OPTIONAL_COLUMNS[table])
+    bad = sorted(wanted - allowed)
+    if bad:
+        raise ValueError(
+            f"table {table!r}: {bad} are not optional columns "
+            f"(optional: {sorted(allowed) or 'none'})"
+        )
+    return tuple(c for c in cols if not c.optional or c.name in wanted)
+
+
+def column_names(table: str, optional: Iterable[str] = ()) -> tuple[str, ...]:
+    """Column names of ``table`` in on-disk order (see :func:`column_specs`)."""
+    return tuple(c.name for c in column_specs(table, optional))
+
+
+def schema_for(table: str, optional: Iterable[str] = ()) -> pa.Schema:
+    """Arrow schema of ``table``, with the enabled optional columns.
+
+    The schema metadata carries ``chessscan.table`` so a file can be traced
+    back to its table.
+    """
+    return pa.schema(
+        [c.field() for c in column_specs(table, optional)],
+        metadata={"chessscan.table": table},
+    )
+
+
+# Base schemas / names (optional columns NOT included; use schema_for to add).
+POSITIONS_SCHEMA = schema_for("positions")
+GAMES_SCHEMA = schema_for("games")
+ISSUES_SCHEMA = schema_for("issues")
+EPD_POSITIONS_SCHEMA = schema_for("epd_positions")
+PERPETUALS_SCHEMA = schema_for("perpetuals")
+DISAGREEMENTS_SCHEMA = schema_for("disagreements")
+
+POSITIONS_COLUMNS = column_names("positions")
+GAMES_COLUMNS = column_names("games")
+ISSUES_COLUMNS = column_names("issues")
+EPD_POSITIONS_COLUMNS = column_names("epd_positions")
+PERPETUALS_COLUMNS = column_names("perpetuals")
+DISAGREEMENTS_COLUMNS = column_names("disagreements")
+
+POSITIONS_OPTIONAL_COLUMNS = OPTIONAL_COLUMNS["positions"]  # ("fen",)

@@ -1,0 +1,315 @@
+"""Report schemas, writers and summary rendering (no chess logic)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from chessscan.reports import schema as sch
+from chessscan.reports.summary import render_summary
+from chessscan.reports.writers import (
+    ReportWriter,
+    TableWriter,
+    buffered_rows,
+    clear,
+    new_buffers,
+    read_table,
+    to_record_batch,
+)
+
+BIG = 2**64 - 1  # zobrist values >= 2**63 must survive as uint64
+
+
+def position_rows(n: int, fen: bool = False, start: int = 0) -> dict[str, list]:
+    b = new_buffers("positions", ("fen",) if fen else ())
+    for i in range(start, start + n):
+        b["source"].append("a.pgn")
+        b["game_index"].append(i // 10)
+        b["ply"].append(i % 10 + 1)
+        b["move_number"].append((i % 10) // 2 + 1)
+        b["color"].append("white" if i % 2 == 0 else "black")
+        b["san"].append("Qh4#" if i % 3 == 0 else "e4")
+        b["uci"].append("d8h4" if i % 3 == 0 else "e2e4")
+        b["in_check"].append(i % 3 == 0)
+        b["check_kind"].append("direct" if i % 3 == 0 else "none")
+        b["checkers"].append("h4" if i % 3 == 0 else "")
+        for col in ("by_en_passant", "by_castling", "by_promotion", "is_stalemate"):
+            b[col].append(False)
+        b["is_checkmate"].append(i % 3 == 0)
+        b["halfmove_clock"].append(i % 50)
+        b["zobrist"].append(None if i % 4 == 3 else BIG - i)
+        b["repetition"].append(None if i % 2 else 1)
+        if fen:
+            b["fen"].append(f"fen{i}")
+    return b
+
+
+def game_row(**over) -> dict[str, list]:
+    b = new_buffers("games")
+    row = {c: None for c in b}
+    row.update(source="a.pgn", game_index=0, byte_offset=0, line=1, plies=4,
+               checks=1, direct_checks=1, discovered_checks=0, double_checks=0,
+               outcome="checkmate")
+    row.update(over)
+    for c, v in row.items():
+        b[c].append(v)
+    return b
+
+
+# --------------------------------------------------------------------- schema
+def test_schema_declarations():
+    assert sch.POSITIONS_COLUMNS[:3] == ("source", "game_index", "ply")
+    assert "fen" not in sch.POSITIONS_COLUMNS
+    assert sch.POSITIONS_OPTIONAL_COLUMNS == ("fen",)
+    assert sch.column_names("positions", ["fen"])[-1] == "fen"
+    assert sch.POSITIONS_SCHEMA.field("zobrist").type == pa.uint64()
+    assert sch.GAMES_SCHEMA.field("white_elo").type == pa.int32()
+    assert sch.GAMES_SCHEMA.field("white_elo").nullable
+    assert not sch.GAMES_SCHEMA.field("source").nullable
+    assert len(sch.GAMES_COLUMNS) == 29
+    for t in sch.TABLE_NAMES:
+        assert tuple(sch.schema_for(t).names) == sch.column_names(t)
+    assert sch.EPD_POSITIONS_COLUMNS[:4] == ("source", "line", "id", "fen")
+    assert sch.PERPETUALS_SCHEMA.field("game_ended").type == pa.bool_()
+    assert sch.DISAGREEMENTS_COLUMNS[4:6] == ("chessscan", "python_chess")
+    with pytest.raises(ValueError, match="not optional"):
+        sch.schema_for("games", ["fen"])
+    with pytest.raises(ValueError, match="unknown table"):
+        sch.schema_for("nope")
+
+
+def test_buffers_helpers():
+    b = new_buffers("issues")
+    assert tuple(b) == sch.ISSUES_COLUMNS and all(v == [] for v in b.values())
+    append = b["source"].append
+    append("x")
+    assert buffered_rows(b) == 1  # rows = length of the first column
+    clear(b)
+    assert buffered_rows(b) == 0
+    append("y")  # the same list object survives clear()
+    assert b["source"] == ["y"]
+    assert "fen" in new_buffers("positions", ["fen"])
+
+
+# -------------------------------------------------------------- round trips
+def test_parquet_round_trip_exact_dtypes(tmp_path):
+    with ReportWriter(tmp_path / "out", tables=("positions", "games")) as rw:
+        rw.write("positions", position_rows(12))
+        rw.write("games", game_row(white_elo=2850, result="0-1", winner="black",
+                                   result_consistent=True))
+        rw.write("games", game_row(game_index=1))  # all optional fields None
+        assert rw.rows_written == {"positions": 12, "games": 2}
+
+    pos = pd.read_parquet(tmp_path / "out" / "positions.parquet",
+                          dtype_backend="numpy_nullable")
+    assert tuple(pos.columns) == sch.POSITIONS_COLUMNS
+    assert str(pos["zobrist"].dtype) == "UInt64"
+    assert pos["zobrist"][0] == BIG and pos["zobrist"][10] == BIG - 10
+    assert pos["zobrist"].isna().sum() == 3
+    assert str(pos["ply"].dtype) == "Int32"
+    assert str(pos["game_index"].dtype) == "Int64"
+    assert str(pos["in_check"].dtype) == "boolean"
+    assert pos["checkers"].tolist()[:2] == ["h4", ""]
+
+    games = pd.read_parquet(tmp_path / "out" / "games.parquet",
+                            dtype_backend="numpy_nullable")
+    assert tuple(games.columns) == sch.GAMES_COLUMNS
+    assert str(games["white_elo"].dtype) == "Int32"
+    assert games["white_elo"][0] == 2850 and pd.isna(games["white_elo"][1])
+    # black_elo / perpetuals / error_ply are None in every row: types kept.
+    t = pq.read_table(tmp_path / "out" / "games.parquet")
+    assert t.schema.field("black_elo").type == pa.int32()
+    assert t.schema.field("error_ply").type == pa.int32()
+    assert t.schema.field("result_consistent").type == pa.bool_()
+    assert t.schema.field("eco").type == pa.string()
+    assert t.column("black_elo").null_count == 2
+    assert t.schema.remove_metadata().equals(sch.GAMES_SCHEMA.remove_metadata())
+
+    # Plain pandas (no nullable backend): non-null uint64/bool columns are exact.
+    plain = pd.read_parquet(tmp_path / "out" / "positions.parquet")
+    assert plain["in_check"].dtype == bool and plain["ply"].dtype == "int32"
+
+
+def test_csv_round_trip(tmp_path):
+    with ReportWriter(tmp_path, fmt="csv", tables=("positions", "games")) as rw:
+        rw.write("positions", position_rows(5))
+        rw.write("games", game_row(white_elo=2000, event='He said "hi", twice'))
+    text = (tmp_path / "positions.csv").read_text()
+    header, first = text.splitlines()[:2]
+    assert header.replace('"', "").split(",") == list(sch.POSITIONS_COLUMNS)
+    assert ",true," in first and ",false," in first  # bools as true/false
+
+    # Exact types back through the declared schema.
+    t = read_table(tmp_path / "positions.csv", sch.POSITIONS_SCHEMA)
+    assert t.schema.field("zobrist").type == pa.uint64()
+    assert t.column("zobrist").to_pylist()[:4] == [BIG, BIG - 1, BIG - 2, None]
+    assert t.column("checkers").to_pylist()[:2] == ["h4", ""]  # "" is not None
+    g = read_table(tmp_path / "games.csv", sch.GAMES_SCHEMA)
+    assert g.column("white_elo").to_pylist() == [2000]
+    assert g.column("black_elo").type == pa.int32()
+    assert g.column("black_elo").to_pylist() == [None]
+    assert g.column("event").to_pylist() == ['He said "hi", twice']
+
+    # And plain pandas can read it.
+    df = pd.read_csv(tmp_path / "games.csv")
+    assert tuple(df.columns) == sch.GAMES_COLUMNS and len(df) == 1
+
+
+def test_jsonl_round_trip(tmp_path):
+    with ReportWriter(tmp_path, fmt="jsonl", tables=("positions", "issues")) as rw:
+        rw.write("positions", position_rows(3))
+    lines = (tmp_path / "positions.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["zobrist"] == BIG
+    t = read_table(tmp_path / "positions.jsonl", sch.POSITIONS_SCHEMA)
+    assert t.num_rows == 3 and t.schema.field("zobrist").type == pa.uint64()
+    assert read_table(tmp_path / "issues.jsonl", sch.ISSUES_SCHEMA).num_rows == 0
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_empty_table_readable(tmp_path, fmt):
+    with ReportWriter(tmp_path, fmt=fmt, tables=("issues",)) as rw:
+        rw.write("issues", new_buffers("issues"))  # zero-row write is a no-op
+    path = tmp_path / f"issues.{fmt}"
+    df = pd.read_parquet(path) if fmt == "parquet" else pd.read_csv(path)
+    assert len(df) == 0 and tuple(df.columns) == sch.ISSUES_COLUMNS
+    t = read_table(path, sch.ISSUES_SCHEMA)
+    assert t.num_rows == 0 and t.schema.field("column").type == pa.int32()
+
+
+def test_all_none_column_keeps_type_in_batch():
+    b = new_buffers("epd_positions")
+    for c in b:
+        b[c].append(None)
+    b["source"][0], b["line"][0], b["fen"][0], b["valid"][0] = "s.epd", 3, "8/8 w - -", False
+    batch = to_record_batch(b, sch.EPD_POSITIONS_SCHEMA)
+    assert batch.schema.field("legal_moves").type == pa.int32()
+    assert batch.schema.field("bm_legal").type == pa.bool_()
+    assert batch.column(batch.schema.get_field_index("bm_legal")).null_count == 1
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_optional_fen_column(tmp_path, fmt):
+    with ReportWriter(tmp_path / "on", fmt=fmt, tables=("positions",),
+                      optional_columns={"positions": ("fen",)}) as rw:
+        assert rw.columns("positions")[-1] == "fen"
+        b = rw.new_buffers("positions")
+        b.update(position_rows(2, fen=True))
+        rw.write("positions", b)
+    with ReportWriter(tmp_path / "off", fmt=fmt, tables=("positions",)) as rw:
+        rw.write("positions", position_rows(2))
+        with pytest.raises(ValueError, match="not enabled"):
+            rw.write("positions", position_rows(2, fen=True))
+    read = pd.read_parquet if fmt == "parquet" else pd.read_csv
+    on = read(tmp_path / "on" / f"positions.{fmt}")
+    off = read(tmp_path / "off" / f"positions.{fmt}")
+    assert on["fen"].tolist() == ["fen0", "fen1"]
+    assert "fen" not in off.columns and len(off) == 2
+
+
+def test_parquet_row_groups_accumulate(tmp_path):
+    path = tmp_path / "p.parquet"
+    with TableWriter(path, sch.POSITIONS_SCHEMA, "parquet", row_group_size=25) as w:
+        for k in range(7):  # 7 batches of 10 rows -> groups of 30, 30, 10
+            w.write(position_rows(10, start=10 * k))
+            assert w._pending_rows < 25  # never holds a full group
+    md = pq.ParquetFile(path).metadata
+    assert md.num_rows == 70
+    assert [md.row_group(i).num_rows for i in range(md.num_row_groups)] == [30, 30, 10]
+    assert pq.read_table(path).column("halfmove_clock").to_pylist() == [i % 50 for i in range(70)]
+
+
+# -------------------------------------------------------------------- errors
+def test_column_errors(tmp_path):
+    with ReportWriter(tmp_path, tables=("positions", "issues")) as rw:
+        b = position_rows(1)
+        b["bogus"] = [1]
+        with pytest.raises(ValueError, match="bogus"):
+            rw.write("positions", b)
+        b = position_rows(1)
+        del b["uci"]
+        with pytest.raises(ValueError, match="missing.*uci"):
+            rw.write("positions", b)
+        b = position_rows(2)
+        b["san"].pop()
+        with pytest.raises(ValueError, match="different lengths"):
+            rw.write("positions", b)
+        b = position_rows(1)
+        b["ply"] = [2**31]
+        with pytest.raises(ValueError, match="'ply'"):
+            rw.write("positions", b)
+        b = position_rows(1)
+        b["san"] = [None]
+        with pytest.raises(ValueError, match="'san' is not nullable"):
+            rw.write("positions", b)
+        b = position_rows(1)
+        b["source"] = [7]
+        with pytest.raises(ValueError, match="'source'"):
+            rw.write("positions", b)
+        with pytest.raises(ValueError, match="not open"):
+            rw.write("games", game_row())
+        rw.write("positions", position_rows(1))  # still usable after errors
+    assert pq.read_table(tmp_path / "positions.parquet").num_rows == 1
+
+    with pytest.raises(ValueError, match="unknown table"):
+        ReportWriter(tmp_path, tables=("nope",))
+    with pytest.raises(ValueError, match="format"):
+        ReportWriter(tmp_path, fmt="xlsx")
+    with pytest.raises(ValueError, match="not optional"):
+        ReportWriter(tmp_path, optional_columns={"positions": ("zobrist",)})
+    w = TableWriter(tmp_path / "x.csv", sch.ISSUES_SCHEMA, "csv")
+    w.close()
+    w.close()  # idempotent
+    with pytest.raises(ValueError, match="closed"):
+        w.write(new_buffers("issues"))
+
+
+def test_closed_on_exception_keeps_rows(tmp_path):
+    with pytest.raises(RuntimeError):
+        with ReportWriter(tmp_path, tables=("positions",)) as rw:
+            rw.write("positions", position_rows(4))
+            raise RuntimeError("boom")
+    assert rw.closed
+    assert pq.read_table(tmp_path / "positions.parquet").num_rows == 4
+
+
+def test_write_summary(tmp_path):
+    with ReportWriter(tmp_path, tables=()) as rw:
+        p = rw.write_summary({"games_read": 3, "codes": {"b", "a"}, "path": tmp_path})
+    data = json.loads(p.read_text())
+    assert data == {"games_read": 3, "codes": ["a", "b"], "path": str(tmp_path)}
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+# ------------------------------------------------------------------- summary
+def test_render_summary():
+    s = {
+        "elapsed_seconds": 1.5,
+        "games_read": 1000,
+        "games_ok": 990,
+        "games_with_errors": 10,
+        "positions": 81234,
+        "checks_by_kind": {"direct": 812, "discovered": 31, "double": 4},
+        "checkmates": 120,
+        "stalemates": 3,
+        "issues_by_code": {"illegal_move": 7, "bad_tag": 12},
+        "custom_flag": True,
+        "nothing": None,
+    }
+    out = render_summary(s)
+    lines = out.splitlines()
+    assert lines[0] == "chessscan summary"
+    assert lines[1].startswith("games read") and lines[1].endswith("1,000")
+    assert "(99.0%)" in out and "81,234" in out
+    assert "  direct" in out and "elapsed (s)" in out and "1.50" in out
+    # issue codes verbatim, largest count first
+    assert out.index("bad_tag") < out.index("illegal_move")
+    assert "custom flag" in out and "yes" in out
+    # numbers right-aligned in one column
+    num_ends = {len(l) for l in lines if l.rstrip().endswith(("1,000", "81,234", "120"))}
+    assert len(num_ends) == 1
+    assert render_summary({}, title=None) == "(empty)"
+    assert render_summary({"x": {}}, title=None) == "x  (none)"

@@ -28,7 +28,9 @@ FAULTS = {
     "pawns-on-backrank": "a pawn stands on the first or last rank, which no legal move reaches "
                          "(FIDE art. 3.7.5: a pawn reaching the last rank is promoted)",
     "too-many-pawns": "a side has more than 8 pawns",
-    "too-many-pieces": "a side has more than 16 pieces, or more promoted pieces than missing pawns",
+    "too-many-pieces": "a side has more than 16 pieces",
+    "impossible-material": "more promoted pieces than missing pawns: unreachable from the standard "
+                           "start, but moves are well defined (a warning: the position is analyzed)",
     "bad-castling-rights": "a castling right without the king and that rook on their original "
                            "squares (FIDE art. 3.8.2; Chess960: king between its rooks)",
     "bad-en-passant": "an en-passant square that no double push on the last move can explain",
@@ -136,7 +138,29 @@ STRUCTURAL_FAULTS = frozenset({"invalid-fen", "missing-king", "too-many-kings", 
                                "opposite-check"})
 
 
-def parse_fen(fen: str, chess960: bool = False, counters: bool = True, strict: bool = True) -> Position:
+# Faults that describe an unreachable position whose moves are still well defined: reported as
+# warnings, the position is analyzed (python-chess's is_valid() accepts these too).
+WARNING_FAULTS = frozenset({"impossible-material"})
+
+
+def fault_severity(code: str) -> str:
+    """``'warning'`` for :data:`WARNING_FAULTS`, else ``'error'``."""
+    return "warning" if code in WARNING_FAULTS else "error"
+
+
+def validate_fen(fen: str, chess960: bool = False, counters: bool = True) -> tuple[Position | None, list[tuple[str, str]]]:
+    """Parse ``fen`` and return ``(position, faults)``: every fault found, and the position
+    unless a fault of severity error (see :func:`fault_severity`) makes it unusable."""
+    warnings: list[tuple[str, str]] = []
+    try:
+        pos = parse_fen(fen, chess960=chess960, counters=counters, strict=True, _warnings=warnings)
+    except InvalidFen as exc:
+        return None, exc.faults
+    return pos, warnings
+
+
+def parse_fen(fen: str, chess960: bool = False, counters: bool = True, strict: bool = True,
+              _warnings: list | None = None) -> Position:
     """Parse a FEN (six fields) or the first four EPD fields into a validated position.
 
     ``chess960`` enables Chess960 castling rights (otherwise a right needs king on e1/e8 and
@@ -172,6 +196,10 @@ def parse_fen(fen: str, chess960: bool = False, counters: bool = True, strict: b
     if ep_text != "-":
         pos.ep_square = SQUARE_BY_NAME[ep_text]
     faults = _unique(faults + position_faults(pos))
+    if not any(code not in WARNING_FAULTS for code, _ in faults):
+        if _warnings is not None:
+            _warnings.extend(faults)
+        faults = []
     if not strict:
         faults = [f for f in faults if f[0] in STRUCTURAL_FAULTS]
         if pos.ep_square is not None and _ep_fault(pos):
@@ -212,7 +240,7 @@ def position_faults(pos: Position) -> list[tuple[str, str]]:
             extra = (max(0, (p[QUEEN] & own).bit_count() - 1) + max(0, (p[ROOK] & own).bit_count() - 2)
                      + max(0, (p[BISHOP] & own).bit_count() - 2) + max(0, (p[KNIGHT] & own).bit_count() - 2))
             if extra > 8 - pawns:
-                faults.append(("too-many-pieces",
+                faults.append(("impossible-material",
                                f"{name} has {extra} promoted pieces but only {8 - pawns} missing pawns"))
     if p[PAWN] & BB_BACKRANKS:
         squares = " ".join(SQUARE_NAMES[s] for s in range(64) if p[PAWN] & BB_BACKRANKS >> s & 1)

@@ -153,15 +153,17 @@ def candidates(pos: Position, piece: int, to: int) -> int:
     return found
 
 
-def resolve_san(pos: Position, san: str | SanMove) -> Move:
-    """The legal move that ``san`` names in ``pos``.
+def resolve_san(pos: Position, san: str | SanMove, text: str | None = None) -> Move:
+    """The legal move that ``san`` (text, or already parsed with its ``text``) names in ``pos``.
 
     Raises :class:`InvalidSan`, :class:`IllegalMove` or :class:`AmbiguousMove`. A null move
     resolves to ``0`` (the caller decides what to do with it).
     """
-    text = san if isinstance(san, str) else None
-    parsed = parse_san(san) if isinstance(san, str) else san
-    text = text if text is not None else str(parsed)
+    if isinstance(san, str):
+        text, parsed = san, parse_san(san)
+    else:
+        parsed = san
+        text = text if text is not None else repr(parsed)
     piece = parsed.piece
     us = pos.turn
     if piece < 0:

@@ -1,0 +1,21 @@
+"""chessscan: scan chess game datasets (PGN, EPD) with an exact legality, check and mate
+detector of its own, cross-validated against python-chess.
+
+Public API (re-exports only): :func:`scan`, :class:`Position`, :func:`parse_fen`,
+:func:`legal_moves`, :func:`perft`, :func:`resolve_san`, :func:`classify_move`, check kinds.
+"""
+
+from chessscan.api import scan
+from chessscan.core.checks import CHECK_KINDS, MoveCheck, classify_move
+from chessscan.core.fen import InvalidFen, parse_fen
+from chessscan.core.movegen import checkers, has_legal_move, legal_moves, perft
+from chessscan.core.position import STARTING_FEN, Position
+from chessscan.core.san import AmbiguousMove, IllegalMove, InvalidSan, SanError, move_san, resolve_san
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "scan", "Position", "STARTING_FEN", "parse_fen", "InvalidFen", "legal_moves", "has_legal_move",
+    "checkers", "perft", "resolve_san", "move_san", "SanError", "InvalidSan", "IllegalMove",
+    "AmbiguousMove", "classify_move", "MoveCheck", "CHECK_KINDS", "__version__",
+]

@@ -1,0 +1,111 @@
+"""EPD positions through the detector: validity, check, mate, stalemate, move counts, and
+whether the ``bm``/``am`` moves of a test suite are legal.
+
+One row per EPD line goes to the ``epd_positions`` buffers; faults go to ``issues`` (with
+``game_index`` empty and the file's line number). No last move is known, so the check kind
+is ``none``, ``single`` or ``double``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from chessscan.analysis.game import Tally, add_issue
+from chessscan.core.checks import setup_check_kind, square_list
+from chessscan.core.fen import fault_severity, validate_fen
+from chessscan.core.movegen import checkers, legal_moves
+from chessscan.core.position import Position
+from chessscan.core.san import SanError, resolve_san
+from chessscan.core.squares import PIECE_TYPE_BY_SYMBOL, SQUARE_BY_NAME
+from chessscan.readers.epd import error_severity
+
+_UCI_RE = re.compile(r"([a-h][1-8])([a-h][1-8])([qrbn]?)")
+
+
+def epd_position(fen: str) -> tuple[Position | None, list[tuple[str, str]]]:
+    """Validate an EPD/FEN position. An EPD line does not say whether it is Chess960, so
+    castling rights that only Chess960 explains (Shredder letters, a king off the e-file)
+    are read as Chess960 rather than rejected."""
+    pos, faults = validate_fen(fen, chess960=False)
+    if pos is None and faults and all(code == "bad-castling-rights" for code, _ in faults):
+        pos960, faults960 = validate_fen(fen, chess960=True)
+        if pos960 is not None:
+            return pos960, faults960
+    return pos, faults
+
+
+def _resolve(pos: Position, text: str) -> tuple[int | None, str | None, str | None]:
+    """Move named by ``text`` (SAN, or UCI with a warning): ``(move, error_code, message)``."""
+    try:
+        return resolve_san(pos, text), None, None
+    except SanError as exc:
+        san_error = exc
+    m = _UCI_RE.fullmatch(text)
+    if m:
+        frm, to = SQUARE_BY_NAME[m.group(1)], SQUARE_BY_NAME[m.group(2)]
+        promo = PIECE_TYPE_BY_SYMBOL[m.group(3)] if m.group(3) else 0
+        for move in legal_moves(pos, 1 << frm):
+            if pos.move_uci(move) == text or ((move >> 6) & 63 == to and move >> 12 == promo):
+                return move, "uci-move", f"{text!r} is UCI, not SAN"
+    return None, san_error.code, str(san_error)
+
+
+def analyze_epd_record(rec, tables: dict[str, dict[str, list]], tally: Tally) -> None:
+    """Analyze one :class:`~chessscan.readers.epd.EpdRecord`, appending an
+    ``epd_positions`` row and its ``issues``. Never raises for bad content."""
+    rows = tables["epd_positions"]
+    issues = tables["issues"]
+    source, line = rec.source, rec.line
+    tally.epd_positions += 1
+    for code, message, column in rec.errors:
+        add_issue(issues, tally, source, None, line, column, None, error_severity(code), code, message)
+    pos = None
+    if rec.ok and rec.fen:
+        pos, faults = epd_position(rec.fen)
+        for code, message in faults:
+            add_issue(issues, tally, source, None, line, None, None, fault_severity(code), code, message)
+    rows["source"].append(source)
+    rows["line"].append(line)
+    rows["id"].append(rec.id)
+    rows["fen"].append(rec.fen or rec.raw[:200])
+    rows["valid"].append(pos is not None)
+    bm, am = rec.bm, rec.am
+    rows["bm"].append(" ".join(bm) if bm else None)
+    rows["am"].append(" ".join(am) if am else None)
+    if pos is None:
+        tally.epd_invalid += 1
+        for col in ("in_check", "check_kind", "checkers", "legal_moves", "is_checkmate", "is_stalemate",
+                    "bm_legal", "am_legal"):
+            rows[col].append(None)
+        return
+    checking = checkers(pos)
+    count = len(legal_moves(pos))
+    kind = setup_check_kind(checking)
+    rows["in_check"].append(bool(checking))
+    rows["check_kind"].append(kind)
+    rows["checkers"].append(square_list(checking))
+    rows["legal_moves"].append(count)
+    rows["is_checkmate"].append(bool(checking) and count == 0)
+    rows["is_stalemate"].append(not checking and count == 0)
+    if checking:
+        tally.checks[kind] += 1
+    if count == 0:
+        if checking:
+            tally.checkmates += 1
+        else:
+            tally.stalemates += 1
+    for opcode, moves in (("bm", bm), ("am", am)):
+        if not moves:
+            rows[f"{opcode}_legal"].append(None)
+            continue
+        all_legal = True
+        for text in moves:
+            move, code, message = _resolve(pos, text)
+            if move is None:
+                all_legal = False
+                add_issue(issues, tally, source, None, line, None, None, "error", code,
+                          f"{opcode} {message} [FEN {rec.fen}]", text)
+            elif code is not None:
+                add_issue(issues, tally, source, None, line, None, None, "warning", code,
+                          f"{opcode} {message}", text)
+        rows[f"{opcode}_legal"].append(all_legal)

@@ -1,0 +1,29 @@
+"""Options shared by every analysis entry point (CLI, Python API, engines)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+POSITIONS_CHOICES = ("all", "checks", "none")
+CROSS_CHECK_CHOICES = ("off", "sample", "full")
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """What to compute and which rows to keep.
+
+    ``positions``: which position rows are written: ``all`` (one per ply), ``checks`` (plies
+    that give check) or ``none``. ``fen``: add the FEN after each move to position rows.
+    ``cross_check``: replay games in python-chess and report disagreements: ``off``,
+    ``sample`` (the rule in :mod:`chessscan.analysis.crosscheck`) or ``full``.
+    """
+
+    positions: str = "all"
+    fen: bool = False
+    cross_check: str = "off"
+
+    def __post_init__(self) -> None:
+        if self.positions not in POSITIONS_CHOICES:
+            raise ValueError(f"positions must be one of {POSITIONS_CHOICES}, not {self.positions!r}")
+        if self.cross_check not in CROSS_CHECK_CHOICES:
+            raise ValueError(f"cross_check must be one of {CROSS_CHECK_CHOICES}, not {self.cross_check!r}")

@@ -1,0 +1,871 @@
+"""Streaming PGN reader: split a PGN stream into games and tokenize them.
+
+Follows the PGN standard (Steven J. Edwards, 1994): import format (§3.1),
+escape lines (§6), tokens (§7), tag pairs (§8.1), movetext (§8.2) with
+recursive annotation variations (§8.2.5), NAGs (§8.2.4, §10) and game
+termination markers (§8.2.6). It knows nothing of chess rules: SAN tokens are
+kept as written (check ``+``/mate ``#`` suffixes included) for a later stage
+to replay; only tokens that cannot be a move at all are rejected.
+
+Speed: a game is split off line by line with ``bytes`` methods (no
+per-character Python loop) and then, in the common case, checked and
+tokenized by two compiled regexes over its comment-stripped movetext. Games
+with RAVs, NAGs, glyphs or anything unusual take a slower token loop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import BinaryIO, Iterator, NamedTuple, Union
+
+from .sources import TruncatedInput, open_source, source_name
+
+__all__ = ["RawGame", "ReaderIssue", "read_games", "ISSUE_CODES"]
+
+#: Issue codes and their severities.
+ISSUE_CODES = {
+    "unclosed-comment": "error",
+    "unbalanced-variation": "error",
+    "missing-result": "warning",
+    "bad-tag": "error",
+    "unexpected-token": "error",
+    "duplicate-tag": "warning",
+    "missing-tags": "warning",
+    "decode-fallback": "warning",
+    "truncated-input": "error",
+}
+
+
+class ReaderIssue(NamedTuple):
+    """A problem found while reading a game.
+
+    ``severity`` is ``'error'`` or ``'warning'``; ``line`` is 1-based in the
+    decompressed source; ``column`` is 1-based (characters) or None when the
+    issue concerns the whole game.
+    """
+
+    code: str
+    severity: str
+    line: int
+    column: int | None
+    message: str
+
+
+def _issue(code: str, line: int, column: int | None, message: str) -> ReaderIssue:
+    return ReaderIssue(code, ISSUE_CODES[code], line, column, message)
+
+
+class RawGame:
+    """One game as read from the source, before any chess-rule checking.
+
+    Fields:
+      source: display name of the source.
+      index: 0-based game number in the source.
+      byte_offset: offset of the game's first byte in the *decompressed* stream.
+      line: 1-based line number of the game's first line.
+      tags: tag pairs in file order, values unescaped (§8.1); first of duplicates kept.
+      sans: main-line move tokens (move numbers, glyphs, ``e.p.`` removed;
+        ``+``/``#`` kept; null moves kept as written).
+      result: termination marker (``1-0``, ``0-1``, ``1/2-1/2``, ``*``) or None.
+      movetext_line: 1-based line where the movetext begins (0 if there is none).
+      variations: RAVs skipped (nested ones counted).
+      comments: brace and rest-of-line comments (including those inside RAVs).
+      nags: NAGs (``$n``) plus move-suffix/standalone glyphs (``!``, ``?!``, ``+-``...).
+      issues: list of :class:`ReaderIssue`.
+      first_comment: a brace comment before the first move (or before the tag
+        section, like the pgn-extract file comment), else None.
+    """
+
+    __slots__ = (
+        "source", "index", "byte_offset", "line", "tags", "sans", "result",
+        "movetext_line", "variations", "comments", "nags", "issues",
+        "first_comment", "_mt", "_codec",
+    )
+
+    def __init__(
+        self,
+        source: str,
+        index: int,
+        byte_offset: int,
+        line: int,
+        tags: dict[str, str],
+        sans: list[str],
+        result: str | None,
+        movetext_line: int,
+        variations: int = 0,
+        comments: int = 0,
+        nags: int = 0,
+        issues: list[ReaderIssue] | None = None,
+        first_comment: str | None = None,
+        _mt: bytes = b"",
+        _codec: str = "utf-8",
+    ) -> None:
+        self.source = source
+        self.index = index
+        self.byte_offset = byte_offset
+        self.line = line
+        self.tags = tags
+        self.sans = sans
+        self.result = result
+        self.movetext_line = movetext_line
+        self.variations = variations
+        self.comments = comments
+        self.nags = nags
+        self.issues = issues if issues is not None else []
+        self.first_comment = first_comment
+        self._mt = _mt
+        self._codec = _codec
+
+    def __repr__(self) -> str:
+        return (
+            f"RawGame(source={self.source!r}, index={self.index}, line={self.line}, "
+            f"byte_offset={self.byte_offset}, tags={len(self.tags)}, plies={len(self.sans)}, "
+            f"result={self.result!r}, issues={[i.code for i in self.issues]})"
+        )
+
+    def locate(self, ply_index: int) -> tuple[int, int]:
+        """(line, column), both 1-based, of ``sans[ply_index]`` in the source.
+
+        Re-scans the kept movetext, so it costs about as much as reading the
+        game again; meant for error reports only. Raises IndexError if
+        ``ply_index`` is not a valid index of ``sans``.
+        """
+        n = len(self.sans)
+        if ply_index < 0:
+            ply_index += n
+        if not 0 <= ply_index < n:
+            raise IndexError(f"ply {ply_index} out of range (game has {n} plies)")
+        text = _movetext_str(self._mt, self._codec)
+        pos = _scan_movetext(text, self.movetext_line, ply_index)[-1]
+        if pos < 0:  # cannot happen while reading and locating agree
+            raise IndexError(f"ply {ply_index} not found in movetext")
+        return _line_col(text, pos, self.movetext_line)
+
+
+# --------------------------------------------------------------------------
+# Regexes. Line-level ones work on bytes (every PGN delimiter is ASCII, so
+# this is valid for UTF-8, cp1252 and latin-1 alike); per-game ones on str.
+
+_BOM = b"\xef\xbb\xbf"
+_JUNK = bytes(range(33)) + b"\x7f"  # whitespace and control characters
+_TAG_END = (b"]\n", b"]\r\n", b"]\r", b"]")
+_CHUNK = 1 << 20
+
+# §8.1.1: tag names are symbol tokens; §7: strings with \" and \\ escapes.
+_TAG_NAME = r"[A-Za-z0-9][A-Za-z0-9_+#=:-]*"
+_TAG = r'\[\s*(' + _TAG_NAME + r')\s*"([^"\\\r\n]*(?:\\.[^"\\\r\n]*)*)"\s*\]'
+_TAGS_PREFIX_B = re.compile((r"(?:[ \t]*" + _TAG + r")+").encode())
+_TAG_START_B = re.compile((r'[ \t]*\[[ \t]*(' + _TAG_NAME + r')[ \t]+"').encode())
+_TAG_NAME_B = re.compile((r"[ \t]*\[[ \t]*(" + _TAG_NAME + r")").encode())
+_TAG_RE = re.compile(_TAG)
+_TAG_AT_RE = re.compile(r"[ \t]*" + _TAG)
+_TAG_LENIENT_RE = re.compile(r"\s*\[\s*(" + _TAG_NAME + r')\s*"(.*)"\s*\]\s*')
+_UNESCAPE_RE = re.compile(r'\\(["\\])')
+
+# §8.2.6 termination markers. A marker must start a token: preceded by
+# whitespace, a delimiter or a move number's period (comments are replaced
+# by a space before this is applied at the line level).
+_RES = r"(?<![^\s(){}.])(?:1-0|0-1|1/2-1/2)(?![A-Za-z0-9_/.-])|\*"
+_RESULT_B = re.compile(_RES.encode())
+_RESULTS = {b"1-0": "1-0", b"0-1": "0-1", b"1/2-1/2": "1/2-1/2", b"*": "*"}
+_RESULT_BY_LAST = {t[-1]: t for t in _RESULTS}  # the markers differ in their last byte
+_PAREN_RES_B = re.compile(rb"[()]|" + _RES.encode())
+# §8.2.5 / §5: brace comments end at the first '}'; ';' runs to end of line.
+_STRIP_B = re.compile(rb"\{[^}]*\}|;[^\r\n]*")
+_COMMENTS_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*")
+_STRUCT_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*|[()]|" + _RES.encode())
+_ESCAPE_LINE_B = re.compile(rb"(?m)^%[^\n]*")
+_FIRST_COMMENT_B = re.compile(rb"\s*\{([^}]*)\}")
+
+# Fast path: plain SAN movetext, as written by lichess, pgnmentor, TCEC.
+_SAN_FAST = r"(?:[NBRQK][a-h]?[1-8]?x?[a-h][1-8]|[a-h](?:x[a-h])?[1-8](?:=[NBRQ])?|O-O(?:-O)?)[+#]?"
+_FAST_TOKEN_B = re.compile((r"(\d*\.)|(" + _SAN_FAST + ")").encode())
+
+# Slow path tokenizer; every non-space character belongs to some alternative.
+_DELIM = r"(?=[\s(){};$*]|\Z)"
+_TOK_RE = re.compile(
+    r"(\{[^}]*\}?)"                                      # 1 brace comment (maybe unclosed)
+    r"|(;[^\n]*)"                                        # 2 rest-of-line comment
+    r"|([()])"                                           # 3 RAV delimiters
+    r"|(\$\d*)"                                          # 4 NAG
+    r"|((?:1-0|0-1|1/2-1/2)(?![A-Za-z0-9_/.-])|\*)"      # 5 termination marker
+    r"|(0000" + _DELIM + r")"                            # 6 UCI null move, not a move number
+    r"|(\d+(?:\s*[.\u2026]+|" + _DELIM + r")|[.\u2026]+)"  # 7 move number indication
+    r"|([^\s{}();$*]+)"                                  # 8 symbol: move, glyph or junk
+    r"|(\})"                                             # 9 stray close brace
+)
+# Loose move shape: SAN (§8.2.3), long algebraic, UCI, drops, castling with
+# O or 0, null moves. Group 1 is kept, group 2 (e.p.) dropped, group 3 is a
+# suffix annotation glyph (§8.2.3.8), dropped and counted as a NAG.
+_MOVE_RE = re.compile(
+    r"((?:P?[a-h]?[1-8]?[-x:]?[a-h][1-8](?:=?[NBRQKnbrqk])?"
+    r"|[NBRQK][a-h]?[1-8]?[-x:]?[a-h][1-8]"
+    r"|[PNBRQK]?@[a-h][1-8]"
+    r"|[O0o]-[O0o](?:-[O0o])?"
+    r"|--|Z0|0000|@@@@)"
+    r"(?:\+\+?|#)?)"
+    r"((?:e\.?p\.?)?)"
+    r"([!?]{1,2})?"
+)
+_EP_MARKS = frozenset({"e.p.", "e.p", "ep", "ep."})
+# Standalone annotation symbols (§8.2.3.8 glyphs and their common textual
+# NAG equivalents used by ChessBase and others).
+_GLYPHS = frozenset(
+    "! ? !! ?? !? ?! +- -+ +/- -/+ +/= =/+ += =+ = ~ ~= =~ inf N RR TN D "
+    "\u00b1 \u2213 \u2a72 \u2a71 \u221e \u25a1 \u203c \u2047 \u2049 \u2048 \u2206 \u0394 "
+    "\u2191 \u2192 \u21c6 \u27f3 \u2295 \u2a01 \u25cb \u2a00 =\u221e \u221e= +\u2212 \u2212+".split()
+)
+
+
+# --------------------------------------------------------------------------
+
+
+def read_games(
+    path_or_stream: Union[str, "os.PathLike[str]", BinaryIO],
+    source: str | None = None,
+) -> Iterator[RawGame]:
+    """Yield the games of a PGN source one by one, streaming.
+
+    ``path_or_stream`` is a path (``'-'`` for stdin; compressed files are
+    handled by :func:`~chessscan.readers.sources.open_source`) or an open
+    binary stream (a text stream is read and re-encoded as UTF-8). ``source``
+    overrides the display name stored in each game.
+
+    Memory stays flat: the source is read in 1 MiB chunks and only the
+    current game is held. Games are split (PGN §8.2.6 and §8.1): a game ends
+    at its termination marker outside comments and RAVs, at a new tag section,
+    or at end of input; movetext without a tag section starts a game
+    (``missing-tags``). Problems never raise: they become
+    :class:`ReaderIssue` entries on the game concerned (codes in
+    :data:`ISSUE_CODES`). A truncated or corrupt compressed source ends the
+    current game with a ``truncated-input`` error; if the cut falls between
+    games, an empty game carrying only that issue is yielded.
+
+    Raises OSError only if ``path_or_stream`` cannot be opened.
+    """
+    if isinstance(path_or_stream, (str, os.PathLike)):
+        name = source if source is not None else source_name(path_or_stream)
+        with open_source(path_or_stream) as stream:
+            yield from _read_stream(stream, name)
+    else:
+        if source is None:
+            nm = getattr(path_or_stream, "name", None)
+            source = nm if isinstance(nm, str) else "<stream>"
+        yield from _read_stream(path_or_stream, source)
+
+
+def _line_batches(stream) -> Iterator[list[bytes]]:
+    """Lists of physical lines (line ends kept), for LF, CRLF and CR-only text.
+
+    ``bytes.splitlines`` recognises exactly \\n, \\r\\n and \\r. A line longer
+    than a chunk is gathered piecewise (no quadratic re-copying). On
+    TruncatedInput the pending partial line is delivered first, then the
+    exception propagates.
+    """
+    read = stream.read
+    parts: list[bytes] = []  # pieces of a line whose end is not yet known
+    while True:
+        try:
+            chunk = read(_CHUNK)
+        except TruncatedInput:
+            if parts:
+                yield [b"".join(parts)]
+            raise
+        if not chunk:
+            break
+        if isinstance(chunk, str):
+            chunk = chunk.encode("utf-8")
+        lines = chunk.splitlines(True)
+        if parts and parts[-1].endswith(b"\r"):
+            held = b"".join(parts)
+            parts = []
+            if chunk[:1] == b"\n":  # the \r\n pair was split between chunks
+                lines[0] = held + lines[0]
+            else:
+                lines.insert(0, held)
+        elif len(lines) == 1 and not chunk.endswith((b"\n", b"\r")):
+            parts.append(chunk)  # no line end in this chunk at all
+            continue
+        elif parts:
+            lines[0] = b"".join(parts) + lines[0]
+            parts = []
+        last = lines[-1]
+        if not last.endswith(b"\n"):
+            # Unterminated, or ends with \r that may be half of a \r\n.
+            parts.append(lines.pop())
+        if lines:
+            yield lines
+    if parts:
+        yield [b"".join(parts)]
+
+
+def _read_stream(stream, source: str) -> Iterator[RawGame]:
+    # States: 0 between games, 1 in a tag section, 2 in movetext. Bytes are
+    # compared as ints (line[0]); 91 is '[', 37 is '%', <= 32 whitespace or control.
+    index = 0
+    lineno = 0
+    off = 0  # decompressed offset of the next line not owned by a game
+    state = 0
+    refeed = 0  # >0: the current line is the rest of a line whose first `refeed` bytes ended a game
+    tag_end = _TAG_END
+    # Per-game state (reset when a game starts).
+    g_off = g_line = tag_line0 = mt_line0 = 0
+    pre_lines: list[bytes] = []
+    tag_lines: list[bytes] = []
+    mt_lines: list[bytes] = []
+    clean: list[bytes] | None = None  # movetext with comments blanked; None while equal to mt_lines
+    ncom = pre_comments = depth = adj = 0
+    has_tags = in_comment = prev_blank = tags_gap = False
+    truncated: TruncatedInput | None = None
+
+    try:
+        for batch in _line_batches(stream):
+            for lineno, line in enumerate(batch, lineno + 1):
+                while True:  # loops only when a line is processed again in a new state
+                    if state == 2:
+                        if in_comment:
+                            j = line.find(b"}")
+                            if j < 0:
+                                if line[0] == 37:
+                                    mt_lines.append(line)
+                                    break
+                                if prev_blank and _TAG_START_B.match(line):
+                                    # A tag section after a blank line inside an open
+                                    # comment: the comment was never closed. End the
+                                    # game here so the following games are not lost.
+                                    game, off = _finish(
+                                        source, index, g_off, g_line, pre_lines, pre_comments,
+                                        tag_lines, tag_line0, mt_lines, mt_line0, clean, ncom,
+                                        True, has_tags, adj, None)
+                                    yield game
+                                    index += 1
+                                    state = 0
+                                    continue
+                                prev_blank = line.isspace()
+                                mt_lines.append(line)
+                                break
+                            in_comment = False
+                            started_in_comment = True
+                            rest = line[j + 1 :]
+                            mt_lines.append(line)
+                        else:
+                            c = line[0]
+                            if c <= 32:
+                                t = line.lstrip()
+                                if not t:
+                                    mt_lines.append(line)
+                                    break
+                                c = t[0]
+                            if c == 91:
+                                if not has_tags and not b"".join(mt_lines if clean is None else clean).strip():
+                                    # Only comments so far (e.g. a file comment):
+                                    # they are a preamble to this tag section.
+                                    pre_lines.extend(mt_lines)
+                                    mt_lines = []
+                                    clean = None
+                                    pre_comments = ncom
+                                    has_tags = True
+                                    tags_gap = False
+                                    state = 1
+                                    tag_line0 = lineno
+                                    continue
+                                game, off = _finish(
+                                    source, index, g_off, g_line, pre_lines, pre_comments,
+                                    tag_lines, tag_line0, mt_lines, mt_line0, clean, ncom,
+                                    False, has_tags, adj, None)
+                                yield game
+                                index += 1
+                                state = 0
+                                continue
+                            if line[0] == 37:
+                                mt_lines.append(line)
+                                if clean is None:
+                                    clean = mt_lines[:-1]
+                                break
+                            started_in_comment = False
+                            rest = line
+                            mt_lines.append(line)
+                        # Blank out comments; note a comment left open at line end.
+                        n_line = 0
+                        if b"{" in rest or b";" in rest:
+                            if clean is None:
+                                clean = mt_lines[:-1]
+                            stripped, n = _STRIP_B.subn(b" ", rest)
+                            k = stripped.find(b"{")  # only an unclosed comment's '{' is left
+                            if k >= 0:
+                                # Recount: a ';' after that '{' was taken for a comment.
+                                n = len(_COMMENTS_B.findall(rest))
+                                stripped = stripped[:k]
+                                in_comment = True
+                                prev_blank = False
+                            ncom += n
+                            n_line = n
+                            rest = stripped
+                        if clean is not None:
+                            clean.append(rest)
+                        # Termination marker outside RAVs? (A stray ')' changes nothing.)
+                        d0 = depth
+                        if depth or b"(" in rest:
+                            end, depth = _scan_parens(rest, depth)
+                        else:
+                            # Cheap substring tests first; the regex only runs from
+                            # the first candidate (usually the end of the movetext).
+                            end = -1
+                            p = rest.find(b"*")
+                            q = rest.find(b"-0")
+                            if q >= 0 and (p < 0 or q < p):
+                                p = q
+                            q = rest.find(b"-1")
+                            if q >= 0 and (p < 0 or q < p):
+                                p = q
+                            if p >= 0:
+                                m = _RESULT_B.search(rest, p - 5 if p > 5 else 0)
+                                if m is not None:
+                                    end = m.end()
+                        if end < 0:
+                            break
+                        # The game ends on this line. Anything after the marker
+                        # (rare) starts the next game: find where in the raw line.
+                        # Control characters there (NULs, DOS ^Z) are ignored.
+                        tail_at = 0
+                        tok = _RESULT_BY_LAST[rest[end - 1]]
+                        if in_comment or line[line.rfind(tok) + len(tok) :].strip(_JUNK):
+                            # Something follows the marker's last occurrence: locate
+                            # the real marker in the raw line, drop comments after it.
+                            r = _raw_result_end(line, started_in_comment, d0)
+                            if r >= 0:
+                                if n_line:
+                                    start = line.find(b"}") + 1 if started_in_comment else 0
+                                    ncom += len(_COMMENTS_B.findall(line, start, r)) - n_line
+                                if line[r:].strip(_JUNK):
+                                    tail_at = len(line) - len(line[r:].lstrip())
+                        game, off = _finish(
+                            source, index, g_off, g_line, pre_lines, pre_comments,
+                            tag_lines, tag_line0, mt_lines, mt_line0, clean, ncom,
+                            False, has_tags, adj, None)
+                        yield game
+                        index += 1
+                        state = 0
+                        in_comment = False
+                        depth = 0
+                        if tail_at:
+                            # Keep columns: pad the rest of the line with spaces.
+                            off -= len(line) - tail_at
+                            refeed = tail_at
+                            line = b" " * tail_at + line[tail_at:]
+                            continue
+                        break
+
+                    elif state == 1:
+                        c = line[0]
+                        if c <= 32:
+                            t = line.lstrip()
+                            c = t[0] if t else -1
+                        if c == 91:
+                            if tags_gap:
+                                tags_gap = False
+                                if _repeats_tag(line, tag_lines):
+                                    # A tag after a blank line repeating a tag name: a
+                                    # new game (the previous one has no movetext).
+                                    game, off = _finish(
+                                        source, index, g_off, g_line, pre_lines, pre_comments,
+                                        tag_lines, tag_line0, mt_lines, mt_line0, clean, ncom,
+                                        False, has_tags, adj, None)
+                                    yield game
+                                    index += 1
+                                    state = 0
+                                    continue
+                            if not line.endswith(tag_end):
+                                m = _TAGS_PREFIX_B.match(line)
+                                if m is not None:
+                                    e = m.end()
+                                    t = line[e:].lstrip()
+                                    if t and t[0] != 91:
+                                        # Movetext after the tags on the same line.
+                                        tag_lines.append(line[:e])
+                                        adj -= e
+                                        line = b" " * e + line[e:]
+                                        state = 2
+                                        mt_line0 = lineno
+                                        continue
+                            tag_lines.append(line)
+                            break
+                        if c < 0 or line[0] == 37:
+                            tag_lines.append(line)
+                            if c < 0:
+                                tags_gap = True
+                            break
+                        if line.rstrip().endswith(b'"]'):
+                            # Second half of a tag value broken over two lines.
+                            tag_lines.append(line)
+                            break
+                        state = 2
+                        mt_line0 = lineno
+                        continue
+
+                    else:  # between games
+                        c = line[0]
+                        if c <= 32:
+                            t = line.lstrip()
+                            if not t.strip(_JUNK):
+                                off += len(line)  # blank, or only control characters
+                                break
+                            c = t[0]
+                        if c == 37 and line[0] == 37:
+                            off += len(line)
+                            break
+                        if c == 0xEF and line.startswith(_BOM):
+                            off += 3
+                            line = line[3:]
+                            continue
+                        g_off = off
+                        g_line = lineno
+                        adj = -refeed
+                        refeed = 0
+                        pre_lines = []
+                        tag_lines = []
+                        mt_lines = []
+                        clean = None
+                        ncom = pre_comments = depth = 0
+                        in_comment = tags_gap = False
+                        if c == 91:
+                            has_tags = True
+                            state = 1
+                            tag_line0 = lineno
+                        else:
+                            has_tags = False
+                            state = 2
+                            mt_line0 = lineno
+                        continue
+    except TruncatedInput as exc:
+        truncated = exc
+
+    extra = None
+    if truncated is not None:
+        extra = _issue("truncated-input", max(lineno, 1), None, str(truncated))
+    if state:
+        game, off = _finish(
+            source, index, g_off, g_line, pre_lines, pre_comments,
+            tag_lines, tag_line0, mt_lines, mt_line0, clean, ncom,
+            in_comment, has_tags, adj, extra)
+        yield game
+    elif extra is not None:
+        yield RawGame(source, index, off, max(lineno, 1), {}, [], None, 0, issues=[extra])
+
+
+def _repeats_tag(line: bytes, tag_lines: list[bytes]) -> bool:
+    """Whether the tag starting ``line`` names a tag already in ``tag_lines``."""
+    m = _TAG_NAME_B.match(line)
+    if m is None:
+        return False
+    pat = rb"(?m)^[ \t]*\[[ \t]*" + re.escape(m.group(1)) + rb'[ \t"]'
+    return re.search(pat, b"".join(tag_lines)) is not None
+
+
+def _scan_parens(rest: bytes, depth: int) -> tuple[int, int]:
+    """(end of the first termination marker at RAV depth 0 or -1, depth after)."""
+    for m in _PAREN_RES_B.finditer(rest):
+        t = m.group()
+        if t == b"(":
+            depth += 1
+        elif t == b")":
+            if depth:
+                depth -= 1
+        elif not depth:
+            return m.end(), 0
+    return -1, depth
+
+
+def _raw_result_end(line: bytes, in_comment: bool, depth: int) -> int:
+    """End offset in the raw line of the marker that ends the game, or -1."""
+    pos = line.find(b"}") + 1 if in_comment else 0
+    for m in _STRUCT_B.finditer(line, pos):
+        t = m.group()
+        c = t[:1]
+        if c == b"{" or c == b";":
+            continue
+        if t == b"(":
+            depth += 1
+        elif t == b")":
+            if depth:
+                depth -= 1
+        elif not depth:
+            return m.end()
+    return -1
+
+
+def _pick_codec(blobs: tuple[bytes, ...]) -> str:
+    for codec in ("utf-8", "cp1252"):
+        try:
+            for b in blobs:
+                b.decode(codec)
+            return codec
+        except UnicodeDecodeError:
+            pass
+    return "latin-1"
+
+
+def _movetext_str(mt: bytes, codec: str) -> str:
+    """Movetext as str with \\n line ends and escape lines (§6) blanked."""
+    if b"\r" in mt:
+        mt = mt.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if mt[:1] == b"%" or b"\n%" in mt:
+        mt = _ESCAPE_LINE_B.sub(b"", mt)
+    return mt.decode(codec, "replace")
+
+
+def _line_col(text: str, pos: int, line0: int) -> tuple[int, int]:
+    return line0 + text.count("\n", 0, pos), pos - text.rfind("\n", 0, pos)
+
+
+def _last_content_line(lines: list[bytes], line0: int) -> int:
+    for i in range(len(lines) - 1, -1, -1):
+        if not lines[i].isspace() and lines[i]:
+            return line0 + i
+    return line0
+
+
+def _finish(
+    source, index, g_off, g_line, pre_lines, pre_comments, tag_lines, tag_line0,
+    mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra,
+) -> tuple[RawGame, int]:
+    """Build the RawGame from the collected lines; also return the offset after it."""
+    issues: list[ReaderIssue] = []
+    pre_b = b"".join(pre_lines) if pre_lines else b""
+    tag_b = b"".join(tag_lines)
+    mt_b = b"".join(mt_lines)
+    end_off = g_off + adj + len(pre_b) + len(tag_b) + len(mt_b)
+
+    if tag_b.isascii() and mt_b.isascii() and pre_b.isascii():
+        codec = "utf-8"
+    else:
+        codec = _pick_codec((pre_b, tag_b, mt_b))
+        if codec != "utf-8":
+            issues.append(_issue("decode-fallback", g_line, None, f"game is not valid UTF-8; decoded as {codec}"))
+    if not has_tags:
+        issues.append(_issue("missing-tags", g_line, None, "movetext without a tag section"))
+
+    # Tag section (§8.1).
+    tags: dict[str, str] = {}
+    if tag_b:
+        tag_s = tag_b.decode(codec)
+        # One regex pass: split() gives [gap, name, value, gap, name, value, ..., gap].
+        parts = _TAG_RE.split(tag_s)
+        names = parts[1::3]
+        tags = dict(zip(names, parts[2::3]))
+        if "".join(parts[0::3]).strip() or len(tags) != len(names) or "\\" in tag_s:
+            tags = _parse_tags_slow(tag_lines, tag_line0, codec, issues)
+
+    # Movetext (§8.2).
+    sans = None
+    first_comment = None
+    if mt_lines and not unclosed:
+        sans, result = _fast_movetext(mt_b if clean is None else b"".join(clean))
+        if sans is not None:
+            variations = nags = 0
+            comments = ncom
+            if ncom > pre_comments:
+                fc = _FIRST_COMMENT_B.match(mt_b)
+                if fc is not None:
+                    first_comment = fc.group(1).decode(codec, "replace").strip()
+    if sans is None:
+        if mt_lines:
+            text = _movetext_str(mt_b, codec)
+            sans, result, variations, comments, nags, first_comment, mt_issues, _ = _scan_movetext(text, mt_line0)
+            issues.extend(mt_issues)
+        else:
+            sans, result, variations, comments, nags = [], None, 0, 0, 0
+        comments += pre_comments
+    if pre_b:
+        fc = _FIRST_COMMENT_B.match(pre_b)
+        if fc is not None:
+            first_comment = fc.group(1).decode(codec, "replace").strip()
+
+    if result is None:
+        if mt_lines:
+            ln = _last_content_line(mt_lines, mt_line0)
+        else:
+            ln = _last_content_line(tag_lines, tag_line0) if tag_lines else g_line
+        issues.append(_issue("missing-result", ln, None, "game has no termination marker (1-0, 0-1, 1/2-1/2, *)"))
+    if extra is not None:
+        issues.append(extra)
+
+    game = RawGame(
+        source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0,
+        variations, comments, nags, issues, first_comment, mt_b, codec,
+    )
+    return game, end_off
+
+
+# Fast-path token cache: token bytes -> kept SAN str ('' for a move number).
+# Tokens repeat massively across games, so most games need no regex at all;
+# the SAN str objects are shared between games. Bounded to keep memory flat.
+_TOKEN_CACHE: dict[bytes, str] = {}
+_TOKEN_CACHE_MAX = 1 << 16
+
+
+
+def _fast_movetext(cb: bytes) -> tuple[list[str] | None, str | None]:
+    """(sans, result) for plain movetext, or (None, None) if the slow path is needed.
+
+    ``cb`` is the movetext with comments blanked. Accepted: whitespace-separated
+    move numbers (``12.``, ``12...``, also glued to the move as ``12.Nf3``)
+    and strict SAN moves, optionally ending with one termination marker. This
+    is a subset of what :func:`_scan_movetext` accepts, with the same result.
+    """
+    if not cb.isascii():
+        return None, None
+    if b"." in cb:
+        # "12.Nf3" -> "12. Nf3", "12...Nf6" -> "12. Nf6": few distinct tokens.
+        cb = cb.replace(b"...", b".").replace(b".", b". ")
+    toks = cb.split()
+    result = None
+    if toks:
+        result = _RESULTS.get(toks[-1])
+        if result is not None:
+            toks.pop()
+    cache = _TOKEN_CACHE
+    vals = list(map(cache.get, toks))
+    if None in vals:
+        full = len(cache) >= _TOKEN_CACHE_MAX
+        for i, v in enumerate(vals):
+            if v is None:
+                t = toks[i]
+                m = _FAST_TOKEN_B.fullmatch(t)
+                if m is None:
+                    return None, None
+                v = vals[i] = "" if m.lastindex == 1 else t.decode("ascii")
+                if not full:
+                    cache[t] = v
+    return list(filter(None, vals)), result
+
+
+def _parse_tags_slow(tag_lines: list[bytes], line0: int, codec: str, issues: list[ReaderIssue]) -> dict[str, str]:
+    """Tag pairs line by line, reporting bad-tag and duplicate-tag issues (§8.1)."""
+    tags: dict[str, str] = {}
+
+    def add(name: str, value: str, ln: int, col: int) -> None:
+        if "\\" in value:
+            value = _UNESCAPE_RE.sub(r"\1", value)
+        if name in tags:
+            issues.append(_issue("duplicate-tag", ln, col, f"duplicate tag {name!r} ignored (first value kept)"))
+        else:
+            tags[name] = value
+
+    for i, raw in enumerate(tag_lines):
+        ln = line0 + i
+        s = raw.decode(codec).rstrip("\r\n")
+        if s[:1] == "%":
+            continue
+        pos = 0
+        first = True
+        while True:
+            m = _TAG_AT_RE.match(s, pos)
+            if m is not None:
+                add(m.group(1), m.group(2), ln, m.start(1))
+                pos = m.end()
+                first = False
+                continue
+            rest = s[pos:]
+            if not rest.strip():
+                break
+            col = pos + len(rest) - len(rest.lstrip()) + 1
+            lm = _TAG_LENIENT_RE.fullmatch(s, pos)
+            if lm is not None:
+                add(lm.group(1), lm.group(2), ln, col)
+                issues.append(_issue("bad-tag", ln, col, f"malformed tag value (unescaped quote?): {rest.strip()[:60]!r}"))
+            elif first and not rest.lstrip().startswith("["):
+                issues.append(_issue("bad-tag", ln, col, f"line inside the tag section is not a tag: {rest.strip()[:60]!r}"))
+            else:
+                issues.append(_issue("bad-tag", ln, col, f"malformed tag pair: {rest.strip()[:60]!r}"))
+            break
+    return tags
+
+
+def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
+    """Tokenize movetext (§8.2); the general path, also used by locate().
+
+    Returns (sans, result, variations, comments, nags, first_comment, issues,
+    pos) where pos is the offset in ``text`` of ``sans[stop_ply]`` (-1 if not
+    asked or not reached). Stops at the first termination marker outside RAVs.
+    """
+    sans: list[str] = []
+    issues: list[ReaderIssue] = []
+    result = None
+    first_comment = None
+    depth = variations = comments = nags = 0
+    opens: list[int] = []
+    seen = stopped = False
+    for m in _TOK_RE.finditer(text):
+        k = m.lastindex
+        if k == 8 or k == 6:
+            seen = True
+            if depth or stopped:
+                continue
+            w = m.group(k)
+            mv = _MOVE_RE.fullmatch(w)
+            if mv is not None:
+                if len(sans) == stop_ply:
+                    return sans, result, variations, comments, nags, first_comment, issues, m.start()
+                sans.append(mv.group(1))
+                if mv.group(3):
+                    nags += 1
+            elif w in _GLYPHS:
+                nags += 1
+            elif w in _EP_MARKS and sans:
+                pass
+            else:
+                ln, col = _line_col(text, m.start(), line0)
+                issues.append(_issue(
+                    "unexpected-token", ln, col,
+                    f"{w[:40]!r} is not a move; later moves of this game are ignored"))
+                stopped = True
+        elif k == 7:
+            seen = True
+        elif k == 1:
+            comments += 1
+            c = m.group(1)
+            if len(c) < 2 or c[-1] != "}":
+                ln, col = _line_col(text, m.start(), line0)
+                issues.append(_issue("unclosed-comment", ln, col, "'{' comment is never closed"))
+                body = c[1:]
+            else:
+                body = c[1:-1]
+            if not seen and first_comment is None:
+                first_comment = body.strip()
+        elif k == 3:
+            seen = True
+            if m.group(3) == "(":
+                depth += 1
+                variations += 1
+                opens.append(m.start())
+            elif depth:
+                depth -= 1
+                opens.pop()
+            else:
+                ln, col = _line_col(text, m.start(), line0)
+                issues.append(_issue("unbalanced-variation", ln, col, "')' without a matching '('"))
+        elif k == 5:
+            if not depth:
+                result = m.group(5)
+                break
+        elif k == 4:
+            seen = True
+            nags += 1
+            if len(m.group(4)) == 1 and not depth and not stopped:
+                ln, col = _line_col(text, m.start(), line0)
+                issues.append(_issue("unexpected-token", ln, col, "'$' without a NAG number; later moves of this game are ignored"))
+                stopped = True
+        elif k == 2:
+            comments += 1
+        else:  # 9: '}' outside a comment
+            seen = True
+            if not depth and not stopped:
+                ln, col = _line_col(text, m.start(), line0)
+                issues.append(_issue("unexpected-token", ln, col, "'}' outside a comment; later moves of this game are ignored"))
+                stopped = True
+    if depth:
+        ln, col = _line_col(text, opens[0], line0)
+        issues.append(_issue("unbalanced-variation", ln, col, f"'(' never closed ({depth} open)"))
+    return sans, result, variations, comments, nags, first_comment, issues, -1

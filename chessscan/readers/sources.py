@@ -1,0 +1,338 @@
+"""Open game sources: plain files, gzip, bzip2, zstandard, or stdin.
+
+:func:`open_source` returns a buffered binary stream of *decompressed* bytes.
+Compression is recognised by magic bytes first (so a compressed file with the
+wrong suffix, or compressed stdin, still works) and by suffix second.
+:class:`CountingReader` counts the bytes read from the *underlying* file, so a
+progress bar over compressed input can use ``stream.bytes_read`` against
+:func:`source_size`.
+
+A truncated or corrupt compressed stream raises :class:`TruncatedInput` from
+``read()``; the PGN reader turns it into a ``truncated-input`` issue.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import os
+import stat
+import sys
+import zlib
+from typing import BinaryIO, Union
+
+import zstandard
+
+__all__ = [
+    "CountingReader",
+    "SourceStream",
+    "TruncatedInput",
+    "detect_compression",
+    "open_source",
+    "source_name",
+    "source_size",
+]
+
+PathArg = Union[str, "os.PathLike[str]"]
+
+STDIN = "-"
+
+# Magic numbers: gzip (RFC 1952), bzip2 ("BZh" + block size digit),
+# zstd frame (RFC 8878 section 3.1.1), zstd skippable frame (0x184D2A5?, LE).
+_GZIP_MAGIC = b"\x1f\x8b"
+_BZ2_MAGIC = b"BZh"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd"}
+
+# The shared corpora use `zstd --long=27`; allow any window the format permits.
+_ZSTD_MAX_WINDOW = 2**31
+_ZSTD_INPUT_CHUNK = 1 << 16
+_OUTPUT_BUFFER = 1 << 17
+
+
+class TruncatedInput(Exception):
+    """A compressed stream ended early or is corrupt.
+
+    Raised by ``read()`` on streams returned by :func:`open_source`; the
+    message names the source, the compression format and what went wrong.
+    Data decompressed before the error has already been returned.
+    """
+
+
+def source_name(path: PathArg) -> str:
+    """Display name of a source for reports: the path as given, ``'<stdin>'`` for ``'-'``."""
+    if isinstance(path, str) and path == STDIN:
+        return "<stdin>"
+    return os.fspath(path)
+
+
+def source_size(path: PathArg) -> int | None:
+    """Size in bytes of the underlying (possibly compressed) file.
+
+    Returns None for stdin (``'-'``) and for anything that is not a regular
+    file (pipes, devices), whose size is unknown in advance.
+    """
+    if isinstance(path, str) and path == STDIN:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def detect_compression(head: bytes) -> str | None:
+    """Compression format from the first bytes of a stream.
+
+    Returns ``'gzip'``, ``'bz2'``, ``'zstd'`` or None (not recognised: plain text).
+    """
+    if head.startswith(_GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(_ZSTD_MAGIC):
+        return "zstd"
+    if len(head) >= 4 and head[1:4] == b"\x2a\x4d\x18" and head[0] & 0xF0 == 0x50:
+        return "zstd"  # skippable frame
+    if head.startswith(_BZ2_MAGIC) and len(head) >= 4 and head[3:4].isdigit():
+        return "bz2"
+    return None
+
+
+class CountingReader(io.RawIOBase):
+    """Raw binary reader that counts the bytes read from the wrapped file.
+
+    ``bytes_read`` is the number of bytes pulled from the underlying file so
+    far (compressed bytes for compressed input). It runs ahead of what the
+    consumer has parsed by at most the buffer sizes of the layers above.
+    """
+
+    def __init__(self, raw: BinaryIO, close_underlying: bool = True) -> None:
+        super().__init__()
+        self._raw = raw
+        self._close_underlying = close_underlying
+        self.bytes_read = 0
+        self._first = True
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        n = self._raw.readinto(b) or 0
+        if self._first and n:
+            # A pipe may deliver a few bytes at a time; fill at least the
+            # 4 bytes needed to sniff the magic number.
+            self._first = False
+            mv = memoryview(b)
+            while n < min(4, len(mv)):
+                m = self._raw.readinto(mv[n:]) or 0
+                if not m:
+                    break
+                n += m
+        self.bytes_read += n
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                if self._close_underlying:
+                    self._raw.close()
+            finally:
+                super().close()
+
+
+class SourceStream(io.BufferedReader):
+    """Buffered binary stream returned by :func:`open_source`.
+
+    Extra attributes: ``compression`` (``'gzip'``, ``'bz2'``, ``'zstd'`` or
+    None), ``source`` (display name) and ``bytes_read`` (bytes read so far
+    from the underlying file, for progress).
+
+    ``read``/``read1``/``readline`` first return every byte decoded before a
+    decompression error, then raise :class:`TruncatedInput` on the next call.
+    """
+
+    counter: CountingReader
+    compression: str | None
+    source: str
+
+    @property
+    def bytes_read(self) -> int:
+        return self.counter.bytes_read
+
+    def _checked(self, data: bytes) -> bytes:
+        if not data:
+            err = getattr(self.raw, "error", None)
+            if err is not None:
+                raise err
+        return data
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._checked(super().read(size))
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._checked(super().read1(size))
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return self._checked(super().readline(size))
+
+
+class _DecompressingRaw(io.RawIOBase):
+    """Raw reader over a decompressor that maps its errors to TruncatedInput."""
+
+    def __init__(self, inner, fmt: str, source: str, below: io.IOBase) -> None:
+        super().__init__()
+        self._inner = inner
+        self.error: TruncatedInput | None = None
+        self._fmt = fmt
+        self._source = source
+        self._below = below
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        # On error, first report EOF so the buffered layer above hands out the
+        # data it already holds (it would drop it on an exception), then raise.
+        if self.error is not None:
+            raise self.error
+        try:
+            data = self._inner.read1(len(b))
+        except TruncatedInput as exc:
+            self.error = exc
+            return 0
+        except (EOFError, OSError, zlib.error, zstandard.ZstdError, ValueError) as exc:
+            self.error = TruncatedInput(
+                f"{self._source}: {self._fmt} stream is truncated or corrupt "
+                f"({type(exc).__name__}: {exc}); data after this point is lost"
+            )
+            self.error.__cause__ = exc
+            return 0
+        n = len(data)
+        b[:n] = data
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._inner.close()
+                self._below.close()
+            finally:
+                super().close()
+
+
+class _ZstdReader(io.RawIOBase):
+    """Zstandard decoder over any number of concatenated frames.
+
+    Uses one ``decompressobj`` per frame instead of ``stream_reader``:
+    ``stream_reader`` silently returns EOF when the input stops in the middle
+    of a frame, so a truncated file would go unnoticed. Accepts long windows
+    (``max_window_size=2**31``) as written by ``zstd --long=27``.
+    """
+
+    def __init__(self, src: BinaryIO, source: str) -> None:
+        super().__init__()
+        self._src = src
+        self._source = source
+        self._dctx = zstandard.ZstdDecompressor(max_window_size=_ZSTD_MAX_WINDOW)
+        self._obj = None  # decompressor of the frame in progress, None between frames
+        self._out = b""
+        self._pos = 0
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+        while self._pos >= len(self._out):
+            if self._done:
+                return b""
+            self._fill()
+        if size is None or size < 0:
+            size = len(self._out) - self._pos
+        data = self._out[self._pos : self._pos + size]
+        self._pos += len(data)
+        return data
+
+    read1 = read
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def _fill(self) -> None:
+        data = self._src.read(_ZSTD_INPUT_CHUNK)
+        if not data:
+            if self._obj is not None:
+                raise TruncatedInput(
+                    f"{self._source}: zstd stream ends in the middle of a frame "
+                    "(file truncated); data after this point is lost"
+                )
+            self._done = True
+            self._out, self._pos = b"", 0
+            return
+        out = []
+        while data:
+            if self._obj is None:
+                self._obj = self._dctx.decompressobj()
+            out.append(self._obj.decompress(data))
+            if self._obj.eof:
+                data = self._obj.unused_data
+                self._obj = None
+            else:
+                data = b""
+        self._out = b"".join(out)
+        self._pos = 0
+
+    def close(self) -> None:
+        if not self.closed:
+            self._out = b""
+            super().close()
+
+
+def open_source(path: PathArg) -> SourceStream:
+    """Open a game source for reading decompressed bytes.
+
+    ``path`` is a file path (str or PathLike) or ``'-'`` for ``sys.stdin.buffer``
+    (which is not closed when the returned stream is). gzip (``.gz``), bzip2
+    (``.bz2``) and zstandard (``.zst``, any window size, concatenated frames)
+    are decompressed; the format is taken from the magic bytes, else from the
+    suffix, else the data is read as is.
+
+    Returns a :class:`SourceStream` (a ``io.BufferedReader``; use it as a
+    context manager). Raises OSError if the file cannot be opened; ``read()``
+    raises :class:`TruncatedInput` if compressed data is truncated or corrupt.
+    """
+    name = source_name(path)
+    if isinstance(path, str) and path == STDIN:
+        counter = CountingReader(sys.stdin.buffer, close_underlying=False)
+        suffix = ""
+    else:
+        counter = CountingReader(open(path, "rb", buffering=0))
+        suffix = os.path.splitext(os.fspath(path))[1].lower()
+    head = SourceStream(counter, buffer_size=1 << 16)
+    head.counter = counter
+    head.source = name
+    try:
+        magic = head.peek(4)[:4]
+        fmt = detect_compression(magic)
+        if fmt is None and magic:
+            fmt = _SUFFIXES.get(suffix)
+    except BaseException:
+        head.close()
+        raise
+    head.compression = None
+    if fmt is None:
+        return head
+    if fmt == "gzip":
+        inner = gzip.GzipFile(fileobj=head, mode="rb")
+    elif fmt == "bz2":
+        inner = bz2.BZ2File(head, mode="rb")
+    else:
+        inner = _ZstdReader(head, name)
+    out = SourceStream(_DecompressingRaw(inner, fmt, name, head), buffer_size=_OUTPUT_BUFFER)
+    out.counter = counter
+    out.compression = fmt
+    out.source = name
+    return out

@@ -1,0 +1,220 @@
+"""End to end: PGN -> detector -> tables, and agreement with python-chess."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import chess
+import chess.pgn
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from chessscan import scan
+from chessscan.analysis.crosscheck import cross_check_game
+from chessscan.cli import main
+from chessscan.readers.pgn import read_games
+from chessscan.reports.schema import column_names
+from chessscan.reports.writers import new_buffers
+from conftest import SAMPLES, shared_path
+
+MAGNUS = SAMPLES / "lichess-magnus-300.pgn"
+VARIANTS = SAMPLES / "lichess-jishanshaikh4-variants.pgn"
+
+
+def python_chess_counts(path, limit=None):
+    """Per-game plies, checks, final checkmate and stalemate as python-chess sees them."""
+    out = []
+    with open(path, encoding="utf-8-sig") as f:
+        while True:
+            game = chess.pgn.read_game(f)
+            if game is None or (limit is not None and len(out) >= limit):
+                break
+            variant = game.headers.get("Variant", "Standard")
+            if variant not in ("Standard", "Chess960", "From Position"):
+                out.append(None)
+                continue
+            board = game.board()
+            checks = plies = 0
+            for move in game.mainline_moves():
+                board.push(move)
+                plies += 1
+                checks += board.is_check()
+            out.append((plies, checks, board.is_checkmate(), board.is_stalemate()))
+    return out
+
+
+def cross_check_file(path):
+    rows = new_buffers("disagreements")
+    games = positions = 0
+    for raw in read_games(str(path)):
+        compared, _ = cross_check_game(raw, rows)
+        games += 1
+        positions += compared
+    return games, positions, pd.DataFrame(rows)
+
+
+def test_scan_sample_matches_python_chess():
+    tables = scan(MAGNUS)
+    games, positions = tables["games"], tables["positions"]
+    assert len(games) == 300
+    expected = python_chess_counts(MAGNUS)
+    got = list(zip(games.plies, games.checks, games.outcome == "checkmate", games.outcome == "stalemate"))
+    assert got == expected
+    assert len(positions) == games.plies.sum()
+    assert tables["summary"]["games_ok"] == 300
+    assert set(positions.check_kind) <= {"none", "direct", "discovered", "double"}
+    assert (positions.in_check == (positions.check_kind != "none")).all()
+    assert positions.is_checkmate.sum() == (games.outcome == "checkmate").sum()
+
+
+@pytest.mark.parametrize("path", [MAGNUS, VARIANTS], ids=lambda p: p.name)
+def test_every_position_agrees_with_python_chess(path):
+    games, positions, rows = cross_check_file(path)
+    assert games == len(re.findall(r"^\[Event ", path.read_text(encoding="utf-8"), re.M))
+    assert positions > 7000
+    assert rows.empty, rows.head(10).to_string()
+
+
+@pytest.mark.parametrize("name", ["lichess-magnus-first1000.pgn", "pgnmentor-Fischer.pgn",
+                                  "tcec-nocomments-first1000.pgn"])
+def test_shared_samples_agree_with_python_chess(name):
+    path = shared_path("games", "samples", name)
+    games, positions, rows = cross_check_file(path)
+    assert games == len(re.findall(rb"^\[Event ", path.read_bytes(), re.M))
+    assert rows.empty, rows.head(10).to_string()
+
+
+def test_variants_are_reported_not_analyzed():
+    tables = scan(VARIANTS)
+    games, issues = tables["games"], tables["issues"]
+    assert len(games) == 108
+    unsupported = issues[issues.code == "unsupported-variant"]
+    assert sorted(games.loc[unsupported.game_index, "variant"]) == sorted(
+        ["Atomic", "Atomic", "Crazyhouse", "Crazyhouse", "Three-check", "King of the Hill",
+         "Antichess", "Racing Kings"])
+    assert (games.loc[unsupported.game_index, "plies"] == 0).all()
+    chess960 = games[games.variant == "Chess960"]
+    assert len(chess960) == 25 and (chess960.plies > 0).all()
+    assert tables["summary"]["games_unsupported_variant"] == 8
+
+
+BROKEN = """[Event "a"]
+[White "W"]
+[Black "B"]
+[Result "*"]
+
+1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bxc6 dxc6 5. Ke3 Nf6 *
+
+[Event "b"]
+[Result "1-0"]
+
+1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
+
+[Event "c"]
+[Result "*"]
+
+1. Nc3 d5 2. Nc3 *
+
+[Event "d"]
+[FEN "7k/8/8/8/8/8/8/K7 w - - 0 1"]
+[SetUp "1"]
+[Result "*"]
+
+1. Kb2 *
+"""
+
+
+def test_errors_are_recorded_and_reading_goes_on(tmp_path):
+    path = tmp_path / "broken.pgn"
+    path.write_text(BROKEN)
+    tables = scan(path)
+    games, issues = tables["games"], tables["issues"]
+    assert list(games.plies) == [8, 7, 2, 1]
+    assert list(games.error_code.fillna("")) == ["illegal-move", "", "illegal-move", ""]
+    assert list(games.error_ply.fillna(-1)) == [9, -1, 3, -1]
+    assert list(games.outcome) == ["none", "checkmate", "none", "none"]
+    err = issues[issues.game_index == 0].iloc[0]
+    assert (err.line, err.column, err.ply, err.san, err.severity) == (6, 47, 9, "Ke3", "error")
+    assert "FEN before the move: r1bqkbnr/1pp2ppp/p1p5/4p3/4P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 0 5" in err.message
+    assert err.message.startswith("5.Ke3 is illegal: no king can reach e3")
+    err2 = issues[issues.game_index == 2].iloc[0]
+    assert (err2.line, err2.ply, err2.san) == (16, 3, "Nc3")
+    assert "d1" not in err2.message and "c3 holds a piece" in err2.message
+
+
+def test_invalid_fen_tag_lists_every_fault(tmp_path):
+    path = tmp_path / "fen.pgn"
+    path.write_text('[Event "x"]\n[FEN "8/8/8/8/8/8/8/K7 w - - 0 1"]\n[SetUp "1"]\n\n1. Kb2 *\n\n'
+                    '[Event "y"]\n\n1. e4 *\n')
+    tables = scan(path)
+    games, issues = tables["games"], tables["issues"]
+    assert list(games.plies) == [0, 1]
+    assert games.error_code[0] == "missing-king"
+    assert list(issues.code) == ["missing-king"]
+    assert issues.ply[0] == 0
+
+
+def test_cli_analyze_writes_tables_that_pandas_reads(tmp_path):
+    out = tmp_path / "report"
+    result = CliRunner().invoke(main, ["analyze", str(MAGNUS), "-o", str(out), "--cross-check", "full"])
+    assert result.exit_code == 0, result.output
+    positions = pd.read_parquet(out / "positions.parquet")
+    games = pd.read_parquet(out / "games.parquet")
+    assert list(positions.columns) == list(column_names("positions"))
+    assert list(games.columns) == list(column_names("games"))
+    assert len(games) == 300 and len(positions) == games.plies.sum()
+    assert pd.read_parquet(out / "disagreements.parquet").empty
+    import json
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["games_read"] == 300
+    assert summary["cross_check"]["games"] == 300 and summary["cross_check"]["disagreements"] == 0
+    assert summary["positions"] == len(positions)
+
+
+def test_cli_csv_checks_only_with_fen(tmp_path):
+    out = tmp_path / "r"
+    result = CliRunner().invoke(main, ["analyze", str(SAMPLES / "lichess-magnus-300.pgn.zst"), "-o", str(out),
+                                       "--format", "csv", "--positions", "checks", "--fen", "--cross-check", "off"])
+    assert result.exit_code == 0, result.output
+    positions = pd.read_csv(out / "positions.csv")
+    assert len(positions) > 0 and positions.in_check.all()
+    assert list(positions.columns) == list(column_names("positions", ("fen",)))
+    # The FEN after a checking move puts the side to move in check (python-chess agrees).
+    for fen in positions.fen.head(50):
+        assert chess.Board(fen).is_check()
+    assert not (out / "disagreements.csv").exists()
+
+
+def test_cli_reads_stdin(tmp_path):
+    out = tmp_path / "r"
+    result = CliRunner().invoke(main, ["analyze", "-", "-o", str(out), "--cross-check", "off"],
+                                input=MAGNUS.read_bytes())
+    assert result.exit_code == 0, result.output
+    games = pd.read_parquet(out / "games.parquet")
+    assert len(games) == 300 and set(games.source) == {"<stdin>"}
+
+
+def test_cli_missing_file_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(main, ["analyze", str(tmp_path / "nope.pgn")])
+    assert result.exit_code == 2
+    assert "no such file" in result.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["lichess-magnus.pgn.zst", "lichess-jishanshaikh4.pgn.zst",
+                                  "tcec-archive-nocomments.pgn.zst", "pgnmentor-players-dedup.pgn.zst"])
+def test_whole_corpus_agrees_with_python_chess(name):
+    path = shared_path("games", name)
+    import zstandard
+
+    with open(path, "rb") as f:
+        data = zstandard.ZstdDecompressor(max_window_size=2**31).stream_reader(f, read_across_frames=True).read()
+    tag_sections = len(re.findall(rb"^\[Event ", data, re.M))
+    games, positions, rows = cross_check_file(path)
+    assert games == tag_sections
+    # The two pgnmentor games with a real illegal move are the only move disagreements allowed:
+    # both sides must reject the same token.
+    assert rows.empty, rows.head(20).to_string()

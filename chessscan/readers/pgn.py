@@ -7,10 +7,13 @@ termination markers (§8.2.6). It knows nothing of chess rules: SAN tokens are
 kept as written (check ``+``/mate ``#`` suffixes included) for a later stage
 to replay; only tokens that cannot be a move at all are rejected.
 
-Speed: a game is split off line by line with ``bytes`` methods (no
-per-character Python loop) and then, in the common case, checked and
-tokenized by two compiled regexes over its comment-stripped movetext. Games
-with RAVs, NAGs, glyphs or anything unusual take a slower token loop.
+Speed: games are split off line by line with ``bytes`` methods (no
+per-character Python loop); comments are blanked with one regex per line.
+In the common case the comment-free movetext is then split on whitespace and
+every token looked up in a small cache of known move/move-number tokens,
+so reading costs a few C calls per game. Games with RAVs, NAGs, glyphs or
+anything unusual go through a general regex token loop (``_scan_movetext``),
+which is also what :meth:`RawGame.locate` uses.
 """
 
 from __future__ import annotations
@@ -544,6 +547,8 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
     extra = None
     if truncated is not None:
         extra = _issue("truncated-input", max(lineno, 1), None, str(truncated))
+    if state == 2 and not has_tags and not in_comment and not b"".join(mt_lines if clean is None else clean).strip(_JUNK):
+        state = 0  # only comments after the last game: not a game
     if state:
         game, off = _finish(
             source, index, g_off, g_line, pre_lines, pre_comments,
@@ -763,7 +768,7 @@ def _parse_tags_slow(tag_lines: list[bytes], line0: int, codec: str, issues: lis
         while True:
             m = _TAG_AT_RE.match(s, pos)
             if m is not None:
-                add(m.group(1), m.group(2), ln, m.start(1))
+                add(m.group(1), m.group(2), ln, s.rfind("[", 0, m.start(1)) + 1)
                 pos = m.end()
                 first = False
                 continue

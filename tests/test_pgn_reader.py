@@ -1,0 +1,655 @@
+"""Tests for chessscan.readers.pgn: game splitting, tokenizing and issues."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from chessscan.readers.pgn import ISSUE_CODES, RawGame, ReaderIssue, read_games
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data"
+SAMPLES = SHARED / "games" / "samples"
+MESSY = SHARED / "messy"
+KOKOPU = MESSY / "kokopu-edgecases"
+
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="shared data not available")
+
+
+def games(text: str | bytes, source: str = "t") -> list[RawGame]:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return list(read_games(io.BytesIO(data), source=source))
+
+
+def one(text: str | bytes) -> RawGame:
+    gs = games(text)
+    assert len(gs) == 1, gs
+    return gs[0]
+
+
+def codes(g: RawGame) -> list[str]:
+    return [i.code for i in g.issues]
+
+
+def issue(g: RawGame, code: str) -> ReaderIssue:
+    found = [i for i in g.issues if i.code == code]
+    assert found, (code, g.issues)
+    return found[0]
+
+
+def count_event_tags(path: Path) -> int:
+    """How SOURCES.md counts games: lines starting with '[Event ' (after a BOM)."""
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.removeprefix(b"\xef\xbb\xbf").startswith(b"[Event "))
+
+
+def strip_check(sans):
+    return [s.rstrip("+#") for s in sans]
+
+
+# --------------------------------------------------------------------------
+# Basic tokenizing
+
+
+def test_simple_game_fields():
+    g = one('[Event "E"]\n[White "W"]\n[Result "1-0"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n')
+    assert g.source == "t"
+    assert g.index == 0 and g.line == 1 and g.byte_offset == 0
+    assert g.tags == {"Event": "E", "White": "W", "Result": "1-0"}
+    assert list(g.tags) == ["Event", "White", "Result"]
+    assert g.sans == ["e4", "e5", "Bc4", "Nc6", "Qh5", "Nf6", "Qxf7#"]
+    assert g.result == "1-0"
+    assert g.movetext_line == 5
+    assert (g.variations, g.comments, g.nags) == (0, 0, 0)
+    assert g.issues == []
+    assert g.first_comment is None
+
+
+def test_move_numbers_glyphs_checks_kept():
+    g = one('[Event "x"]\n\n1.e4! e5? 2.Nf3!? Nc6?! 3.Bb5!! a6?? 4.Bxc6+ dxc6 1/2-1/2\n')
+    assert g.sans == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Bxc6+", "dxc6"]
+    assert g.nags == 6
+    assert g.result == "1/2-1/2"
+
+
+def test_black_move_numbers_and_ellipsis():
+    g = one('[Event "x"]\n[FEN "8/8/8/8/8/8/8/8 b - - 0 1"]\n\n1... e5 2. Nf3 2...Nc6 3.Bb5 3\u2026a6 4 Ba4 *\n')
+    assert g.sans == ["e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4"]
+    assert g.result == "*"
+    assert g.issues == []
+
+
+def test_castling_promotion_ep_and_null_moves():
+    g = one(
+        '[Event "x"]\n\n1. e4 -- 2. 0-0 O-O-O 3. e8Q exd6 e.p. 4. exd6e.p. e8=Q+ '
+        "5. Z0 0000 6. @@@@ bxa1=N# 7. O-O+ 0-0-0 *\n"
+    )
+    assert g.sans == [
+        "e4", "--", "0-0", "O-O-O", "e8Q", "exd6", "exd6", "e8=Q+",
+        "Z0", "0000", "@@@@", "bxa1=N#", "O-O+", "0-0-0",
+    ]
+    assert g.issues == []
+
+
+def test_uci_and_long_algebraic_and_drops_are_kept():
+    g = one('[Event "x"]\n\ne2e4 e7e5 g1f3 b8c6 Ng1-f3 P@e4 e7e8q *\n')
+    assert g.sans == ["e2e4", "e7e5", "g1f3", "b8c6", "Ng1-f3", "P@e4", "e7e8q"]
+    assert g.issues == []
+
+
+def test_nags_rav_comments_counted_and_skipped():
+    text = (
+        '[Event "x"]\n\n'
+        "{start} 1. e4 $1 {c1} e5 $14 (1... c5 {in rav} (1... e6 2. d4) 2. Nf3) "
+        "2. Nf3 ; rest of line ( { [ 1-0\n"
+        "Nc6 (2... d6 (2... f6)) +/= 3. Bb5 \u00b1 *\n"
+    )
+    g = one(text)
+    assert g.sans == ["e4", "e5", "Nf3", "Nc6", "Bb5"]
+    assert g.variations == 4
+    assert g.comments == 4
+    assert g.nags == 4  # $1, $14, +/=, ±
+    assert g.first_comment == "start"
+    assert g.result == "*"
+    assert g.issues == []
+
+
+def test_comment_containing_tags_and_results():
+    text = (
+        '[Event "a"]\n\n1. e4 {a comment [Event "x"] 1-0 (not a rav ; nor ) 0-1 *\n'
+        '[Event "b"] e5 1/2-1/2\n} 2. Nf3 {\n\n\n} 1-0\n\n'
+        '[Event "c"]\n\n1. d4 0-1\n'
+    )
+    gs = games(text)
+    assert len(gs) == 2
+    assert gs[0].sans == ["e4", "Nf3"]
+    assert gs[0].result == "1-0"
+    assert gs[0].comments == 2
+    assert gs[0].issues == []
+    assert gs[1].tags == {"Event": "c"} and gs[1].sans == ["d4"] and gs[1].result == "0-1"
+
+
+def test_escape_lines_ignored():
+    text = '% header escape\n[Event "x"]\n%[Event "not a tag"]\n\n1. e4\n% 1-0 not a result\ne5 *\n'
+    g = one(text)
+    assert g.line == 2 and g.byte_offset == len("% header escape\n")
+    assert g.tags == {"Event": "x"}
+    assert g.sans == ["e4", "e5"]
+    assert g.result == "*"
+    assert g.issues == []
+
+
+def test_tag_escapes_and_several_tags_per_line():
+    g = one('[Event "He said \\"hi\\""] [Site "C:\\\\dir"]\n[Black "[] brackets"][Round "1"]\n\n*\n')
+    assert g.tags == {"Event": 'He said "hi"', "Site": "C:\\dir", "Black": "[] brackets", "Round": "1"}
+    assert g.issues == []
+
+
+def test_inline_tags_and_movetext_on_one_line():
+    gs = games('[Event "a"][Result "*"] 1. e4 *\n\n[Event "b"] *\n')
+    assert [g.tags["Event"] for g in gs] == ["a", "b"]
+    assert gs[0].sans == ["e4"]
+    assert gs[0].locate(0) == (1, 28)
+    assert gs[1].byte_offset == len('[Event "a"][Result "*"] 1. e4 *\n\n')
+
+
+def test_result_glued_to_move():
+    g = one('[Event "x"]\n\n1... h6*\n')
+    assert g.sans == ["h6"] and g.result == "*" and g.issues == []
+
+
+def test_two_blank_lines_between_tags_and_movetext_is_one_game():
+    # pgnmentor: 216 games look like this; python-chess would split them.
+    block = '[Event "Ch"]\r\n[Result "1-0"]\r\n\r\n\r\n1.e4 e5 2.Nf3 1-0\r\n\r\n'
+    gs = games(block * 3)
+    assert len(gs) == 3
+    assert all(g.sans == ["e4", "e5", "Nf3"] and g.issues == [] for g in gs)
+    assert [g.line for g in gs] == [1, 7, 13]
+    assert [g.movetext_line for g in gs] == [5, 11, 17]
+
+
+def test_blank_line_inside_tag_section():
+    g = one('[Event "x"]\n\n[Site "y"]\n\n1. e4 *\n')
+    assert g.tags == {"Event": "x", "Site": "y"}
+    assert g.sans == ["e4"]
+
+
+def test_tags_only_games_are_not_merged():
+    gs = games('[Event "a"]\n[Result "*"]\n\n[Event "b"]\n[Result "*"]\n\n1. e4 *\n')
+    assert [g.tags["Event"] for g in gs] == ["a", "b"]
+    assert codes(gs[0]) == ["missing-result"]
+    assert gs[1].sans == ["e4"]
+
+
+def test_games_without_result_split_on_tags():
+    gs = games('[Event "a"]\n\n1. e4 e5\n[Event "b"]\n\n1. d4 *\n')
+    assert len(gs) == 2
+    assert gs[0].sans == ["e4", "e5"] and gs[0].result is None
+    mr = issue(gs[0], "missing-result")
+    assert (mr.severity, mr.line) == ("warning", 3)
+    assert gs[1].sans == ["d4"] and gs[1].issues == []
+
+
+def test_movetext_after_result_on_same_line_starts_next_game():
+    gs = games('[Event "a"]\n\n1. e4 1-0 1. d4 0-1\n')
+    assert len(gs) == 2
+    assert gs[0].sans == ["e4"] and gs[0].result == "1-0"
+    assert gs[1].sans == ["d4"] and gs[1].result == "0-1"
+    assert gs[1].line == 3 and gs[1].byte_offset == len('[Event "a"]\n\n1. e4 1-0 ')
+    assert codes(gs[1]) == ["missing-tags"]
+    assert gs[1].locate(0) == (3, 14)
+
+
+def test_control_characters_after_result_ignored():
+    gs = games('[Event "a"]\r\n\r\n1.e4 1-0\x00\x00\r\n\r\n\x1a\r\n[Event "b"]\r\n\r\n1.d4 *\r\n')
+    assert len(gs) == 2
+    assert gs[0].issues == [] and gs[1].issues == []
+
+
+def test_preamble_comment_belongs_to_next_game():
+    g = one('{ file comment\nover lines }\n\n[ECO "A00"]\n\n1. b4 *\n')
+    assert g.first_comment == "file comment\nover lines"
+    assert g.tags == {"ECO": "A00"}
+    assert g.sans == ["b4"]
+    assert g.line == 1 and g.movetext_line == 6
+    assert g.comments == 1
+    assert g.issues == []
+
+
+def test_movetext_without_tags():
+    gs = games("1. e4 e5 1-0\n\n1. d4 d5 0-1\n")
+    assert [g.sans for g in gs] == [["e4", "e5"], ["d4", "d5"]]
+    assert [codes(g) for g in gs] == [["missing-tags"], ["missing-tags"]]
+    assert issue(gs[1], "missing-tags").line == 3
+
+
+# --------------------------------------------------------------------------
+# Issues, one per code
+
+
+def test_issue_unclosed_comment_at_eof():
+    g = one('[Event "x"]\n\n1. e4 {never closed\n2. d4 1-0\n')
+    assert g.sans == ["e4"]
+    ic = issue(g, "unclosed-comment")
+    assert (ic.severity, ic.line, ic.column) == ("error", 3, 7)
+    assert "missing-result" in codes(g)
+
+
+def test_issue_unclosed_comment_does_not_swallow_next_game():
+    text = '[Event "a"]\n\n1. e4 {oops\n\n*\n\n[Event "b"]\n\n1. d4 1-0\n'
+    gs = games(text)
+    assert len(gs) == 2
+    assert codes(gs[0]) == ["unclosed-comment", "missing-result"]
+    assert issue(gs[0], "unclosed-comment")[2:4] == (3, 7)
+    assert gs[1].tags == {"Event": "b"} and gs[1].sans == ["d4"] and gs[1].issues == []
+
+
+def test_issue_unbalanced_variation():
+    g = one('[Event "x"]\n\n1. e4 e5 ) 2. Nf3 *\n')
+    assert g.sans == ["e4", "e5", "Nf3"]
+    uv = issue(g, "unbalanced-variation")
+    assert (uv.severity, uv.line, uv.column) == ("error", 3, 10)
+    gs = games('[Event "x"]\n\n1. e4 e5 (1... c5 *\n\n[Event "y"]\n\n*\n')
+    assert len(gs) == 2
+    assert codes(gs[0]) == ["unbalanced-variation", "missing-result"]
+    assert issue(gs[0], "unbalanced-variation")[2:4] == (3, 10)
+
+
+def test_issue_bad_tag():
+    gs = games('[Event "x]\n[Site x]\n[Round "1"]\n\n1. e4 *\n')
+    g = gs[0]
+    assert len(gs) == 1
+    bad = [i for i in g.issues if i.code == "bad-tag"]
+    assert [(i.line, i.column, i.severity) for i in bad] == [(1, 1, "error"), (2, 1, "error")]
+    assert g.tags == {"Round": "1"}
+    assert g.sans == ["e4"]
+    # Unescaped quote: value recovered, still reported.
+    g = one('[Site "Somewhere " else"]\n\n*\n')
+    assert g.tags == {"Site": 'Somewhere " else'}
+    assert codes(g) == ["bad-tag"]
+
+
+def test_issue_unexpected_token_stops_moves():
+    g = one('[Event "x"]\n\n1. e4 e5 2. pawn Nf3 3. Bc4 1-0\n')
+    assert g.sans == ["e4", "e5"]
+    ut = issue(g, "unexpected-token")
+    assert (ut.severity, ut.line, ut.column) == ("error", 3, 13)
+    assert g.result == "1-0"  # the game is still consumed to its end
+
+
+def test_issue_duplicate_tag():
+    g = one('[Event "a"]\n[White "w1"]\n[White "w2"]\n\n*\n')
+    assert g.tags == {"Event": "a", "White": "w1"}
+    d = issue(g, "duplicate-tag")
+    assert (d.severity, d.line, d.column) == ("warning", 3, 1)
+
+
+def test_issue_missing_tags_and_missing_result():
+    g = one("1. e4 e5")
+    assert codes(g) == ["missing-tags", "missing-result"]
+    assert [i.severity for i in g.issues] == ["warning", "warning"]
+    assert g.sans == ["e4", "e5"] and g.result is None
+
+
+def test_issue_decode_fallback_cp1252_and_latin1():
+    g = one('[Event "Dortmund"]\n[White "J\xf6rg"]\n\n1. e4 {caf\x80} *\n'.encode("latin-1"))
+    assert g.tags["White"] == "J\xf6rg"
+    assert codes(g) == ["decode-fallback"]
+    assert "cp1252" in g.issues[0].message
+    g = one(b'[Event "\x81\xf6"]\n\n*\n')  # 0x81 is undefined in cp1252
+    assert g.tags["Event"] == "\x81\xf6"
+    assert "latin-1" in g.issues[0].message
+    g = one('[White "J\u00f6rg \u2026"]\n\n*\n')
+    assert g.tags["White"] == "J\u00f6rg \u2026" and g.issues == []
+
+
+def test_issue_truncated_input_zst_and_gz(tmp_path):
+    block = '[Event "g{}"]\n[Result "1-0"]\n\n1. e4 e5 2. Nf3 Nc6 {comment} 3. Bb5 a6 1-0\n\n'
+    data = "".join(block.replace("{}", str(i), 1) for i in range(3000)).encode()
+    for suffix, blob in (
+        (".zst", zstandard.ZstdCompressor(level=3).compress(data)),
+        (".gz", gzip.compress(data)),
+    ):
+        p = tmp_path / ("cut.pgn" + suffix)
+        p.write_bytes(blob[: len(blob) // 2])
+        gs = list(read_games(p))
+        assert 0 < len(gs) < 3000
+        complete = gs[:-1]
+        assert all(g.issues == [] and g.sans == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"] for g in complete)
+        assert [g.tags["Event"] for g in complete] == [f"g{i}" for i in range(len(complete))]
+        last = gs[-1]
+        t = issue(last, "truncated-input")
+        assert t.severity == "error" and "truncated" in t.message
+        assert last.source == str(p)
+
+
+def test_truncated_between_games_yields_issue_only_game(tmp_path):
+    data = b'[Event "a"]\n\n1. e4 1-0\n\n'
+    blob = gzip.compress(data)
+    p = tmp_path / "x.gz"
+    p.write_bytes(blob[:-4])  # only the trailer (size) is missing
+    gs = list(read_games(p))
+    assert len(gs) == 2
+    assert gs[0].issues == [] and gs[0].sans == ["e4"]
+    assert codes(gs[1]) == ["truncated-input"] and gs[1].tags == {} and gs[1].sans == []
+
+
+def test_every_issue_code_has_a_severity():
+    assert set(ISSUE_CODES.values()) == {"error", "warning"}
+    assert len(ISSUE_CODES) == 9
+
+
+# --------------------------------------------------------------------------
+# Line ends, BOM, sources
+
+
+@pytest.mark.parametrize("nl", ["\n", "\r\n", "\r"])
+def test_line_endings_and_locate(nl):
+    text = nl.join(['[Event "a"]', "", "1. e4 e5", "2. Nf3 {c}", "Nc6 1-0", "", '[Event "b"]', "", "1. d4 *", ""])
+    gs = games(text)
+    assert [g.sans for g in gs] == [["e4", "e5", "Nf3", "Nc6"], ["d4"]]
+    assert [g.line for g in gs] == [1, 7]
+    assert gs[1].byte_offset == text.index('[Event "b"]')
+    assert [gs[0].locate(i) for i in range(4)] == [(3, 4), (3, 7), (4, 4), (5, 1)]
+    assert gs[0].locate(-1) == (5, 1)
+    assert gs[1].locate(0) == (9, 4)
+    with pytest.raises(IndexError):
+        gs[1].locate(1)
+
+
+def test_bom_stripped():
+    g = one(b'\xef\xbb\xbf[Event "x"]\r\n\r\n1. e4 *\r\n')
+    assert g.tags == {"Event": "x"} and g.byte_offset == 3 and g.line == 1
+
+
+def test_empty_and_blank_input():
+    assert games(b"") == []
+    assert games(b"\n\n  \r\n") == []
+
+
+def test_long_line_and_huge_game():
+    moves = " ".join(f"{i}. Nf3 Nf6 {i}... Ng1 {{[%clk 0:00:01]}} Ng8" for i in range(1, 60001))
+    data = ('[Event "x"]\n\n' + moves + " 1/2-1/2\n").encode()
+    assert len(data) > 2_000_000
+    g = one(data)
+    assert len(g.sans) == 240000 and g.result == "1/2-1/2"
+    assert g.comments == 60000
+    assert g.locate(239999) == (3, len(moves) - 2)
+
+
+def test_read_from_path_stream_and_text_stream(tmp_path):
+    p = tmp_path / "a.pgn"
+    p.write_bytes(b'[Event "x"]\n\n1. e4 *\n')
+    assert [g.source for g in read_games(p)] == [str(p)]
+    assert [g.source for g in read_games(str(p), source="named")] == ["named"]
+    with open(p, "rb") as f:
+        assert [g.sans for g in read_games(f)] == [["e4"]]
+    assert [g.sans for g in read_games(io.StringIO('[Event "x"]\n\n1. e4 *\n'))] == [["e4"]]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".zst", ".zstlong"])
+def test_compressed_files(tmp_path, suffix):
+    data = ('[Event "x"]\n\n1. e4 e5 2. Nf3 1-0\n\n' * 50).encode()
+    if suffix == ".gz":
+        blob = gzip.compress(data)
+    elif suffix == ".bz2":
+        blob = bz2.compress(data)
+    elif suffix == ".zst":
+        blob = zstandard.ZstdCompressor(level=3).compress(data)
+    else:
+        cctx = zstandard.ZstdCompressor(
+            compression_params=zstandard.ZstdCompressionParameters.from_level(
+                3, window_log=28, write_content_size=False
+            )
+        )
+        co = cctx.compressobj()
+        blob = co.compress(data) + co.flush()
+        suffix = ".zst"
+    p = tmp_path / ("g.pgn" + suffix)
+    p.write_bytes(blob)
+    gs = list(read_games(p))
+    assert len(gs) == 50
+    assert all(g.sans == ["e4", "e5", "Nf3"] and g.issues == [] for g in gs)
+    assert gs[7].byte_offset == 7 * len(data) // 50
+
+
+def test_stdin(monkeypatch):
+    data = gzip.compress(b'[Event "x"]\n\n1. e4 *\n\n[Event "y"]\n\n1. d4 *\n')
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    gs = list(read_games("-"))
+    assert [(g.source, g.sans) for g in gs] == [("<stdin>", ["e4"]), ("<stdin>", ["d4"])]
+
+
+_TOKENS = [
+    "1.", "2...", "3.", "e4", "exd5", "Nf3", "Nbd7", "O-O", "O-O-O", "0-0", "e8=Q+", "Qxf7#",
+    "Nf3!", "e5?!", "$1", "{c}", "{", "}", "(", ")", ";x\n", "--", "0000", "e.p.", "exd6e.p.",
+    "1-0", "0-1", "1/2-1/2", "*", "1/2", "pawn", "+-", "...", "12.Nf3", "1...e5", "\n", "\n\n",
+    "%esc\n", "e2e4", "P@e4", "Z0", "…", "x", "\u00e9", "{a\nb}", "(1. e4 1-0)", "\x00",
+    '[Event "y"]\n', "1.1-0", "Qxf7#1-0", "h6*", ";c {\n", "\r", '[A "b"] e4', '{x\n\n[Event "q"]\n',
+]
+
+
+def test_fast_path_agrees_with_general_tokenizer():
+    """Whatever the fast path accepts, the general tokenizer reads identically."""
+    from hypothesis import given, settings, strategies as st
+
+    from chessscan.readers import pgn
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(_TOKENS), max_size=25), st.sampled_from([" ", "", "  "]))
+    def check(tokens, sep):
+        text = '[Event "x"]\n\n' + sep.join(t if t.endswith("\n") else t + " " for t in tokens) + "\n"
+        data = text.encode()
+        gs = games(text)
+        assert gs
+        for g in gs:
+            if g.movetext_line:
+                slow = pgn._scan_movetext(pgn._movetext_str(g._mt, g._codec), g.movetext_line)
+                assert slow[:3] + (slow[4],) == (g.sans, g.result, g.variations, g.nags)
+                if not g.tags or data[g.byte_offset :].startswith(b"["):  # no preamble comments
+                    assert slow[3] == g.comments
+                for i in range(len(g.sans)):
+                    g.locate(i)
+
+    check()
+
+
+def test_random_garbage_never_raises():
+    import random
+
+    rnd = random.Random(1234)
+    alphabet = b'[]{}()";%$*.-01/2\\ \n\r\tabcdefghNBRQKOx=+#!?e.p\x00\xff\xc3'
+    for _ in range(300):
+        blob = bytes(rnd.choice(alphabet) for _ in range(rnd.randint(0, 300)))
+        for g in games(blob):
+            assert isinstance(g.sans, list)
+            for i in range(len(g.sans)):
+                g.locate(i)
+
+
+# --------------------------------------------------------------------------
+# Real data
+
+
+@needs_shared
+def test_sample_game_counts():
+    paths = sorted(SAMPLES.glob("*.pgn"))
+    assert len(paths) >= 3
+    for path in paths:
+        gs = list(read_games(path))
+        assert len(gs) == count_event_tags(path), path.name
+        assert [g.index for g in gs] == list(range(len(gs)))
+        assert all(g.result is not None and g.issues == [] for g in gs), path.name
+
+
+@needs_shared
+@pytest.mark.slow
+def test_whole_corpora_counts():
+    # Counts from shared/data/SOURCES.md (lines starting with '[Event ').
+    expect = {
+        "pgnmentor-players-dedup.pgn.zst": 333_596,
+        "lichess-jishanshaikh4.pgn.zst": 37_221,
+        "lichess-magnus.pgn.zst": 10_024,
+        "tcec-archive-nocomments.pgn.zst": 27_612,
+    }
+    for name, n in expect.items():
+        got = Counter()
+        for g in read_games(SHARED / "games" / name):
+            got["games"] += 1
+            got.update(i.code for i in g.issues)
+        assert got["games"] == n, name
+        assert got["truncated-input"] == got["unexpected-token"] == got["missing-tags"] == 0, name
+
+
+@needs_shared
+@pytest.mark.parametrize("name", ["pgnmentor-Fischer.pgn", "lichess-magnus-first1000.pgn"])
+def test_matches_python_chess(name):
+    chess_pgn = pytest.importorskip("chess.pgn")
+    path = SAMPLES / name
+    ours = list(read_games(path))
+    theirs = []
+    with open(path, encoding="utf-8-sig") as f:
+        while (game := chess_pgn.read_game(f)) is not None:
+            board = game.board()
+            sans = []
+            for move in game.mainline_moves():
+                sans.append(board.san(move))
+                board.push(move)
+            theirs.append((game.headers, sans))
+    assert len(ours) == len(theirs)
+    for g, (headers, sans) in zip(ours, theirs):
+        # python-chess re-generates SAN; files sometimes write '+' for mate.
+        assert strip_check(g.sans) == strip_check(sans), g.index
+        assert g.result == headers["Result"]
+        for k, v in g.tags.items():
+            assert headers[k] == v
+    # Offsets and line numbers point at the game's first byte/line.
+    raw = path.read_bytes()
+    line_starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", raw)]
+    for g in ours[::37]:
+        assert raw[g.byte_offset : g.byte_offset + 7] == b"[Event "
+        assert line_starts[g.line - 1] == g.byte_offset
+
+
+@needs_shared
+def test_locate_on_crlf_file():
+    path = SAMPLES / "pgnmentor-Fischer.pgn"
+    raw = path.read_bytes()
+    assert b"\r\n" in raw
+    lines = raw.decode("utf-8").split("\r\n")
+    gs = list(read_games(path))
+    g = gs[1]
+    assert g.locate(0) == (g.movetext_line, 3)  # "1.e4"
+    for g in gs[::50]:
+        for i in range(0, len(g.sans), 9):
+            ln, col = g.locate(i)
+            assert lines[ln - 1][col - 1 :].startswith(g.sans[i]), (g.index, i)
+
+
+@needs_shared
+def test_messy_files_read_to_the_end():
+    files = sorted(p for p in MESSY.rglob("*") if p.is_file())
+    assert len(files) > 40
+    for p in files:
+        gs = list(read_games(p))
+        for g in gs:
+            assert all(i.code in ISSUE_CODES and i.severity == ISSUE_CODES[i.code] for i in g.issues)
+            assert not any(i.code == "truncated-input" for i in g.issues)
+
+
+@needs_shared
+def test_messy_counts():
+    expect = {
+        "mliebelt/twic-01-232games.pgn": 232,
+        "mliebelt/32games.pgn": 32,
+        "pychess/dortmund.pgn": 347,
+        "pychess/world_matches.pgn": 580,
+        "pychess/zh.pgn": 83,
+        "tcec-full-comments/TCEC_Cup_10_Final.pgn": 12,
+        "tcec-full-comments/TCEC_Season_16_-_Frc_Sufi.pgn": 20,
+        "pgn-extract-eco.pgn": 2014,
+    }
+    for rel, n in expect.items():
+        gs = list(read_games(MESSY / rel))
+        assert len(gs) == n, rel
+    eco = list(read_games(MESSY / "pgn-extract-eco.pgn"))
+    assert eco[0].first_comment.startswith("A PGN file of ECO classifications")
+    assert eco[0].tags == {"ECO": "A00", "Opening": "Polish (Sokolsky) opening"}
+    assert eco[0].sans == ["b4"] and all(g.result == "*" for g in eco)
+    dortmund = list(read_games(MESSY / "pychess/dortmund.pgn"))
+    assert all(c == "decode-fallback" for g in dortmund for c in codes(g))
+    assert any("\u00fc" in v or "\u00f6" in v for g in dortmund for v in g.tags.values())
+
+
+@needs_shared
+def test_kokopu_edge_cases():
+    k = lambda name: list(read_games(KOKOPU / name))  # noqa: E731
+    assert k("empty.pgn") == []
+    (bom,) = k("bom.pgn")
+    assert bom.tags["Event"] == "Olympiad-21 Final D" and bom.byte_offset == 3
+    assert len(bom.sans) == 61 and bom.result == "1-0" and bom.nags == 1
+    for name in ("linebreak-linux.pgn", "linebreak-mac.pgn", "linebreak-windows.pgn"):
+        (g,) = k(name)
+        assert g.tags == {"Event": "Illegal move 1"} and g.sans == ["e5"] and g.result == "*"
+        assert g.movetext_line == 3 and g.locate(0) == (3, 4)
+    first, last = k("missing-last-end-of-game.pgn")
+    assert first.result == "1-0" and len(first.sans) == 7 and first.issues == []
+    assert last.sans == ["d4", "d5"] and last.result is None
+    assert codes(last) == ["missing-result"] and last.issues[0].line == 8
+    g4 = k("syntactic-error-4.pgn")
+    assert len(g4) == 2 and issue(g4[0], "unclosed-comment")[2:4] == (3, 7)
+    assert g4[1].sans[-1] == "Qxf7#" and g4[1].issues == []
+    g5 = k("syntactic-error-5.pgn")
+    assert len(g5) == 2 and issue(g5[0], "bad-tag").line == 2 and g5[1].issues == []
+    s1 = k("syntactic-error-1.pgn")
+    by_event = {g.tags.get("Event"): g for g in s1}
+    ut = issue(by_event["Invalid move 1"], "unexpected-token")
+    assert (ut.line, ut.column) == (3, 4)
+    assert issue(by_event["Missing header key"], "bad-tag").line == 12
+    assert issue(by_event["Missing header value"], "bad-tag").line == 18
+    broken = [i.line for i in by_event["Linebreak characters are not allowed in header values"].issues]
+    assert broken == [24, 25]
+    assert issue(by_event["Unescaped character in comment"], "unexpected-token")[2:4] == (38, 50)
+    assert issue(by_event["Non-finished variation"], "unbalanced-variation")[2:4] == (76, 10)
+    assert issue(by_event["Invalid variant termination token"], "unbalanced-variation")[2:4] == (86, 10)
+    assert by_event["Trying to fool the parser with an end-of-game-like comment before the error"].result == "1-0"
+    assert s1[-1].sans[-1] == "Qxf7#" and s1[-1].issues == []
+    raw = (KOKOPU / "syntactic-error-1.pgn").read_bytes()
+    assert len(s1) == 22  # + "Header after movetext", + "Missing begin header character"
+    assert sum(raw[g.byte_offset :].startswith(b"[Event ") for g in s1) == count_event_tags(KOKOPU / "syntactic-error-1.pgn")
+    (rc,) = k("redos-comment.pgn")
+    assert issue(rc, "unclosed-comment")[2:4] == (3, 7)
+    (rh,) = k("redos-header.pgn")
+    assert codes(rh) == ["bad-tag"] and rh.result == "*"
+    hd = k("headers.pgn")
+    assert hd[4].tags["Event"] == 'Special character " (double quote)'
+    assert hd[4].tags["Black"] == "Special character \\ (backslash)"
+    inline = [g for g in hd if g.tags.get("Event") == "Full inline PGN"][0]
+    assert inline.tags["Round"] == "?.6" and inline.result == "*" and inline.issues == []
+    misc = {g.tags.get("Event"): g for g in k("misc.pgn")}
+    assert misc["Game with null-moves"].sans[:2] == ["e4", "--"]
+    assert misc["Castling with character 0 instead of character O"].sans[-1] == "0-0"
+    assert misc["Game with variations"].variations == 4
+    assert misc["Game with variant tag 2"].sans == ["h6"]
+    semantic = k("semantic-error.pgn")
+    assert semantic[5].first_comment.startswith("I'am a very long comment")
+    assert semantic[5].sans == ["O-O"] and semantic[5].locate(0) == (37, 4)
+    for p in sorted(KOKOPU.glob("*.pgn")):
+        raw = p.read_bytes()
+        starts = sum(raw[g.byte_offset :].startswith(b"[Event ") for g in k(p.name))
+        assert starts == count_event_tags(p), p.name
+
+
+def test_comments_after_last_game_are_not_a_game():
+    gs = games('[Event "a"]\n\n1. e4 0-1 ;\n\n{ trailing file comment }\n')
+    assert len(gs) == 1 and gs[0].issues == [] and gs[0].comments == 0
+    gs = games('[Event "a"]\n\n1. e4 0-1\n{ never closed\n')
+    assert len(gs) == 2 and codes(gs[1]) == ["missing-tags", "unclosed-comment", "missing-result"]

@@ -1,0 +1,208 @@
+"""Tests for chessscan.readers.sources: opening plain/compressed files and stdin."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import sys
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from chessscan.readers.sources import (
+    CountingReader,
+    TruncatedInput,
+    detect_compression,
+    open_source,
+    source_name,
+    source_size,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data"
+
+PGN = b'[Event "x"]\n[Result "1-0"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n' * 500
+
+
+def _zstd_long(data: bytes, window_log: int = 28) -> bytes:
+    """A frame whose header demands a big window (content size unknown)."""
+    params = zstandard.ZstdCompressionParameters.from_level(
+        3, window_log=window_log, write_content_size=False
+    )
+    co = zstandard.ZstdCompressor(compression_params=params).compressobj()
+    return co.compress(data) + co.flush()
+
+
+COMPRESSORS = {
+    ".gz": gzip.compress,
+    ".bz2": bz2.compress,
+    ".zst": lambda d: zstandard.ZstdCompressor(level=3).compress(d),
+}
+
+
+def read_all(path) -> bytes:
+    with open_source(path) as s:
+        return s.read()
+
+
+def test_plain_file(tmp_path):
+    p = tmp_path / "a.pgn"
+    p.write_bytes(PGN)
+    with open_source(p) as s:
+        assert s.compression is None
+        assert s.read() == PGN
+        assert s.bytes_read == len(PGN)
+    assert source_size(p) == len(PGN)
+    assert source_name(p) == str(p)
+    assert source_name(str(p)) == str(p)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".zst"])
+def test_compressed_roundtrip_and_progress(tmp_path, suffix):
+    blob = COMPRESSORS[suffix](PGN)
+    p = tmp_path / ("a.pgn" + suffix)
+    p.write_bytes(blob)
+    with open_source(p) as s:
+        assert s.compression == {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd"}[suffix]
+        first = s.read(10)
+        assert first == PGN[:10]
+        assert 0 < s.bytes_read <= len(blob)
+        assert first + s.read() == PGN
+        # Progress counts compressed bytes of the underlying file.
+        assert s.bytes_read == len(blob) == source_size(p)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".zst"])
+def test_wrong_suffix_is_sniffed(tmp_path, suffix):
+    p = tmp_path / "misnamed.pgn"
+    p.write_bytes(COMPRESSORS[suffix](PGN))
+    assert read_all(p) == PGN
+
+
+def test_plain_text_with_compressed_suffix_is_an_error(tmp_path):
+    # Suffix says zstd, magic says nothing: trust the suffix and report clearly.
+    p = tmp_path / "a.pgn.zst"
+    p.write_bytes(PGN)
+    with pytest.raises(TruncatedInput, match="zstd"):
+        read_all(p)
+
+
+def test_empty_files(tmp_path):
+    for name in ("e.pgn", "e.pgn.gz", "e.pgn.zst"):
+        p = tmp_path / name
+        p.write_bytes(b"")
+        assert read_all(p) == b""
+
+
+def test_zstd_long_window_and_multiple_frames(tmp_path):
+    blob = _zstd_long(PGN, 28)
+    with pytest.raises(zstandard.ZstdError):  # the library default refuses this frame
+        zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob)).read()
+    p = tmp_path / "long.pgn.zst"
+    p.write_bytes(blob + zstandard.ZstdCompressor().compress(b"tail\n") + _zstd_long(b"x", 27))
+    assert read_all(p) == PGN + b"tail\nx"
+
+
+def test_zstd_window_27_from_level(tmp_path):
+    cctx = zstandard.ZstdCompressor(
+        compression_params=zstandard.ZstdCompressionParameters.from_level(3, window_log=27)
+    )
+    p = tmp_path / "w27.zst"
+    p.write_bytes(cctx.compress(PGN))
+    assert read_all(p) == PGN
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".zst", ".bz2"])
+def test_truncated_stream_yields_data_then_raises(tmp_path, suffix):
+    big = PGN * 20
+    blob = COMPRESSORS[suffix](big)
+    p = tmp_path / ("cut.pgn" + suffix)
+    p.write_bytes(blob[: len(blob) * 2 // 3])
+    got = []
+    with open_source(p) as s:
+        with pytest.raises(TruncatedInput) as ei:
+            while True:
+                chunk = s.read(1 << 14)
+                if not chunk:
+                    break
+                got.append(chunk)
+    data = b"".join(got)
+    assert big.startswith(data)
+    assert len(data) < len(big)
+    assert str(p) in str(ei.value)
+    if suffix != ".bz2":  # bzip2 only emits whole 900 kB blocks
+        assert len(data) > 0
+
+
+def test_corrupt_zstd_raises_truncated_input(tmp_path):
+    blob = bytearray(zstandard.ZstdCompressor(level=3).compress(PGN * 20))
+    blob[len(blob) // 2 : len(blob) // 2 + 50] = b"\x00" * 50
+    p = tmp_path / "bad.zst"
+    p.write_bytes(bytes(blob))
+    with pytest.raises(TruncatedInput, match="zstd"):
+        read_all(p)
+
+
+def test_truncated_readline_path(tmp_path):
+    p = tmp_path / "cut.gz"
+    blob = gzip.compress(PGN * 20)
+    p.write_bytes(blob[: len(blob) // 2])
+    lines = []
+    with open_source(p) as s:
+        with pytest.raises(TruncatedInput):
+            for line in s:
+                lines.append(line)
+    assert len(lines) > 100
+
+
+def test_stdin_plain_and_compressed(monkeypatch):
+    for blob in (PGN, gzip.compress(PGN), zstandard.ZstdCompressor().compress(PGN)):
+        fake = io.TextIOWrapper(io.BytesIO(blob))
+        monkeypatch.setattr(sys, "stdin", fake)
+        with open_source("-") as s:
+            assert s.read() == PGN
+            assert s.bytes_read == len(blob)
+        assert not fake.buffer.closed  # stdin is never closed
+    assert source_name("-") == "<stdin>"
+    assert source_size("-") is None
+
+
+def test_closing_closes_file(tmp_path):
+    p = tmp_path / "a.pgn.zst"
+    p.write_bytes(COMPRESSORS[".zst"](PGN))
+    s = open_source(p)
+    counter = s.counter
+    s.read(5)
+    s.close()
+    assert counter.closed
+
+
+def test_detect_compression():
+    assert detect_compression(b"\x1f\x8b\x08\x00") == "gzip"
+    assert detect_compression(b"BZh9") == "bz2"
+    assert detect_compression(b"\x28\xb5\x2f\xfd") == "zstd"
+    assert detect_compression(b"\x50\x2a\x4d\x18") == "zstd"  # skippable frame
+    assert detect_compression(b"[Eve") is None
+    assert detect_compression(b"BZh ") is None
+    assert detect_compression(b"") is None
+
+
+def test_counting_reader_counts():
+    raw = io.BytesIO(b"abcdef")
+    c = CountingReader(raw)
+    buf = bytearray(4)
+    assert c.readinto(buf) == 4
+    assert c.bytes_read == 4
+    assert c.read() == b"ef"
+    assert c.bytes_read == 6
+
+
+def test_shared_corpus_zstd_long27():
+    p = SHARED / "games" / "lichess-magnus.pgn.zst"
+    if not p.exists():
+        pytest.skip("shared data not available")
+    with open_source(p) as s:
+        head = s.read(1 << 16)
+    assert head.startswith(b'[Event "Rated ')

@@ -10,10 +10,12 @@ not just the first): see :data:`FAULTS`.
 
 from __future__ import annotations
 
-from chessscan.core.attacks import BETWEEN, RAYS
+from chessscan.core.attacks import RAYS
 from chessscan.core.bitboard import BB_BACKRANKS, BB_RANKS, BB_SQUARES
-from chessscan.core.movegen import attackers_mask, iter_legal_moves
+from chessscan.core.checks import square_list
+from chessscan.core.movegen import attackers_mask, has_legal_en_passant
 from chessscan.core.position import Position
+from chessscan.core.zobrist import base_key
 from chessscan.core.squares import (
     BISHOP, BLACK, FILE_NAMES, KING, KNIGHT, PAWN, PIECE_TYPE_BY_SYMBOL, QUEEN, ROOK,
     SQUARE_BY_NAME, SQUARE_NAMES, WHITE,
@@ -36,8 +38,9 @@ FAULTS = {
     "bad-en-passant": "an en-passant square that no double push on the last move can explain",
     "opposite-check": "the side not to move is in check: the last move was illegal",
     "too-many-checkers": "more than two pieces give check: no single move can do that",
-    "impossible-check": "a check no single last move can produce (two pawns or knights, or two "
-                        "sliders on one line, or a slider checking past the square the mover left)",
+    "impossible-check": "a check no single last move can produce: two pawns or knights, two "
+                        "pieces on one line, or a check the double push that set the en-passant "
+                        "square cannot have given",
 }
 
 
@@ -129,6 +132,7 @@ def _parse_castling(pos: Position, text: str, fen: str, faults: list) -> None:
             (mine & ((1 << king) - 1)).bit_count() > 1 or (mine & ~((1 << king) - 1)).bit_count() > 1
         ):
             faults.append(("bad-castling-rights", "two castling rights on one side of a king"))
+            rights &= ~backrank  # which one was meant is unknowable: keep neither
     pos.castling_rights = rights
 
 
@@ -181,11 +185,12 @@ def parse_fen(fen: str, chess960: bool = False, counters: bool = True, strict: b
     if len(parts) > 4:
         try:
             pos.halfmove_clock = int(parts[4])
-            pos.fullmove_number = max(1, int(parts[5])) if len(parts) > 5 else 1
+            fullmove = int(parts[5]) if len(parts) > 5 else 1
         except ValueError:
             raise _syntax(fen, "halfmove clock and fullmove number must be integers") from None
-        if pos.halfmove_clock < 0:
-            raise _syntax(fen, "negative halfmove clock")
+        if pos.halfmove_clock < 0 or fullmove < 0:
+            raise _syntax(fen, "negative halfmove clock or fullmove number")
+        pos.fullmove_number = max(1, fullmove)  # 0 is a common writer's slip for 1
     ep_text = parts[3]
     if ep_text != "-" and ep_text not in SQUARE_BY_NAME:
         raise _syntax(fen, f"bad en-passant field {ep_text!r}")
@@ -195,6 +200,7 @@ def parse_fen(fen: str, chess960: bool = False, counters: bool = True, strict: b
     _parse_castling(pos, parts[2], fen, faults)
     if ep_text != "-":
         pos.ep_square = SQUARE_BY_NAME[ep_text]
+    pos.key = base_key(pos)
     faults = _unique(faults + position_faults(pos))
     if not any(code not in WARNING_FAULTS for code, _ in faults):
         if _warnings is not None:
@@ -235,7 +241,7 @@ def position_faults(pos: Position) -> list[tuple[str, str]]:
             faults.append(("too-many-pawns", f"{name} has {pawns} pawns"))
         if own.bit_count() > 16:
             faults.append(("too-many-pieces", f"{name} has {own.bit_count()} pieces"))
-        else:
+        elif pawns <= 8:
             # Pieces beyond the original set must be promoted pawns.
             extra = (max(0, (p[QUEEN] & own).bit_count() - 1) + max(0, (p[ROOK] & own).bit_count() - 2)
                      + max(0, (p[BISHOP] & own).bit_count() - 2) + max(0, (p[KNIGHT] & own).bit_count() - 2))
@@ -243,7 +249,7 @@ def position_faults(pos: Position) -> list[tuple[str, str]]:
                 faults.append(("impossible-material",
                                f"{name} has {extra} promoted pieces but only {8 - pawns} missing pawns"))
     if p[PAWN] & BB_BACKRANKS:
-        squares = " ".join(SQUARE_NAMES[s] for s in range(64) if p[PAWN] & BB_BACKRANKS >> s & 1)
+        squares = " ".join(SQUARE_NAMES[s] for s in range(64) if (p[PAWN] & BB_BACKRANKS) >> s & 1)
         faults.append(("pawns-on-backrank", f"pawns on the first or last rank: {squares}"))
     if any(code in ("missing-king", "too-many-kings") for code, _ in faults):
         return faults  # the remaining rules need exactly one king per side
@@ -262,7 +268,28 @@ def position_faults(pos: Position) -> list[tuple[str, str]]:
         why = _impossible_double_check(pos, checking)
         if why:
             faults.append(("impossible-check", why))
+    if n and pos.ep_square is not None and not any(code == "bad-en-passant" for code, _ in faults):
+        why = _check_not_from_double_push(pos, checking)
+        if why:
+            faults.append(("impossible-check", why))
     return faults
+
+
+def _check_not_from_double_push(pos: Position, checking: int) -> str | None:
+    """With an en-passant square the last move was that double push: a check must come from
+    the pushed pawn, or be discovered by the pawn leaving its origin square."""
+    ep = pos.ep_square
+    pushed = ep - 8 if pos.turn else ep + 8
+    origin = ep + 8 if pos.turn else ep - 8
+    if checking & (checking - 1):
+        return "double check, but the last move was a double pawn push (en-passant square set)"
+    if checking == 1 << pushed:
+        return None
+    before = (pos.occupied & ~(1 << pushed)) | (1 << origin)
+    if attackers_mask(pos, not pos.turn, pos.king(pos.turn), before) & ~(1 << pushed):
+        return (f"check from {square_list(checking)} that the double push to {SQUARE_NAMES[pushed]} "
+                f"(en-passant square {SQUARE_NAMES[ep]}) cannot have given")
+    return None
 
 
 def _ep_fault(pos: Position) -> str | None:
@@ -292,17 +319,7 @@ def _impossible_double_check(pos: Position, checking: int) -> str | None:
     king = pos.king(pos.turn)
     if RAYS[king][a] and RAYS[king][a] == RAYS[king][b]:
         return "double check by two pieces on one line"
-    if BETWEEN[king][a] & BB_SQUARES[b] or BETWEEN[king][b] & BB_SQUARES[a]:
-        return "double check through a piece"
     return None
-
-
-def has_legal_en_passant(pos: Position) -> bool:
-    """True if the side to move has a legal en-passant capture."""
-    ep = pos.ep_square
-    if ep is None:
-        return False
-    return any(True for _ in iter_legal_moves(pos, to_mask=BB_SQUARES[ep]) if pos.mailbox[_ & 63] == PAWN)
 
 
 def _castling_text(pos: Position) -> str:

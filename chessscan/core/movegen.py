@@ -251,6 +251,23 @@ def has_legal_move(pos: Position) -> bool:
     return False
 
 
+def has_legal_en_passant(pos: Position) -> bool:
+    """True if the side to move has a legal en-passant capture (FIDE art. 3.7.3.1)."""
+    ep = pos.ep_square
+    if ep is None:
+        return False
+    king = pos.king(pos.turn)
+    capturers = PAWN_ATTACKS[not pos.turn][ep] & pos.pieces[PAWN] & pos.occupied_co[pos.turn]
+    if king < 0 or not capturers or pos.occupied >> ep & 1:
+        return False
+    while capturers:
+        low = capturers & -capturers
+        capturers ^= low
+        if _ep_is_safe(pos, low.bit_length() - 1, ep, king):
+            return True
+    return False
+
+
 def is_legal(pos: Position, move: Move) -> bool:
     """True if ``move`` (an encoded move) is legal in ``pos``."""
     frm, to = move & 63, (move >> 6) & 63

@@ -185,6 +185,13 @@ def resolve_san(pos: Position, san: str | SanMove, text: str | None = None) -> M
     if pos.occupied_co[us] & to_bb:
         raise IllegalMove(text, f"{text} is illegal: {SQUARE_NAMES[to]} holds a piece of the side to move")
     origins = candidates(pos, piece, to) & parsed.from_mask
+    if piece == PAWN:
+        # §8.2.3.3: a pawn capture names its origin file; without one the move is a push.
+        to_file = BB_FILES[to & 7]
+        if parsed.from_mask == BB_ALL or parsed.from_mask & to_file:
+            origins &= to_file
+        else:
+            origins &= ~to_file
     if not origins:
         raise IllegalMove(text, f"{text} is illegal: no {_piece_name(piece)} can reach {SQUARE_NAMES[to]}")
     promotion = parsed.promotion

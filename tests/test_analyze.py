@@ -134,7 +134,11 @@ def test_errors_are_recorded_and_reading_goes_on(tmp_path):
     assert list(games.plies) == [8, 7, 2, 1]
     assert list(games.error_code.fillna("")) == ["illegal-move", "", "illegal-move", ""]
     assert list(games.error_ply.fillna(-1)) == [9, -1, 3, -1]
-    assert list(games.outcome) == ["none", "checkmate", "none", "none"]
+    assert list(games.outcome) == ["none", "checkmate", "none", "insufficient_material"]
+    assert list(games.winner.fillna("")) == ["", "white", "", ""]
+    # Game d starts dead (two bare kings): its move comes after the automatic end, and "*"
+    # is not the result of a finished game.
+    assert sorted(issues[issues.game_index == 3].code) == ["moves-after-end", "result-unfinished"]
     err = issues[issues.game_index == 0].iloc[0]
     assert (err.line, err.column, err.ply, err.san, err.severity) == (6, 47, 9, "Ke3", "error")
     assert "FEN before the move: r1bqkbnr/1pp2ppp/p1p5/4p3/4P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 0 5" in err.message

@@ -7,8 +7,10 @@ the plain rules. Every difference becomes a ``disagreements`` row; known python-
 behaviours get a ``note`` but are never hidden.
 
 Compared per ply: the move (UCI, or the error class when one side rejects it), ``in_check``,
-the checkers (square names), checkmate, stalemate and the number of legal moves; per game:
-plies played and the final outcome.
+the checkers (square names), checkmate, stalemate, the number of legal moves, insufficient
+material, the halfmove clock, the Polyglot Zobrist key (``chess.polyglot.zobrist_hash``) and
+the repetition count (occurrences of python-chess's transposition key: placement, turn,
+castling rights and a *legal* en-passant square, as its ``is_repetition`` uses).
 
 Sample rule (``--cross-check sample``): every game whose ``game_index % 50 == 0``, plus every
 game in which our detector found a checkmate, stalemate, double check, en-passant check or
@@ -18,11 +20,14 @@ promotion check, so rare events are always confirmed. Deterministic by construct
 from __future__ import annotations
 
 import chess
+import chess.polyglot
 
 from chessscan.analysis.game import variant_kind
 from chessscan.core.checks import square_list
 from chessscan.core.fen import validate_fen
-from chessscan.core.movegen import checkers, has_legal_move, legal_moves
+from chessscan.core.movegen import checkers, has_legal_en_passant, has_legal_move, legal_moves
+from chessscan.core.rules import is_insufficient_material
+from chessscan.core.zobrist import repetition_key, zobrist_hash
 from chessscan.core.position import STARTING_FEN
 from chessscan.core.san import NULL, SanError, parse_san, resolve_san
 
@@ -92,6 +97,8 @@ def cross_check_game(raw, disagreements: dict[str, list]) -> tuple[int, int]:
 
     compared = 0
     ply = 0
+    our_seen = {repetition_key(ours, has_legal_en_passant(ours)): 1}
+    pc_seen = {board._transposition_key(): 1}
     for san in raw.sans:
         fen_before = None
         try:
@@ -128,12 +135,20 @@ def cross_check_game(raw, disagreements: dict[str, list]) -> tuple[int, int]:
         our_checkers = checkers(ours)
         our_any = has_legal_move(ours)
         pc_checkers = board.checkers_mask()
+        our_key = repetition_key(ours, has_legal_en_passant(ours))
+        our_seen[our_key] = our_rep = our_seen.get(our_key, 0) + 1
+        pc_key = board._transposition_key()
+        pc_seen[pc_key] = pc_rep = pc_seen.get(pc_key, 0) + 1
         pairs = (
             ("in_check", bool(our_checkers), board.is_check()),
             ("checkers", square_list(our_checkers), square_list(pc_checkers)),
             ("is_checkmate", bool(our_checkers) and not our_any, board.is_checkmate()),
             ("is_stalemate", not our_checkers and not our_any, board.is_stalemate()),
             ("legal_moves", len(legal_moves(ours)), board.legal_moves.count()),
+            ("insufficient_material", is_insufficient_material(ours), board.is_insufficient_material()),
+            ("halfmove_clock", ours.halfmove_clock, board.halfmove_clock),
+            ("zobrist", zobrist_hash(ours), chess.polyglot.zobrist_hash(board)),
+            ("repetition", our_rep, pc_rep),
         )
         for field, a, b in pairs:
             if a != b:

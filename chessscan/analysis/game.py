@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections import Counter
 
 from chessscan.analysis.options import AnalysisOptions
+from chessscan.analysis.repetition import find_perpetuals
 from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE, NONE, square_list
 from chessscan.core.fen import fault_severity, validate_fen
-from chessscan.core.movegen import attackers_mask, has_legal_move
+from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_legal_move
 from chessscan.core.position import Position
+from chessscan.core.rules import FIFTY_MOVES_PLIES, SEVENTYFIVE_MOVES_PLIES, is_insufficient_material
 from chessscan.core.san import NULL, SanError, parse_san, resolve_san
 from chessscan.core.squares import KING, PAWN
+from chessscan.core.zobrist import ep_key, repetition_key
 
 STANDARD_VARIANTS = frozenset({"", "standard", "chess", "normal", "from position", "fromposition",
                                "from_position", "classical", "?"})
@@ -62,16 +65,19 @@ class Tally:
         self.issues_by_severity = Counter()
         self.epd_positions = 0
         self.epd_invalid = 0
+        self.outcomes = Counter()
+        self.perpetuals = 0
         self.cross_checked_games = 0
         self.cross_checked_positions = 0
         self.disagreements = 0
 
     def merge(self, other: "Tally") -> None:
         for name in ("games", "games_ok", "games_with_errors", "unsupported_variant", "positions",
-                     "checkmates", "stalemates", "epd_positions", "epd_invalid", "cross_checked_games", "cross_checked_positions",
+                     "checkmates", "stalemates", "epd_positions", "epd_invalid", "perpetuals", "cross_checked_games", "cross_checked_positions",
                      "disagreements"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.checks.update(other.checks)
+        self.outcomes.update(other.outcomes)
         self.issues.update(other.issues)
         self.issues_by_severity.update(other.issues_by_severity)
 
@@ -88,6 +94,8 @@ class Tally:
             "checks": {k: self.checks.get(k, 0) for k in (DIRECT, DISCOVERED, DOUBLE)},
             "checkmates": self.checkmates,
             "stalemates": self.stalemates,
+            "outcomes": dict(sorted(self.outcomes.items())),
+            "perpetual_checks": self.perpetuals,
             "issues_by_severity": dict(self.issues_by_severity),
             "issues_by_code": dict(sorted(self.issues.items())),
             "cross_check": {"games": self.cross_checked_games, "positions": self.cross_checked_positions,
@@ -112,15 +120,41 @@ def add_issue(issues: dict, tally: Tally, source: str, game_index: int | None, l
     tally.issues_by_severity[severity] += 1
 
 
+class GameState:
+    """What :func:`_play` learned about one game (one object per game, not per ply)."""
+
+    __slots__ = ("plies", "outcome", "winner", "error", "counts", "keys", "gave_check",
+                 "repeated", "white_first", "perpetuals")
+
+    def __init__(self) -> None:
+        self.plies = 0
+        self.outcome = "none"
+        self.winner = None
+        self.error = None          # (code, ply) of the first error while playing
+        self.counts = {DIRECT: 0, DISCOVERED: 0, DOUBLE: 0, "special": 0}
+        self.keys: list[int] = []  # repetition key after each ply, [0] = start position
+        self.gave_check: list[bool] = [False]
+        self.repeated = False
+        self.white_first = True
+        self.perpetuals = ()
+
+
+# An automatic end (no claim needed) stops the game; moves after it are a warning.
+AUTOMATIC_ENDS = ("checkmate", "stalemate", "insufficient_material", "seventyfive_moves",
+                  "fivefold_repetition")
+DECISIVE = {"1-0": "white", "0-1": "black"}
+
+
 def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally) -> bool:
     """Analyze one game, appending its rows to ``tables`` and its counts to ``tally``.
-
-    Returns True when the game holds a rare event (checkmate, stalemate, double check,
-    en-passant or promotion check), which the cross-check sample always includes.
 
     ``raw`` is a RawGame: ``source, index, byte_offset, line, tags, sans, result, issues,
     locate(ply_index)``. A game with an error keeps its plies up to the error; the error is
     recorded (code, line, column, ply, SAN, FEN before the move). Never raises for bad input.
+
+    Returns True when the game holds a rare event (checkmate, stalemate, double check,
+    en-passant or promotion check, perpetual check), which the cross-check sample always
+    includes.
     """
     source = raw.source
     gi = raw.index
@@ -136,9 +170,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             error_code = iss.code
 
     kind = variant_kind(tags)
-    plies = 0
-    counts = {DIRECT: 0, DISCOVERED: 0, DOUBLE: 0, "special": 0}
-    outcome = "none"
+    state = GameState()
     pos = None
     start_fen = tags.get("FEN")
     if kind is None:
@@ -157,10 +189,15 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         pos = STANDARD_START.copy()
         pos.chess960 = kind == "chess960"
 
+    result_consistent = None
     if pos is not None:
-        plies, outcome, err = _play(raw, pos, tables, options, tally, counts)
-        if err is not None:
-            error_code, error_ply = error_code or err[0], err[1]
+        _play(raw, pos, tables, options, tally, state)
+        if state.error is not None:
+            error_code, error_ply = error_code or state.error[0], state.error[1]
+        if state.repeated:
+            state.perpetuals = find_perpetuals(state.keys, state.gave_check, state.white_first)
+            _write_perpetuals(raw, state, tables)
+        result_consistent = _check_result(raw, state, issues, tally)
 
     games = tables["games"]
     games["source"].append(source)
@@ -176,16 +213,17 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     for col, tag in (("eco", "ECO"), ("time_control", "TimeControl"), ("termination", "Termination"),
                      ("variant", "Variant")):
         games[col].append(get(tag))
+    counts = state.counts
     games["start_fen"].append(start_fen)
-    games["plies"].append(plies)
+    games["plies"].append(state.plies)
     games["checks"].append(counts[DIRECT] + counts[DISCOVERED] + counts[DOUBLE])
     games["direct_checks"].append(counts[DIRECT])
     games["discovered_checks"].append(counts[DISCOVERED])
     games["double_checks"].append(counts[DOUBLE])
-    games["outcome"].append(outcome)
-    games["winner"].append(None)
-    games["perpetuals"].append(None)
-    games["result_consistent"].append(None)
+    games["outcome"].append(state.outcome)
+    games["winner"].append(state.winner)
+    games["perpetuals"].append(len(state.perpetuals) if pos is not None else None)
+    games["result_consistent"].append(result_consistent)
     games["error_code"].append(error_code)
     games["error_ply"].append(error_ply)
 
@@ -193,18 +231,71 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         tally.games_ok += 1
     else:
         tally.games_with_errors += 1
-    tally.positions += plies
+    tally.positions += state.plies
     tally.checks.update({k: counts[k] for k in (DIRECT, DISCOVERED, DOUBLE)})
-    if outcome == "checkmate":
+    tally.outcomes[state.outcome] += 1
+    tally.perpetuals += len(state.perpetuals)
+    if state.outcome == "checkmate":
         tally.checkmates += 1
-    elif outcome == "stalemate":
+    elif state.outcome == "stalemate":
         tally.stalemates += 1
-    return outcome != "none" or bool(counts[DOUBLE] or counts["special"])
+    return (state.outcome in ("checkmate", "stalemate") or bool(counts[DOUBLE] or counts["special"])
+            or bool(state.perpetuals))
 
 
-def _play(raw, pos: Position, tables, options: AnalysisOptions, tally: Tally, counts: dict):
-    """Play the SAN tokens from ``pos``; returns ``(plies, outcome, error or None)``."""
+def _write_perpetuals(raw, state: GameState, tables) -> None:
+    rows = tables.get("perpetuals")
+    if rows is None:
+        return
+    for run in state.perpetuals:
+        rows["source"].append(raw.source)
+        rows["game_index"].append(raw.index)
+        rows["side"].append("white" if run.side else "black")
+        rows["first_ply"].append(run.first_ply)
+        rows["last_ply"].append(run.last_ply)
+        rows["checks"].append(run.checks)
+        rows["occurrences"].append(run.occurrences)
+        rows["game_ended"].append(run.last_ply == state.plies and state.error is None)
+        rows["result"].append(raw.tags.get("Result"))
+
+
+def _check_result(raw, state: GameState, issues, tally: Tally) -> bool:
+    """Compare the Result tag and the movetext result token with the final position; add
+    issues; return whether everything is consistent."""
     source, gi = raw.source, raw.index
+    tag = raw.tags.get("Result")
+    token = raw.result
+    ok = True
+    if tag is not None and token is not None and tag != token:
+        add_issue(issues, tally, source, gi, raw.line, None, None, "warning", "result-token-mismatch",
+                  f"Result tag {tag!r} but the movetext ends with {token!r}")
+        ok = False
+    if state.error is not None:
+        return ok
+    claimed = tag if tag is not None else token
+    outcome = state.outcome
+    if outcome == "checkmate":
+        expected = "1-0" if state.winner == "white" else "0-1"
+    elif outcome in AUTOMATIC_ENDS:
+        expected = "1/2-1/2"
+    else:
+        return ok
+    if claimed in (None, "*", "?"):
+        add_issue(issues, tally, source, gi, raw.line, None, state.plies, "warning", "result-unfinished",
+                  f"the game ended by {outcome.replace('_', ' ')} but its result is {claimed or 'missing'!r}")
+        return False
+    if claimed != expected and outcome in ("checkmate", "stalemate"):
+        add_issue(issues, tally, source, gi, raw.line, None, state.plies, "error", "result-mismatch",
+                  f"Result {claimed!r} contradicts the final position: {outcome}"
+                  f"{' by ' + state.winner if state.winner else ''}, so {expected}")
+        return False
+    return ok
+
+
+def _play(raw, pos: Position, tables, options: AnalysisOptions, tally: Tally, state: GameState) -> None:
+    """Play the SAN tokens from ``pos``, appending position rows and filling ``state``."""
+    source, gi = raw.source, raw.index
+    issues = tables["issues"]
     rows = tables["positions"]
     keep = options.positions
     want_fen = options.fen
@@ -219,18 +310,40 @@ def _play(raw, pos: Position, tables, options: AnalysisOptions, tally: Tally, co
                                 rows["halfmove_clock"].append)
     a_zob, a_rep = rows["zobrist"].append, rows["repetition"].append
     a_fen = rows["fen"].append if want_fen else None
+    keys_append = state.keys.append
+    checks_append = state.gave_check.append
+    counts = state.counts
 
     occ_co = pos.occupied_co
     pieces = pos.pieces
     mailbox = pos.mailbox
-    plies = 0
+    state.white_first = pos.turn
+    # Repetition counts since the last irreversible move (earlier positions cannot recur).
+    seen: dict[int, int] = {}
+    key = repetition_key(pos, pos.ep_square is not None and has_legal_en_passant(pos))
+    seen[key] = 1
+    keys_append(key)
+    ended = _start_status(pos)
+    ended_ply = 0 if ended else None
+    warned_after_end = False
     mate = stale = False
-    error = None
+    plies = 0
     for i, san in enumerate(raw.sans):
+        if ended in ("checkmate", "stalemate"):
+            line, col = raw.locate(i)
+            add_issue(issues, tally, source, gi, line, col, i + 1, "warning", "moves-after-end",
+                      f"{len(raw.sans) - i} move(s) after the {ended}: {san} ... not played", san)
+            break
+        if ended is not None and not warned_after_end:
+            warned_after_end = True
+            line, col = raw.locate(i)
+            add_issue(issues, tally, source, gi, line, col, i + 1, "warning", "moves-after-end",
+                      f"the game ended automatically by {ended.replace('_', ' ')} at ply {ended_ply}; "
+                      f"play goes on from {san}", san)
         try:
             parsed = parse_san(san)
             if parsed.piece == NULL:
-                add_issue(tables["issues"], tally, source, gi, *raw.locate(i), i + 1, "warning", "null-move",
+                add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "null-move",
                           f"null move {san!r} played as a pass", san)
                 move = 0
             else:
@@ -238,9 +351,9 @@ def _play(raw, pos: Position, tables, options: AnalysisOptions, tally: Tally, co
         except SanError as exc:
             line, col = raw.locate(i)
             number = f"{pos.fullmove_number}{'.' if pos.turn else '...'}"
-            add_issue(tables["issues"], tally, source, gi, line, col, i + 1, "error", exc.code,
+            add_issue(issues, tally, source, gi, line, col, i + 1, "error", exc.code,
                       f"{number}{exc} [FEN before the move: {pos.fen()}]", san)
-            error = (exc.code, i + 1)
+            state.error = (exc.code, i + 1)
             break
         us = pos.turn
         move_number = pos.fullmove_number
@@ -280,6 +393,52 @@ def _play(raw, pos: Position, tables, options: AnalysisOptions, tally: Tally, co
             kind = NONE
             mate = False
             stale = not has_legal_move(pos)
+        ep = pos.ep_square
+        if ep is None:
+            zobrist = pos.key
+            key = repetition_key(pos, False)
+        else:
+            zobrist = pos.key ^ ep_key(pos)
+            key = repetition_key(pos, has_legal_en_passant(pos))
+        clock = pos.halfmove_clock
+        if clock == 0:
+            seen.clear()
+        rep = seen.get(key, 0) + 1
+        seen[key] = rep
+        keys_append(key)
+        checks_append(bool(checking))
+        if rep > 1:
+            state.repeated = True
+        if ended is None:
+            if mate:
+                ended = "checkmate"
+            elif stale:
+                ended = "stalemate"
+            elif clock == 0 and is_insufficient_material(pos):
+                ended = "insufficient_material"
+            elif clock >= SEVENTYFIVE_MOVES_PLIES:
+                ended = "seventyfive_moves"
+            elif rep >= 5:
+                ended = "fivefold_repetition"
+            if ended is not None:
+                ended_ply = plies
+                if mate:
+                    state.winner = "white" if us else "black"
+        suffix = parsed.suffix
+        if suffix or mate:
+            if suffix == "#" and not mate:
+                problem = "it is written as mate but is " + ("only check" if checking else "not check")
+            elif suffix == "+" and not checking:
+                problem = "it is written as check but does not give check"
+            elif mate and suffix != "#":
+                problem = "it mates but is written without '#'"
+            else:
+                problem = None
+            if problem:
+                line, col = raw.locate(i)
+                number = f"{move_number}{'.' if us else '...'}"
+                add_issue(issues, tally, source, gi, line, col, plies, "warning", "suffix-mismatch",
+                          f"{number}{san}: {problem}", san)
         if keep == "all" or (keep == "checks" and checking):
             a_source(source)
             a_gi(gi)
@@ -296,16 +455,29 @@ def _play(raw, pos: Position, tables, options: AnalysisOptions, tally: Tally, co
             a_promo(bool(checking and promotion))
             a_mate(mate)
             a_stale(stale)
-            a_clock(pos.halfmove_clock)
-            a_zob(None)
-            a_rep(None)
+            a_clock(clock)
+            a_zob(zobrist)
+            a_rep(rep)
             if a_fen is not None:
                 a_fen(pos.fen())
-    if plies == 0 and error is None:
-        # No move played: the start position itself may be mate or stalemate (FEN setups).
-        king = (pieces[KING] & occ_co[pos.turn]).bit_length() - 1
-        if not has_legal_move(pos):
-            mate = bool(attackers_mask(pos, not pos.turn, king))
-            stale = not mate
-    outcome = "checkmate" if mate else "stalemate" if stale else "none"
-    return plies, outcome, error
+    state.plies = plies
+    if ended is not None:
+        state.outcome = ended
+    elif state.error is None:
+        if seen.get(state.keys[-1], 0) >= 3:
+            state.outcome = "threefold_repetition"
+        elif pos.halfmove_clock >= FIFTY_MOVES_PLIES:
+            state.outcome = "fifty_moves"
+
+
+def _start_status(pos: Position) -> str | None:
+    """Automatic end already true of a start position (FEN setups): mate, stalemate, dead
+    position or the seventy-five-move count."""
+    if not has_legal_move(pos):
+        king = pos.king(pos.turn)
+        return "checkmate" if attackers_mask(pos, not pos.turn, king) else "stalemate"
+    if is_insufficient_material(pos):
+        return "insufficient_material"
+    if pos.halfmove_clock >= SEVENTYFIVE_MOVES_PLIES:
+        return "seventyfive_moves"
+    return None

@@ -11,7 +11,10 @@ State is held as plain ints so the hot path allocates nothing per ply:
 - ``ep_square``: the square a pawn skipped with a double push on the last ply, or ``None``
   (recorded after every double push, as in FEN, PGN standard §16.1.3.4);
 - ``halfmove_clock`` (plies since the last capture or pawn move, FIDE art. 9.3) and
-  ``fullmove_number``.
+  ``fullmove_number``;
+- ``key``: the Polyglot Zobrist key without its en-passant part, updated incrementally
+  (see :mod:`chessscan.core.zobrist`; whoever sets fields directly must refresh it with
+  :func:`chessscan.core.zobrist.base_key`).
 
 Moves are ints: ``from | to << 6 | promotion << 12`` with squares 0..63 and the promotion
 piece type (0 for none). Castling is encoded as the king moving onto its own rook, which
@@ -21,6 +24,7 @@ is unambiguous in Chess960 too; :func:`move_uci` writes it the standard way.
 from __future__ import annotations
 
 from chessscan.core.bitboard import BB_RANK_1, BB_RANK_8, BB_SQUARES, Bitboard
+from chessscan.core.zobrist import PIECE_KEYS, TURN_KEY, castling_key
 from chessscan.core.squares import (
     BISHOP, BLACK, KING, KNIGHT, PAWN, PIECE_SYMBOLS, QUEEN, ROOK, SQUARE_NAMES, WHITE,
     Color, Square,
@@ -58,7 +62,7 @@ class Position:
 
     __slots__ = (
         "pieces", "occupied_co", "occupied", "mailbox", "turn", "castling_rights",
-        "ep_square", "halfmove_clock", "fullmove_number", "chess960",
+        "ep_square", "halfmove_clock", "fullmove_number", "chess960", "key",
     )
 
     def __init__(self) -> None:
@@ -72,6 +76,7 @@ class Position:
         self.halfmove_clock = 0
         self.fullmove_number = 1
         self.chess960 = False
+        self.key = TURN_KEY
 
     @classmethod
     def initial(cls) -> "Position":
@@ -97,6 +102,7 @@ class Position:
         p.halfmove_clock = self.halfmove_clock
         p.fullmove_number = self.fullmove_number
         p.chess960 = self.chess960
+        p.key = self.key
         return p
 
     # -- placement -------------------------------------------------------------------
@@ -108,6 +114,7 @@ class Position:
         self.occupied_co[color] |= bb
         self.occupied |= bb
         self.mailbox[sq] = piece_type
+        self.key ^= PIECE_KEYS[color][piece_type][sq]
 
     def color_at(self, sq: Square) -> Color | None:
         bb = BB_SQUARES[sq]
@@ -166,6 +173,9 @@ class Position:
         self.halfmove_clock += 1
         if not us:
             self.fullmove_number += 1
+        rights = self.castling_rights
+        our_keys = PIECE_KEYS[us]
+        key = self.key ^ TURN_KEY
 
         if pt == KING and occ_co[us] & to_bb:
             # Castling: king onto its rook; both land on the c/d or g/f files.
@@ -183,12 +193,14 @@ class Position:
             pieces[KING] = (pieces[KING] & ~from_bb) | k_to_bb
             pieces[ROOK] = (pieces[ROOK] & ~to_bb) | r_to_bb
             occ_co[us] = (occ_co[us] & ~(from_bb | to_bb)) | k_to_bb | r_to_bb
+            key ^= (our_keys[KING][frm] ^ our_keys[KING][k_to] ^ our_keys[ROOK][to] ^ our_keys[ROOK][r_to])
             self.castling_rights &= ~(BB_RANK_1 if us else BB_RANK_8)
         else:
             captured = mailbox[to]
             if captured:
                 pieces[captured] ^= to_bb
                 occ_co[them] ^= to_bb
+                key ^= PIECE_KEYS[them][captured][to]
                 self.halfmove_clock = 0
                 self.castling_rights &= ~to_bb
             elif pt == PAWN and to == ep and (to - frm) & 7:
@@ -197,11 +209,13 @@ class Position:
                 pieces[PAWN] ^= cap_bb
                 occ_co[them] ^= cap_bb
                 mailbox[cap_sq] = 0
+                key ^= PIECE_KEYS[them][PAWN][cap_sq]
             move_bb = from_bb | to_bb
             pieces[pt] ^= move_bb
             occ_co[us] ^= move_bb
             mailbox[frm] = 0
             mailbox[to] = pt
+            key ^= our_keys[pt][frm] ^ our_keys[pt][to]
             if pt == PAWN:
                 self.halfmove_clock = 0
                 if to - frm == 16 or frm - to == 16:
@@ -212,9 +226,24 @@ class Position:
                         pieces[PAWN] ^= to_bb
                         pieces[promotion] |= to_bb
                         mailbox[to] = promotion
+                        key ^= our_keys[PAWN][to] ^ our_keys[promotion][to]
             elif pt == KING:
                 self.castling_rights &= ~(BB_RANK_1 if us else BB_RANK_8)
             self.castling_rights &= ~from_bb
+        if rights != self.castling_rights:
+            # The part depends on where the kings stand; the mover's king stood on frm.
+            kings = pieces[KING]
+            wk = (kings & occ_co[1]).bit_length() - 1
+            bk = (kings & occ_co[0]).bit_length() - 1
+            if pt == KING:
+                if us:
+                    old = castling_key(rights, frm, bk)
+                else:
+                    old = castling_key(rights, wk, frm)
+            else:
+                old = castling_key(rights, wk, bk)
+            key ^= old ^ castling_key(self.castling_rights, wk, bk)
+        self.key = key
         self.occupied = occ_co[0] | occ_co[1]
         self.turn = them
 
@@ -225,6 +254,7 @@ class Position:
         if not self.turn:
             self.fullmove_number += 1
         self.turn = not self.turn
+        self.key ^= TURN_KEY
 
     def move_uci(self, move: Move) -> str:
         """UCI text of ``move`` in this position (before it is played).

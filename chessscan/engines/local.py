@@ -38,7 +38,7 @@ def tables_for(paths: Iterable[str], options: AnalysisOptions) -> tuple[str, ...
     paths = list(paths)
     names = []
     if any(not is_epd(p) for p in paths):
-        names += ["positions", "games"]
+        names += ["positions", "games", "perpetuals"]
     if any(is_epd(p) for p in paths):
         names.append("epd_positions")
     names.append("issues")

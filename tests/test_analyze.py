@@ -46,12 +46,13 @@ def python_chess_counts(path, limit=None):
 
 
 def cross_check_file(path):
+    """Every position of ``path`` against python-chess, through the core API replay."""
     rows = new_buffers("disagreements")
     games = positions = 0
     for raw in read_games(str(path)):
-        compared, _ = cross_check_game(raw, rows)
+        result = cross_check_game(raw, rows)
         games += 1
-        positions += compared
+        positions += result[0] if result else 0
     return games, positions, pd.DataFrame(rows)
 
 
@@ -80,10 +81,13 @@ def test_every_position_agrees_with_python_chess(path):
 @pytest.mark.parametrize("name", ["lichess-magnus-first1000.pgn", "pgnmentor-Fischer.pgn",
                                   "tcec-nocomments-first1000.pgn"])
 def test_shared_samples_agree_with_python_chess(name):
+    """The values written to the tables (the hot loop's) against python-chess."""
     path = shared_path("games", "samples", name)
-    games, positions, rows = cross_check_file(path)
-    assert games == len(re.findall(rb"^\[Event ", path.read_bytes(), re.M))
+    tables = scan(path, cross_check="full")
+    assert len(tables["games"]) == len(re.findall(rb"^\[Event ", path.read_bytes(), re.M))
+    rows = tables["disagreements"]
     assert rows.empty, rows.head(10).to_string()
+    assert tables["summary"]["cross_check"]["positions"] == len(tables["positions"])
 
 
 def test_variants_are_reported_not_analyzed():

@@ -53,15 +53,34 @@ def sampled(game_index: int, rare: bool) -> bool:
     return rare or game_index % SAMPLE_EVERY == 0
 
 
-def cross_check_game(raw, disagreements: dict[str, list]) -> tuple[int, int]:
-    """Replay ``raw`` (a RawGame) in chessscan and in python-chess and append one
+def _python_chess_kind(board: chess.Board, move: chess.Move, checkers_bb: int) -> str:
+    """chessscan's check kind (README, "Check kinds") derived from python-chess's view: the
+    square where the moved piece (or the castling rook) arrived, against its checkers."""
+    if not checkers_bb:
+        return "none"
+    if checkers_bb & (checkers_bb - 1):
+        return "double"
+    arrived = move.to_square
+    if board.is_castling(move):
+        arrived = (move.from_square & 56) + (3 if move.to_square < move.from_square else 5)
+    return "direct" if checkers_bb >> arrived & 1 else "discovered"
+
+
+def cross_check_game(raw, disagreements: dict[str, list], rows: dict[str, list] | None = None,
+                     row_start: int = 0) -> tuple[int, int] | None:
+    """Replay ``raw`` (a RawGame) in python-chess and compare with chessscan; append one
     ``disagreements`` row per difference. Returns ``(positions compared, rows added)``.
 
-    Games in a variant chessscan does not play are skipped (0, 0).
+    ``rows``/``row_start``: the ``positions`` buffers holding this game's rows from index
+    ``row_start`` on (one per ply, i.e. written with ``positions="all"``): then the values
+    compared are the ones chessscan wrote. Without them (or beyond them) chessscan's side is
+    replayed through the core API. The move, the number of legal moves and insufficient
+    material always come from that replay. ``fen`` in a row is the FEN before the move.
+    Games in a variant chessscan does not play are skipped: None.
     """
     kind = variant_kind(raw.tags)
     if kind is None:
-        return 0, 0
+        return None
     chess960 = kind == "chess960"
     fen = raw.tags.get("FEN")
     added = 0
@@ -89,18 +108,20 @@ def cross_check_game(raw, disagreements: dict[str, list]) -> tuple[int, int]:
     except ValueError as exc:
         board, pc_error = None, f"invalid-fen ({exc})"
     if (our_error is None) != (pc_error is None):
-        emit(0, "start_fen", our_error or "valid", pc_error or "valid", fen,
-             "python-chess's Board() accepts positions its is_valid() rejects" if our_error and board is not None else None)
+        note = None
+        if our_error and board is not None:
+            note = f"chessscan's rule {our_error} is stricter than python-chess's Board.is_valid()"
+        emit(0, "start_fen", our_error or "valid", pc_error or "valid", fen, note)
         return 0, added
     if ours is None:
         return 0, added
 
+    n_rows = len(rows["ply"]) - row_start if rows is not None else 0
     compared = 0
     ply = 0
     our_seen = {repetition_key(ours, has_legal_en_passant(ours)): 1}
     pc_seen = {board._transposition_key(): 1}
     for san in raw.sans:
-        fen_before = None
         try:
             parsed = parse_san(san)
             our_move = 0 if parsed.piece == NULL else resolve_san(ours, parsed, san)
@@ -116,43 +137,59 @@ def cross_check_game(raw, disagreements: dict[str, list]) -> tuple[int, int]:
             pc_err, pc_text = _pc_error_code(exc), None
         if our_err or pc_err:
             if our_err != pc_err:
-                fen_before = board.fen()
                 note = None
                 if pc_err is None and our_err == "invalid-san":
                     note = "python-chess's parse_san accepts text that is not SAN"
-                emit(ply + 1, "move", our_err or our_text, pc_err or pc_text, fen_before, note)
+                emit(ply + 1, "move", our_err or our_text, pc_err or pc_text, board.fen(), note)
             break
         if our_text != pc_text:
             emit(ply + 1, "move", our_text, pc_text, board.fen())
             break
+        fen_before = None
         if our_move:
             ours.play(our_move)
         else:
             ours.play_null()
+        pc_kind_board = board.copy(stack=False) if pc_move else None
         board.push(pc_move)
         ply += 1
         compared += 1
-        our_checkers = checkers(ours)
-        our_any = has_legal_move(ours)
         pc_checkers = board.checkers_mask()
-        our_key = repetition_key(ours, has_legal_en_passant(ours))
-        our_seen[our_key] = our_rep = our_seen.get(our_key, 0) + 1
         pc_key = board._transposition_key()
         pc_seen[pc_key] = pc_rep = pc_seen.get(pc_key, 0) + 1
+        pc_kind = _python_chess_kind(pc_kind_board, pc_move, pc_checkers) if pc_move else (
+            "none" if not pc_checkers else "double" if pc_checkers & (pc_checkers - 1) else "discovered")
+        our_key = repetition_key(ours, has_legal_en_passant(ours))
+        our_seen[our_key] = our_rep = our_seen.get(our_key, 0) + 1
+        if ply <= n_rows:
+            r = row_start + ply - 1
+            mine = {f: rows[f][r] for f in ("uci", "in_check", "check_kind", "checkers", "is_checkmate",
+                                              "is_stalemate", "halfmove_clock", "zobrist", "repetition")}
+        else:
+            our_checkers = checkers(ours)
+            our_any = has_legal_move(ours)
+            mine = {"uci": our_text, "in_check": bool(our_checkers), "checkers": square_list(our_checkers),
+                    "check_kind": None, "is_checkmate": bool(our_checkers) and not our_any,
+                    "is_stalemate": not our_checkers and not our_any, "halfmove_clock": ours.halfmove_clock,
+                    "zobrist": zobrist_hash(ours), "repetition": our_rep}
         pairs = (
-            ("in_check", bool(our_checkers), board.is_check()),
-            ("checkers", square_list(our_checkers), square_list(pc_checkers)),
-            ("is_checkmate", bool(our_checkers) and not our_any, board.is_checkmate()),
-            ("is_stalemate", not our_checkers and not our_any, board.is_stalemate()),
+            ("uci", mine["uci"], pc_text),
+            ("in_check", mine["in_check"], board.is_check()),
+            ("check_kind", mine["check_kind"] or pc_kind, pc_kind),
+            ("checkers", mine["checkers"], square_list(pc_checkers)),
+            ("is_checkmate", mine["is_checkmate"], board.is_checkmate()),
+            ("is_stalemate", mine["is_stalemate"], board.is_stalemate()),
             ("legal_moves", len(legal_moves(ours)), board.legal_moves.count()),
             ("insufficient_material", is_insufficient_material(ours), board.is_insufficient_material()),
-            ("halfmove_clock", ours.halfmove_clock, board.halfmove_clock),
-            ("zobrist", zobrist_hash(ours), chess.polyglot.zobrist_hash(board)),
-            ("repetition", our_rep, pc_rep),
+            ("halfmove_clock", mine["halfmove_clock"], board.halfmove_clock),
+            ("zobrist", mine["zobrist"], chess.polyglot.zobrist_hash(board)),
+            ("repetition", mine["repetition"], pc_rep),
         )
         for field, a, b in pairs:
             if a != b:
-                last = board.pop()
-                emit(ply, field, a, b, board.fen())
-                board.push(last)
+                if fen_before is None:
+                    last = board.pop()
+                    fen_before = board.fen()
+                    board.push(last)
+                emit(ply, field, a, b, fen_before)
     return compared, added

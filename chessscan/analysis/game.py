@@ -11,15 +11,12 @@ from __future__ import annotations
 from collections import Counter
 
 from chessscan.analysis.options import AnalysisOptions
+from chessscan.analysis.plies import play_plies
 from chessscan.analysis.repetition import find_perpetuals
-from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE, NONE, square_list
+from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE
 from chessscan.core.fen import fault_severity, validate_fen
-from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_legal_move
 from chessscan.core.position import Position
-from chessscan.core.rules import FIFTY_MOVES_PLIES, SEVENTYFIVE_MOVES_PLIES, is_insufficient_material
-from chessscan.core.san import NULL, SanError, parse_san, resolve_san
-from chessscan.core.squares import KING, PAWN
-from chessscan.core.zobrist import ep_key, repetition_key
+from chessscan.core.rules import FIFTY_MOVES_PLIES
 
 STANDARD_VARIANTS = frozenset({"", "standard", "chess", "normal", "from position", "fromposition",
                                "from_position", "classical", "?"})
@@ -124,7 +121,7 @@ class GameState:
     """What :func:`_play` learned about one game (one object per game, not per ply)."""
 
     __slots__ = ("plies", "outcome", "winner", "error", "counts", "keys", "gave_check",
-                 "repeated", "white_first", "perpetuals")
+                 "repeated", "white_first", "perpetuals", "ended", "final_repetition", "final_clock")
 
     def __init__(self) -> None:
         self.plies = 0
@@ -137,6 +134,9 @@ class GameState:
         self.repeated = False
         self.white_first = True
         self.perpetuals = ()
+        self.ended = None          # first automatic end reached (see AUTOMATIC_ENDS)
+        self.final_repetition = 0
+        self.final_clock = 0
 
 
 # An automatic end (no claim needed) stops the game; moves after it are a warning.
@@ -191,7 +191,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
 
     result_consistent = None
     if pos is not None:
-        _play(raw, pos, tables, options, tally, state)
+        play_plies(raw, pos, tables, options, tally, state, add_issue)
+        _set_outcome(state)
         if state.error is not None:
             error_code, error_ply = error_code or state.error[0], state.error[1]
         if state.repeated:
@@ -292,192 +293,13 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> bool:
     return ok
 
 
-def _play(raw, pos: Position, tables, options: AnalysisOptions, tally: Tally, state: GameState) -> None:
-    """Play the SAN tokens from ``pos``, appending position rows and filling ``state``."""
-    source, gi = raw.source, raw.index
-    issues = tables["issues"]
-    rows = tables["positions"]
-    keep = options.positions
-    want_fen = options.fen
-    # Bound appends: the per-ply cost is these calls and nothing else.
-    a_source, a_gi, a_ply, a_mn = (rows["source"].append, rows["game_index"].append,
-                                   rows["ply"].append, rows["move_number"].append)
-    a_color, a_san, a_uci = rows["color"].append, rows["san"].append, rows["uci"].append
-    a_check, a_kind, a_checkers = rows["in_check"].append, rows["check_kind"].append, rows["checkers"].append
-    a_ep, a_castle, a_promo = (rows["by_en_passant"].append, rows["by_castling"].append,
-                               rows["by_promotion"].append)
-    a_mate, a_stale, a_clock = (rows["is_checkmate"].append, rows["is_stalemate"].append,
-                                rows["halfmove_clock"].append)
-    a_zob, a_rep = rows["zobrist"].append, rows["repetition"].append
-    a_fen = rows["fen"].append if want_fen else None
-    keys_append = state.keys.append
-    checks_append = state.gave_check.append
-    counts = state.counts
-
-    occ_co = pos.occupied_co
-    pieces = pos.pieces
-    mailbox = pos.mailbox
-    state.white_first = pos.turn
-    # Repetition counts since the last irreversible move (earlier positions cannot recur).
-    seen: dict[int, int] = {}
-    key = repetition_key(pos, pos.ep_square is not None and has_legal_en_passant(pos))
-    seen[key] = 1
-    keys_append(key)
-    ended = _start_status(pos)
-    ended_ply = 0 if ended else None
-    warned_after_end = False
-    mate = stale = False
-    plies = 0
-    for i, san in enumerate(raw.sans):
-        if ended in ("checkmate", "stalemate"):
-            line, col = raw.locate(i)
-            add_issue(issues, tally, source, gi, line, col, i + 1, "warning", "moves-after-end",
-                      f"{len(raw.sans) - i} move(s) after the {ended}: {san} ... not played", san)
-            break
-        if ended is not None and not warned_after_end:
-            warned_after_end = True
-            line, col = raw.locate(i)
-            add_issue(issues, tally, source, gi, line, col, i + 1, "warning", "moves-after-end",
-                      f"the game ended automatically by {ended.replace('_', ' ')} at ply {ended_ply}; "
-                      f"play goes on from {san}", san)
-        try:
-            parsed = parse_san(san)
-            if parsed.piece == NULL:
-                add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "null-move",
-                          f"null move {san!r} played as a pass", san)
-                move = 0
-            else:
-                move = resolve_san(pos, parsed, san)
-        except SanError as exc:
-            line, col = raw.locate(i)
-            number = f"{pos.fullmove_number}{'.' if pos.turn else '...'}"
-            add_issue(issues, tally, source, gi, line, col, i + 1, "error", exc.code,
-                      f"{number}{exc} [FEN before the move: {pos.fen()}]", san)
-            state.error = (exc.code, i + 1)
-            break
-        us = pos.turn
-        move_number = pos.fullmove_number
-        if move:
-            frm, to = move & 63, (move >> 6) & 63
-            pt = mailbox[frm]
-            castling = pt == KING and occ_co[us] >> to & 1
-            en_passant = pt == PAWN and to == pos.ep_square and (to - frm) & 7 != 0
-            promotion = move >> 12
-            uci = pos.move_uci(move)
-            pos.play(move)
-            if castling:
-                arrived = 1 << ((frm & 56) + (3 if to < frm else 5))
-            else:
-                arrived = 1 << to
-        else:
-            castling = en_passant = promotion = 0
-            arrived = 0
-            uci = "0000"
-            pos.play_null()
-        plies += 1
-        king = (pieces[KING] & occ_co[not us]).bit_length() - 1
-        checking = attackers_mask(pos, us, king)
-        if checking:
-            if checking & (checking - 1):
-                kind = DOUBLE
-            elif checking & arrived:
-                kind = DIRECT
-            else:
-                kind = DISCOVERED
-            counts[kind] += 1
-            if en_passant or promotion:
-                counts["special"] += 1
-            mate = not has_legal_move(pos)
-            stale = False
-        else:
-            kind = NONE
-            mate = False
-            stale = not has_legal_move(pos)
-        ep = pos.ep_square
-        if ep is None:
-            zobrist = pos.key
-            key = repetition_key(pos, False)
-        else:
-            zobrist = pos.key ^ ep_key(pos)
-            key = repetition_key(pos, has_legal_en_passant(pos))
-        clock = pos.halfmove_clock
-        if clock == 0:
-            seen.clear()
-        rep = seen.get(key, 0) + 1
-        seen[key] = rep
-        keys_append(key)
-        checks_append(bool(checking))
-        if rep > 1:
-            state.repeated = True
-        if ended is None:
-            if mate:
-                ended = "checkmate"
-            elif stale:
-                ended = "stalemate"
-            elif clock == 0 and is_insufficient_material(pos):
-                ended = "insufficient_material"
-            elif clock >= SEVENTYFIVE_MOVES_PLIES:
-                ended = "seventyfive_moves"
-            elif rep >= 5:
-                ended = "fivefold_repetition"
-            if ended is not None:
-                ended_ply = plies
-                if mate:
-                    state.winner = "white" if us else "black"
-        suffix = parsed.suffix
-        if suffix or mate:
-            if suffix == "#" and not mate:
-                problem = "it is written as mate but is " + ("only check" if checking else "not check")
-            elif suffix == "+" and not checking:
-                problem = "it is written as check but does not give check"
-            elif mate and suffix != "#":
-                problem = "it mates but is written without '#'"
-            else:
-                problem = None
-            if problem:
-                line, col = raw.locate(i)
-                number = f"{move_number}{'.' if us else '...'}"
-                add_issue(issues, tally, source, gi, line, col, plies, "warning", "suffix-mismatch",
-                          f"{number}{san}: {problem}", san)
-        if keep == "all" or (keep == "checks" and checking):
-            a_source(source)
-            a_gi(gi)
-            a_ply(plies)
-            a_mn(move_number)
-            a_color("white" if us else "black")
-            a_san(san)
-            a_uci(uci)
-            a_check(bool(checking))
-            a_kind(kind)
-            a_checkers(square_list(checking) if checking else "")
-            a_ep(bool(checking) and en_passant)
-            a_castle(bool(checking and castling))
-            a_promo(bool(checking and promotion))
-            a_mate(mate)
-            a_stale(stale)
-            a_clock(clock)
-            a_zob(zobrist)
-            a_rep(rep)
-            if a_fen is not None:
-                a_fen(pos.fen())
-    state.plies = plies
-    if ended is not None:
-        state.outcome = ended
+def _set_outcome(state: GameState) -> None:
+    """The game's outcome: the first automatic end reached, else what the final position lets
+    a player claim (threefold repetition, fifty moves), else ``none``."""
+    if state.ended is not None:
+        state.outcome = state.ended
     elif state.error is None:
-        if seen.get(state.keys[-1], 0) >= 3:
+        if state.final_repetition >= 3:
             state.outcome = "threefold_repetition"
-        elif pos.halfmove_clock >= FIFTY_MOVES_PLIES:
+        elif state.final_clock >= FIFTY_MOVES_PLIES:
             state.outcome = "fifty_moves"
-
-
-def _start_status(pos: Position) -> str | None:
-    """Automatic end already true of a start position (FEN setups): mate, stalemate, dead
-    position or the seventy-five-move count."""
-    if not has_legal_move(pos):
-        king = pos.king(pos.turn)
-        return "checkmate" if attackers_mask(pos, not pos.turn, king) else "stalemate"
-    if is_insufficient_material(pos):
-        return "insufficient_material"
-    if pos.halfmove_clock >= SEVENTYFIVE_MOVES_PLIES:
-        return "seventyfive_moves"
-    return None

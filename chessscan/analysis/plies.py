@@ -14,9 +14,10 @@ rules are stated here and checked against the plain core API by the cross-check 
   it and the king; in double check only the king may move). Everything else — several
   candidates, castling, en passant, errors — goes through
   :func:`chessscan.core.san.resolve_san`.
-- Check: a move can only give check if a square it changed (from, to, the en-passant victim,
-  the castling rook) lies on a queen line through the enemy king or a knight's jump from it;
-  otherwise the full attacker computation is skipped.
+- Check: after a move, the only possible checkers are the piece that arrived (the moved or
+  promoted piece, or the castling rook) and our sliders standing behind a square the move
+  vacated (its from-square, the en-passant victim's square, the castling rook's square) on
+  a line through the enemy king. Only those are tested, never all the enemy's attackers.
 - Stalemate: when not in check, a pawn that can push or a knight with a free square proves a
   legal move exists if it is not pinned (first tried without computing pins: a piece on no
   queen line through its king cannot be pinned); otherwise
@@ -41,8 +42,6 @@ from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, SQUA
 from chessscan.core.zobrist import EP_KEYS, MASK64, ep_key
 
 QUEEN_PSEUDO = tuple(BISHOP_PSEUDO[sq] | ROOK_PSEUDO[sq] for sq in range(64))
-# Squares from which a check on a king on ``sq`` can start: its queen lines and knight jumps.
-CHECK_ZONE = tuple(QUEEN_PSEUDO[sq] | KNIGHT_ATTACKS[sq] for sq in range(64))
 _CASTLE_MIX = 0x9E3779B97F4A7C15  # as chessscan.core.zobrist.repetition_key
 _UCI: dict[int, str] = {}
 COLOR_NAMES = ("black", "white")
@@ -202,33 +201,66 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         if move:
             frm, to = move & 63, (move >> 6) & 63
             pt = mailbox[frm]
-            changed = (1 << frm) | (1 << to)
+            vacated = 1 << frm
             castling = en_passant = False
             if pt == KING and occ_co[us] >> to & 1:
                 castling = True
-                rook_to = (frm & 56) + (3 if to < frm else 5)
-                arrived = 1 << rook_to
-                changed |= arrived
+                dest = (frm & 56) + (3 if to < frm else 5)  # the rook's square
+                vacated |= 1 << to
                 uci = pos.move_uci(move)
             else:
-                arrived = 1 << to
+                dest = to
                 if pt == PAWN and to == pos.ep_square and (to - frm) & 7:
                     en_passant = True
-                    changed |= 1 << (to - 8 if us else to + 8)
+                    vacated |= 1 << (to - 8 if us else to + 8)
                 uci = uci_cache.get(move) or _uci(move)
             play(move)
         else:
             castling = en_passant = False
-            changed = arrived = 0
+            vacated = 0
+            dest = -1
             uci = "0000"
             pos.play_null()
         plies += 1
-        # The side to move is now ``them``.
+        # The side to move is now ``them``. Checks (module doc): the piece that arrived on
+        # ``dest``, and our sliders behind a vacated square on a line through their king.
         own_king = (pieces[KING] & occ_co[them]).bit_length() - 1
-        if own_king >= 0 and CHECK_ZONE[own_king] & changed:
-            checking = attackers_mask(pos, us, own_king)
-        else:
-            checking = 0
+        checking = 0
+        if own_king >= 0:
+            king_bb = 1 << own_king
+            occ = occ_co[0] | occ_co[1]
+            if dest >= 0:
+                arrived_pt = mailbox[dest]
+                if arrived_pt == PAWN:
+                    hit = PAWN_ATTACKS[us][dest] & king_bb
+                elif arrived_pt == KNIGHT:
+                    hit = KNIGHT_ATTACKS[dest] & king_bb
+                elif arrived_pt == BISHOP:
+                    hit = BISHOP_PSEUDO[dest] & king_bb and DIAG_ATTACKS[dest][DIAG_MASKS[dest] & occ] & king_bb
+                elif arrived_pt == ROOK:
+                    hit = ROOK_PSEUDO[dest] & king_bb and (
+                        FILE_ATTACKS[dest][FILE_MASKS[dest] & occ] | RANK_ATTACKS[dest][RANK_MASKS[dest] & occ]) & king_bb
+                elif arrived_pt == QUEEN:
+                    hit = QUEEN_PSEUDO[dest] & king_bb and (
+                        DIAG_ATTACKS[dest][DIAG_MASKS[dest] & occ] | FILE_ATTACKS[dest][FILE_MASKS[dest] & occ]
+                        | RANK_ATTACKS[dest][RANK_MASKS[dest] & occ]) & king_bb
+                else:
+                    hit = 0
+                if hit:
+                    checking = 1 << dest
+            opened = vacated & QUEEN_PSEUDO[own_king]
+            while opened:
+                low = opened & -opened
+                opened ^= low
+                line = RAYS[own_king][low.bit_length() - 1]
+                if line & ROOK_PSEUDO[own_king]:
+                    checking |= (FILE_ATTACKS[own_king][FILE_MASKS[own_king] & occ]
+                                 | RANK_ATTACKS[own_king][RANK_MASKS[own_king] & occ]) \
+                        & line & (pieces[ROOK] | pieces[QUEEN]) & occ_co[us]
+                else:
+                    checking |= DIAG_ATTACKS[own_king][DIAG_MASKS[own_king] & occ] \
+                        & line & (pieces[BISHOP] | pieces[QUEEN]) & occ_co[us]
+        arrived = 1 << dest if dest >= 0 else 0
         if checking:
             if checking & (checking - 1):
                 kind = DOUBLE

@@ -1,0 +1,81 @@
+"""`chessscan perft`: single positions, divide, and suites in both layouts."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from chessscan.cli import main
+from conftest import SAMPLES, shared_path
+
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, ["perft", *args])
+
+
+def test_perft_counts():
+    assert invoke(START, "3").output == "8902\n"
+    assert invoke(KIWIPETE, "2").output == "2039\n"
+    assert invoke(START, "0").output == "1\n"
+
+
+def test_perft_divide():
+    result = invoke(START, "2", "--divide")
+    lines = result.stdout.splitlines()
+    assert "e2e4: 20" in lines and "g1f3: 20" in lines
+    assert lines[-1] == "nodes: 400"
+    assert len([l for l in lines if ":" in l and not l.startswith("nodes")]) == 20
+
+
+def test_perft_chess960_castling_is_written_king_to_rook():
+    fen = "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"
+    assert invoke(fen, "2", "--chess960").output == "528\n"
+
+
+def test_bad_fen_is_a_usage_error():
+    result = invoke("not a fen", "2")
+    assert result.exit_code == 2 and "FEN" in result.output
+    assert invoke(START).exit_code == 2
+
+
+def test_suite_epd_layout_passes():
+    result = invoke("--suite", str(SAMPLES / "perft-cw-special.epd"), "--max-nodes", "2000")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "174 passed, 0 failed"
+    assert lines[0].startswith("ok   line 1: D1 5, D2 25, D3 161, D4 1035")
+
+
+def test_suite_python_chess_layout_and_a_wrong_count_fails(tmp_path):
+    suite = tmp_path / "s.perft"
+    suite.write_text("# comment\n\nid start\nepd " + START[:-4] + "\nperft 1 20\nperft 2 400\n\n"
+                     "id wrong\nepd " + KIWIPETE[:-4] + "\nperft 1 48\nperft 2 2040\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "ok   start: D1 20, D2 400",
+        "FAIL wrong: D1 48, D2 2039 != 2040",
+        "1 passed, 1 failed",
+    ]
+
+
+def test_suite_with_an_invalid_position_fails(tmp_path):
+    suite = tmp_path / "bad.epd"
+    suite.write_text("8/8/8/8/8/8/8/8 w - - ;D1 0\n" + START + " ;D1 20\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == "1 passed, 1 failed"
+    assert "no king" in result.output
+
+
+@pytest.mark.parametrize("name", ["pychess-perftsuite.epd", "pychess-perftsuite2-sedlak.epd", "ethereal-standard.epd",
+                                  "python-chess-tricky.perft", "pychess-frc_perftsuite.epd",
+                                  "ethereal-fischer.epd", "python-chess-chess960.perft"])
+def test_shared_suites_small_cap(name):
+    path = shared_path("perft", name)
+    result = invoke("--suite", str(path), "--max-nodes", "2000")
+    assert result.exit_code == 0, result.output[-2000:]
+    assert result.stdout.splitlines()[-1].endswith(" 0 failed")

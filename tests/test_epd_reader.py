@@ -1,6 +1,6 @@
 """Tests for chessscan.readers.epd (EPD lines, perft suites).
 
-Real-data tests read /work/shared/data (see its SOURCES.md) and skip when the
+Real-data tests read ../shared/data (see its SOURCES.md) and skip when the
 shared folder is absent; the crafted-line tests always run.
 """
 

@@ -8,7 +8,7 @@ and has at most 15 letters/digits/underscores (§16.2.4); a string operand is
 quoted with ``"`` and may contain ``;`` and escaped ``\\"`` / ``\\\\``.
 
 Real files bend the standard, and this module accepts the bends seen in
-/work/shared/data: full six-field FENs (``... w - - 0 1; D1 20``), leading
+published test suites: full six-field FENs (``... w - - 0 1; D1 20``), leading
 ``;`` after the fields (``;D1 20 ;D2 400``), missing final ``;``, runs of
 spaces, CRLF or CR-only line ends, trailing NUL bytes, latin-1 bytes.
 

@@ -198,7 +198,9 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         if state.repeated:
             state.perpetuals = find_perpetuals(state.keys, state.gave_check, state.white_first)
             _write_perpetuals(raw, state, tables)
-        result_consistent = _check_result(raw, state, issues, tally)
+        result_consistent, result_error = _check_result(raw, state, issues, tally)
+        if result_error and error_code is None:
+            error_code, error_ply = result_error, state.plies
 
     games = tables["games"]
     games["source"].append(source)
@@ -260,9 +262,9 @@ def _write_perpetuals(raw, state: GameState, tables) -> None:
         rows["result"].append(raw.tags.get("Result"))
 
 
-def _check_result(raw, state: GameState, issues, tally: Tally) -> bool:
+def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, str | None]:
     """Compare the Result tag and the movetext result token with the final position; add
-    issues; return whether everything is consistent."""
+    issues; return whether everything is consistent, and the error code if one is an error."""
     source, gi = raw.source, raw.index
     tag = raw.tags.get("Result")
     token = raw.result
@@ -272,7 +274,7 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> bool:
                   f"Result tag {tag!r} but the movetext ends with {token!r}")
         ok = False
     if state.error is not None:
-        return ok
+        return ok, None
     claimed = tag if tag is not None else token
     outcome = state.outcome
     if outcome == "checkmate":
@@ -280,17 +282,17 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> bool:
     elif outcome in AUTOMATIC_ENDS:
         expected = "1/2-1/2"
     else:
-        return ok
+        return ok, None
     if claimed in (None, "*", "?"):
         add_issue(issues, tally, source, gi, raw.line, None, state.plies, "warning", "result-unfinished",
                   f"the game ended by {outcome.replace('_', ' ')} but its result is {claimed or 'missing'!r}")
-        return False
+        return False, None
     if claimed != expected and outcome in ("checkmate", "stalemate"):
         add_issue(issues, tally, source, gi, raw.line, None, state.plies, "error", "result-mismatch",
                   f"Result {claimed!r} contradicts the final position: {outcome}"
                   f"{' by ' + state.winner if state.winner else ''}, so {expected}")
-        return False
-    return ok
+        return False, "result-mismatch"
+    return ok, None
 
 
 def _set_outcome(state: GameState) -> None:

@@ -37,7 +37,7 @@ from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_leg
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES, is_insufficient_material
 from chessscan.core.san import _cache as SAN_CACHE
-from chessscan.core.san import NULL, SanError, parse_san, resolve_san
+from chessscan.core.san import NULL, IllegalMove, SanError, parse_san, resolve_san
 from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, SQUARE_NAMES
 from chessscan.core.zobrist import EP_KEYS, MASK64, ep_key
 
@@ -185,11 +185,17 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                             move = frm | (to << 6) | (promotion << 12)
             if move < 0:
                 if piece == NULL:
+                    if checking:
+                        raise IllegalMove(san, f"{san} is illegal: a null move leaves the king in check")
                     add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "null-move",
                               f"null move {san!r} played as a pass", san)
                     move = 0
                 else:
                     move = resolve_san(pos, parsed, san)
+                    if piece == PAWN and mailbox[move & 63] != PAWN:
+                        add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
+                                  f"{san!r} names its origin square without a piece letter "
+                                  f"(long algebraic / UCI), not SAN", san)
         except SanError as exc:
             line, col = raw.locate(i)
             number = f"{pos.fullmove_number}{'.' if us else '...'}"

@@ -182,13 +182,30 @@ def resolve_san(pos: Position, san: str | SanMove, text: str | None = None) -> M
         return found[0]
     to = parsed.to_square
     to_bb = 1 << to
+    from_mask = parsed.from_mask
+    if piece == PAWN and not from_mask & (from_mask - 1):
+        # A full origin square without a piece letter (g1f3, e1g1): long algebraic / UCI, which
+        # the import format tolerates (§8.2.2); the piece is the one standing there.
+        frm = from_mask.bit_length() - 1
+        standing = pos.mailbox[frm]
+        if standing and standing != PAWN and pos.occupied_co[us] >> frm & 1:
+            if standing == KING and (pos.occupied_co[us] & pos.pieces[ROOK] & to_bb
+                                     or (abs((to & 7) - (frm & 7)) == 2 and to >> 3 == frm >> 3
+                                         and not pos.chess960)):
+                a_side = to < frm
+                found = [m for m in _castling_moves(pos, frm, from_mask, BB_ALL)
+                         if ((m >> 6) & 63 < frm) == a_side] if not attackers_mask(pos, not us, frm) else []
+                if len(found) == 1:
+                    return found[0]
+                raise IllegalMove(text, f"{text} is illegal: castling is not possible here")
+            piece = standing
     if pos.occupied_co[us] & to_bb:
         raise IllegalMove(text, f"{text} is illegal: {SQUARE_NAMES[to]} holds a piece of the side to move")
-    origins = candidates(pos, piece, to) & parsed.from_mask
+    origins = candidates(pos, piece, to) & from_mask
     if piece == PAWN:
         # §8.2.3.3: a pawn capture names its origin file; without one the move is a push.
         to_file = BB_FILES[to & 7]
-        if parsed.from_mask == BB_ALL or parsed.from_mask & to_file:
+        if from_mask == BB_ALL or from_mask & to_file:
             origins &= to_file
         else:
             origins &= ~to_file

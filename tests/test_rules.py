@@ -7,7 +7,6 @@ import random
 
 import chess
 import chess.polyglot
-import pytest
 
 from chessscan import scan
 from chessscan.analysis.repetition import Perpetual, find_perpetuals
@@ -20,7 +19,7 @@ from conftest import SAMPLES
 
 
 def game(moves: str, result: str = "*", fen: str | None = None, tag_result: str | None = None) -> str:
-    tags = [f'[Event "crafted"]', f'[Result "{tag_result or result}"]']
+    tags = ['[Event "crafted"]', f'[Result "{tag_result or result}"]']
     if fen:
         tags += [f'[FEN "{fen}"]', '[SetUp "1"]']
     return "\n".join(tags) + f"\n\n{moves} {result}\n\n"

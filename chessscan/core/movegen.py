@@ -19,7 +19,7 @@ from chessscan.core.attacks import (
     BETWEEN, BISHOP_PSEUDO, DIAG_ATTACKS, DIAG_MASKS, FILE_ATTACKS, FILE_MASKS, KING_ATTACKS,
     KNIGHT_ATTACKS, PAWN_ATTACKS, RANK_ATTACKS, RANK_MASKS, RAYS, ROOK_PSEUDO,
 )
-from chessscan.core.bitboard import BB_ALL, BB_RANK_1, BB_RANK_8, BB_RANKS, Bitboard
+from chessscan.core.bitboard import BB_ALL, BB_RANK_1, BB_RANK_8, Bitboard
 from chessscan.core.position import Move, Position
 from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Color, Square
 
@@ -155,7 +155,6 @@ def iter_legal_moves(pos: Position, from_mask: Bitboard = BB_ALL, to_mask: Bitbo
 
     if to_ok:
         # Knights, bishops, rooks, queens.
-        queens = p[QUEEN]
         for pt in (KNIGHT, BISHOP, ROOK, QUEEN):
             movers = p[pt] & our & from_mask
             while movers:
@@ -179,7 +178,6 @@ def iter_legal_moves(pos: Position, from_mask: Bitboard = BB_ALL, to_mask: Bitbo
                     t = att & -att
                     att ^= t
                     yield frm | ((t.bit_length() - 1) << 6)
-        del queens
 
         # Pawns: captures, single and double pushes, promotions.
         pawns = p[PAWN] & our & from_mask

@@ -225,3 +225,15 @@ def test_whole_corpus_agrees_with_python_chess(name):
     # The two pgnmentor games with a real illegal move are the only move disagreements allowed:
     # both sides must reject the same token.
     assert rows.empty, rows.head(20).to_string()
+
+
+def test_chess960_is_inferred_from_castling_rights(tmp_path):
+    # Rooks on c1 and h1 with the king on e1 and "KQkq": only Chess960 explains the Q right.
+    path = tmp_path / "frc.pgn"
+    path.write_text('[Event "x"]\n[FEN "bbrnkqnr/pppppppp/8/8/8/8/PPPPPPPP/BBRNKQNR w KQkq - 0 1"]\n'
+                    '[SetUp "1"]\n\n1. Nc3 Nc6 2. O-O-O *\n\n')
+    tables = scan(path, cross_check="full")
+    assert tables["issues"].code.tolist() == ["chess960-inferred"]
+    assert tables["games"].plies[0] == 3 and tables["games"].error_code.isna()[0]
+    assert tables["positions"].uci.iloc[-1] == "e1c1"
+    assert tables["disagreements"].empty

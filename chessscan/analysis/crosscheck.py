@@ -24,7 +24,7 @@ import chess.polyglot
 
 from chessscan.analysis.game import variant_kind
 from chessscan.core.checks import square_list
-from chessscan.core.fen import validate_fen
+from chessscan.core.fen import validate_setup
 from chessscan.core.movegen import checkers, has_legal_en_passant, has_legal_move, legal_moves
 from chessscan.core.rules import is_insufficient_material
 from chessscan.core.zobrist import repetition_key, zobrist_hash
@@ -97,8 +97,11 @@ def cross_check_game(raw, disagreements: dict[str, list], rows: dict[str, list] 
         disagreements["note"].append(note)
         added += 1
 
-    ours, faults = validate_fen(fen.strip() if fen else STARTING_FEN, chess960=chess960)
+    ours, faults, inferred = validate_setup(fen.strip() if fen else STARTING_FEN, chess960=chess960)
     our_error = faults[0][0] if ours is None else None
+    # The castling interpretation is an input setting, not a detector result: give
+    # python-chess the same one.
+    chess960 = chess960 or inferred
     try:
         board = chess.Board(fen.strip() if fen else chess.STARTING_FEN, chess960=chess960)
         if fen and not board.is_valid():

@@ -12,7 +12,7 @@ import re
 
 from chessscan.analysis.game import Tally, add_issue
 from chessscan.core.checks import setup_check_kind, square_list
-from chessscan.core.fen import fault_severity, validate_fen
+from chessscan.core.fen import fault_severity, validate_setup
 from chessscan.core.movegen import checkers, legal_moves
 from chessscan.core.position import Position
 from chessscan.core.san import SanError, resolve_san
@@ -24,13 +24,8 @@ _UCI_RE = re.compile(r"([a-h][1-8])([a-h][1-8])([qrbn]?)")
 
 def epd_position(fen: str) -> tuple[Position | None, list[tuple[str, str]]]:
     """Validate an EPD/FEN position. An EPD line does not say whether it is Chess960, so
-    castling rights that only Chess960 explains (Shredder letters, a king off the e-file)
-    are read as Chess960 rather than rejected."""
-    pos, faults = validate_fen(fen, chess960=False)
-    if pos is None and faults and all(code == "bad-castling-rights" for code, _ in faults):
-        pos960, faults960 = validate_fen(fen, chess960=True)
-        if pos960 is not None:
-            return pos960, faults960
+    castling rights that only Chess960 explains are read as Chess960 rather than rejected."""
+    pos, faults, _ = validate_setup(fen)
     return pos, faults
 
 

@@ -14,7 +14,7 @@ from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.plies import play_plies
 from chessscan.analysis.repetition import find_perpetuals
 from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE
-from chessscan.core.fen import fault_severity, validate_fen
+from chessscan.core.fen import fault_severity, validate_setup
 from chessscan.core.position import Position
 from chessscan.core.rules import FIFTY_MOVES_PLIES
 
@@ -178,7 +178,11 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
                   f"variant {tags.get('Variant')!r} is not standard chess or Chess960: no positions analyzed")
         tally.unsupported_variant += 1
     elif start_fen is not None:
-        pos, faults = validate_fen(start_fen.strip(), chess960=kind == "chess960")
+        pos, faults, inferred = validate_setup(start_fen.strip(), chess960=kind == "chess960")
+        if inferred:
+            add_issue(issues, tally, source, gi, raw.line, None, 0, "warning", "chess960-inferred",
+                      f"[FEN \"{start_fen}\"] has castling rights only Chess960 explains but no "
+                      f"Chess960 Variant tag: played as Chess960")
         for code, message in faults:
             severity = fault_severity(code)
             add_issue(issues, tally, source, gi, raw.line, None, 0, severity, code,

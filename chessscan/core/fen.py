@@ -163,6 +163,19 @@ def validate_fen(fen: str, chess960: bool = False, counters: bool = True) -> tup
     return pos, warnings
 
 
+def validate_setup(fen: str, chess960: bool = False, counters: bool = True
+                   ) -> tuple[Position | None, list[tuple[str, str]], bool]:
+    """:func:`validate_fen`, reading castling rights that only Chess960 explains (Shredder
+    letters, a castling rook inside the a/h files, a king off the e-file) as Chess960 when the
+    caller did not say: returns ``(position, faults, chess960_inferred)``."""
+    pos, faults = validate_fen(fen, chess960=chess960, counters=counters)
+    if pos is None and not chess960 and faults and all(code == "bad-castling-rights" for code, _ in faults):
+        pos960, faults960 = validate_fen(fen, chess960=True, counters=counters)
+        if pos960 is not None:
+            return pos960, faults960, True
+    return pos, faults, False
+
+
 def parse_fen(fen: str, chess960: bool = False, counters: bool = True, strict: bool = True,
               _warnings: list | None = None) -> Position:
     """Parse a FEN (six fields) or the first four EPD fields into a validated position.

@@ -20,6 +20,7 @@ from chessscan.readers.epd import (
     read_epd,
     read_perft_suite,
 )
+from chessscan.readers.sources import TruncatedInput
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 DATA = SHARED / "data"
@@ -377,3 +378,73 @@ def test_path_input_gzip(tmp_path):
 def test_every_code_has_a_known_severity():
     assert set(EPD_ERROR_SEVERITY.values()) <= {"error", "warning"}
     assert error_severity("invalid-epd") == "error"
+
+
+class _CutStream(io.RawIOBase):
+    """A binary stream handing out ``data`` in ``chunk``-byte reads, then
+    raising TruncatedInput, as open_source does for a cut .gz/.zst file."""
+
+    def __init__(self, data: bytes, chunk: int = 7) -> None:
+        super().__init__()
+        self._data, self._chunk = data, chunk
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._data:
+            raise TruncatedInput("x.epd.gz: gzip stream is truncated or corrupt")
+        out, self._data = self._data[: self._chunk], self._data[self._chunk :]
+        return out
+
+
+def test_truncated_input_is_a_record_not_an_exception():
+    # read_epd used to let TruncatedInput out, aborting the whole run.
+    assert EPD_ERROR_SEVERITY["truncated-input"] == "error"
+    good = START + " id \"a\";\n"
+    # Cut in the middle of line 3: the cut line is reported, never parsed
+    # (its castling field could be cut from "KQkq" to a valid-looking "KQ").
+    recs = list(read_epd(_CutStream((good + "# c\n" + START[:-3]).encode()), "cut"))
+    assert [(r.line, r.id, r.ok) for r in recs] == [(1, "a", True), (3, None, False)]
+    cut = recs[1]
+    assert (cut.fields, cut.fen, cut.raw) == ("", "", START[:-3])
+    assert [e[0] for e in cut.errors] == ["truncated-input"] and cut.errors[0][2] is None
+    assert "cut off" in cut.errors[0][1]
+    # Cut at a line end, and before anything could be read.
+    recs = list(read_epd(_CutStream(good.encode())))
+    assert [(r.line, [e[0] for e in r.errors]) for r in recs] == [(1, []), (2, ["truncated-input"])]
+    assert recs[1].raw == "" and "cut off" not in recs[1].errors[0][1]
+    recs = list(read_epd(_CutStream(b"")))
+    assert [(r.line, [e[0] for e in r.errors]) for r in recs] == [(1, ["truncated-input"])]
+
+
+def test_truncated_input_ends_a_perft_suite():
+    text = "id kiwi\nepd " + START + "\nperft 1 20\nperft 2 400\nperft 3 89"  # cut: 8902
+    cases = list(read_perft_suite(_CutStream(text.encode())))
+    assert [(c.line, c.id) for c in cases] == [(2, "kiwi"), (5, None)]
+    assert cases[0].depths == {1: 20, 2: 400} and cases[0].errors == []
+    assert cases[1].fen == "" and [e[0] for e in cases[1].errors] == ["truncated-input"]
+    assert not cases[1].ok
+
+
+@pytest.mark.parametrize("suffix", ["gz", "bz2", "zst"])
+def test_truncated_compressed_epd_file(tmp_path, suffix):
+    import bz2
+    import gzip
+
+    import zstandard
+
+    compress = {"gz": gzip.compress, "bz2": bz2.compress,
+                "zst": lambda b: zstandard.ZstdCompressor(level=3).compress(b)}[suffix]
+    rnd = __import__("random").Random(3)
+    lines = "".join(f"{START} id \"p{i}\"; c0 \"{rnd.randbytes(30).hex()}\";\n" for i in range(3000))
+    packed = compress(lines.encode())
+    path = tmp_path / f"cut.epd.{suffix}"
+    path.write_bytes(packed[: len(packed) * 2 // 3])
+    recs = list(read_epd(path))  # does not raise
+    assert [e[0] for e in recs[-1].errors] == ["truncated-input"] and recs[-1].fen == ""
+    assert all(r.ok and r.id == f"p{i}" for i, r in enumerate(recs[:-1]))
+    assert recs[-1].line == len(recs)
+    cases = list(read_perft_suite(path))
+    assert [e[0] for e in cases[-1].errors] == ["truncated-input"]
+    assert len(cases) == len(recs)

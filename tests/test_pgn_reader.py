@@ -653,3 +653,82 @@ def test_comments_after_last_game_are_not_a_game():
     assert len(gs) == 1 and gs[0].issues == [] and gs[0].comments == 0
     gs = games('[Event "a"]\n\n1. e4 0-1\n{ never closed\n')
     assert len(gs) == 2 and codes(gs[1]) == ["missing-tags", "unclosed-comment", "missing-result"]
+
+
+# --------------------------------------------------------------------------
+# Regressions (fuzzing)
+
+
+def test_percent_line_inside_a_comment_is_comment_text_for_locate_too():
+    # A '%' in column 0 inside a brace comment is comment text, not an escape
+    # line (§6); locate() used to blank it and raise IndexError after it.
+    g = one('[Event "a"]\n\n1. e4 {\n%} e5 2. Ke3 *\n')
+    assert g.sans == ["e4", "e5", "Ke3"] and g.result == "*" and g.issues == []
+    assert [g.locate(i) for i in range(3)] == [(3, 4), (4, 4), (4, 10)]
+    # The general tokenizer (a RAV forces it) reads it the same way.
+    g = one('[Event "a"]\n\n1. e4 {\n%x\n%} e5 (1... c5) 2. Nf3 $1 *\n')
+    assert g.sans == ["e4", "e5", "Nf3"] and g.result == "*" and g.issues == []
+    assert g.variations == 1 and g.comments == 1 and g.locate(2) == (5, 20)
+    # Outside a comment a '%' line is still an escape line, and its '{' opens nothing.
+    g = one('[Event "a"]\n\n1. e4\n%{ 1-0\ne5 (1... c5) *\n')
+    assert g.sans == ["e4", "e5"] and g.issues == [] and g.locate(1) == (5, 1)
+
+
+def test_locate_never_raises_for_a_ply_in_range():
+    # Reading and locating disagreeing is a bug; locate then falls back to the
+    # movetext's first line with no column instead of aborting the analysis.
+    g = RawGame("t", 0, 0, 1, {}, ["e4", "e5"], "*", 3, _mt=b"1. e4 *\n")
+    assert g.locate(0) == (3, 4)
+    assert g.locate(1) == (3, None)
+    with pytest.raises(IndexError):
+        g.locate(2)
+
+
+def test_locate_points_at_every_ply_with_comments_and_escape_lines():
+    """Token soup with '%' lines in and out of comments: locate() finds every ply read."""
+    from hypothesis import given, settings, strategies as st
+
+    tokens = ["1.", "e4", "e5", "Nf3", "{", "}", "{c}", "{\n%}", "{ a\n%b } c}", "{\n%x\n}", "\n%}", "\n%",
+              "\n%{", "\n", ";x\n", "(", ")", "$2", "Nc6!", "*", "1-0", "2...", "--", "\n\n",
+              '\n[Event "z"]\n\n']
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(st.lists(st.sampled_from(tokens), max_size=30))
+    def check(parts):
+        text = '[Event "x"]\n\n' + " ".join(parts) + "\n"
+        lines = text.split("\n")
+        for g in games(text):
+            for i, san in enumerate(g.sans):
+                ln, col = g.locate(i)
+                assert col is not None and lines[ln - 1][col - 1 :].startswith(san), (i, san)
+
+    check()
+
+
+@pytest.mark.parametrize("data", [b"\xef\xbb\xbf", b"\n\n\xef\xbb\xbf", b"\xef\xbb\xbf\xef\xbb\xbf"])
+def test_last_line_only_a_bom(data):
+    # The BOM was stripped to b'' and then indexed: IndexError.
+    assert games(data) == []
+    gs = games(b'[Event "a"]\n\n1. e4 *\n' + data)
+    assert len(gs) == 1 and gs[0].issues == [] and gs[0].sans == ["e4"]
+
+
+def test_movetext_line_ending_like_a_tag_is_movetext():
+    # After the blank line that ends the tag section (or once a tag line is
+    # complete), a line ending in '"]' is movetext, not the rest of a tag.
+    for sep in ("\n\n", "\n"):
+        g = one(f'[Event "A"]{sep}1. e4 {{see [Event "B"]\n}} e5 *\n')
+        assert g.tags == {"Event": "A"} and g.sans == ["e4", "e5"] and g.issues == []
+    # A tag value really broken over two lines still stays in the tag section.
+    g = one('[Event "A long\n value"]\n[Site "x"]\n\n1. e4 *\n')
+    assert g.sans == ["e4"] and g.tags["Site"] == "x" and set(codes(g)) == {"bad-tag"}
+
+
+def test_game_after_a_result_mid_line_columns_count_characters():
+    # The rest of the line after the result is padded with one space per
+    # character (it was one per byte, shifting columns after non-ASCII text).
+    data = '[Event "a"]\n\n{é} e4 1-0 e5 *\n'.encode()
+    g0, g1 = games(data)
+    assert g0.sans == ["e4"] and g1.sans == ["e5"] and codes(g1) == ["missing-tags"]
+    assert g1.locate(0) == (3, 12) and g1.line == 3
+    assert g1.byte_offset == data.index(b"e5")

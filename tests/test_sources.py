@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import random
 import sys
 from pathlib import Path
 
@@ -206,3 +207,63 @@ def test_shared_corpus_zstd_long27():
     with open_source(p) as s:
         head = s.read(1 << 16)
     assert head.startswith(b'[Event "Rated ')
+
+
+def _read_until_error(path) -> tuple[bytes, BaseException | None]:
+    got = []
+    err = None
+    with open_source(path) as s:
+        try:
+            while True:
+                chunk = s.read(1 << 14)
+                if not chunk:
+                    break
+                got.append(chunk)
+        except TruncatedInput as exc:
+            err = exc
+    return b"".join(got), err
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".zst"])
+@pytest.mark.parametrize("tail", ["junk", "bad-stream"])
+def test_bad_data_after_complete_streams_keeps_them(tmp_path, suffix, tail):
+    # Several complete frames/members/streams (all in one 64 KiB input chunk),
+    # then junk or a stream corrupt from its start: everything decoded before
+    # is returned, then TruncatedInput. zstd used to drop the whole chunk;
+    # bz2 used to stop silently, without an error.
+    compress = COMPRESSORS[suffix]
+    good = b"".join(compress(PGN) for _ in range(5))
+    bad = b"garbage" if tail == "junk" else compress(b"x" * 1000)[:4] + b"\xff" * 300
+    p = tmp_path / ("tail.pgn" + suffix)
+    p.write_bytes(good + bad)
+    data, err = _read_until_error(p)
+    assert data == PGN * 5
+    assert isinstance(err, TruncatedInput) and str(p) in str(err)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+def test_nul_padding_after_the_last_stream_is_ignored(tmp_path, suffix):
+    p = tmp_path / ("padded.pgn" + suffix)
+    p.write_bytes(COMPRESSORS[suffix](PGN) + COMPRESSORS[suffix](b"tail\n") + b"\0" * 1000)
+    assert _read_until_error(p) == (PGN + b"tail\n", None)
+
+
+def test_corrupt_zstd_block_keeps_the_blocks_before_it(tmp_path):
+    # Within a frame, what the blocks before the corrupt one decoded is kept
+    # too: the decoder is fed in slices, an error loses only its own slice's
+    # output. Blocks of ~16 KB compressed, the 12th made invalid (reserved
+    # block type), so several complete blocks share its 64 KiB input chunk.
+    rnd = random.Random(5)
+    parts = [rnd.randbytes(15000).hex().encode() for _ in range(20)]
+    co = zstandard.ZstdCompressor(level=3).compressobj()
+    pieces = [co.compress(part) + co.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK) for part in parts]
+    pieces.append(co.flush())
+    blob = bytearray(b"".join(pieces))
+    bad = 11
+    blob[sum(map(len, pieces[:bad]))] |= 0b110  # the header of block 12: type 3 is reserved
+    p = tmp_path / "bad-block.pgn.zst"
+    p.write_bytes(bytes(blob))
+    data, err = _read_until_error(p)
+    assert isinstance(err, TruncatedInput)
+    whole = b"".join(parts)
+    assert whole.startswith(data) and len(data) >= sum(map(len, parts[: bad - 1]))

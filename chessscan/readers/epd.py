@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import BinaryIO, Iterator, TextIO, Union
 
-from .sources import open_source, source_name
+from .sources import TruncatedInput, open_source, source_name
 
 __all__ = [
     "EPD_ERROR_SEVERITY",
@@ -72,6 +72,8 @@ EPD_ERROR_SEVERITY: dict[str, str] = {
     "orphan-line": "error",           # 'perft'/'id' line with no position to attach to
     "duplicate-depth": "warning",     # same depth given twice; first value kept
     "no-depths": "warning",           # perft position without any node count
+    # --- both ------------------------------------------------------------
+    "truncated-input": "error",       # compressed stream cut or corrupt; the rest is lost
 }
 
 #: Longest line kept in memory; longer lines are truncated (``line-too-long``)
@@ -248,13 +250,22 @@ def _source_name(path_or_stream: PathOrStream, source: str | None) -> str:
     return name if isinstance(name, str) else "<stream>"
 
 
-def _raw_lines(stream) -> Iterator[tuple[bytes | str, bool]]:
+def _raw_lines(stream) -> Iterator[tuple[bytes | str | None, bool | TruncatedInput]]:
     """Yield ``(line, truncated)`` without terminators, splitting on LF, CRLF and CR.
 
     Reads fixed-size chunks so memory stays flat whatever the line lengths.
     Works on binary or text streams (lines are then bytes or str).
+    ``truncated`` is True for a line cut at MAX_LINE_BYTES. If the stream
+    raises :class:`TruncatedInput`, the whole lines read before are yielded,
+    then a last ``(cut, exc)`` item: ``cut`` is what was read of the line the
+    stream broke off in (possibly empty), or None when that is an over-long
+    line already yielded; nothing is raised.
     """
-    chunk = stream.read(_CHUNK)
+    try:
+        chunk = stream.read(_CHUNK)
+    except TruncatedInput as exc:
+        yield b"", exc
+        return
     if not chunk:
         return
     binary = isinstance(chunk, (bytes, bytearray))
@@ -276,15 +287,49 @@ def _raw_lines(stream) -> Iterator[tuple[bytes | str, bool]]:
             skipping = True
         if skipping:
             pending = empty
-        chunk = stream.read(_CHUNK)
+        try:
+            chunk = stream.read(_CHUNK)
+        except TruncatedInput as exc:
+            if skipping:
+                yield None, exc
+                return
+            *whole, cut = pending.split(cr)  # the lines ended by a bare CR are whole
+            yield from ((p, False) for p in whole)
+            yield cut, exc
+            return
     if pending and not skipping:
         yield from ((p, False) for p in pending.rstrip(cr).split(cr))
 
 
-def _decoded_lines(stream) -> Iterator[tuple[int, str, list[ErrorTuple]]]:
-    """Yield ``(lineno, text, errors)`` for every physical line (1-based)."""
+def _decoded_lines(stream) -> Iterator[tuple[int, str, list[ErrorTuple], bool]]:
+    """Yield ``(lineno, text, errors, cut)`` for every physical line (1-based).
+
+    ``cut`` is True only for a last item ending a truncated or corrupt
+    compressed stream: ``text`` is what was read of that line (possibly
+    empty) and ``errors`` holds one ``truncated-input`` error.
+    """
     lineno = 0
     for data, truncated in _raw_lines(stream):
+        if not isinstance(truncated, bool):  # the stream broke off (TruncatedInput)
+            if data is None:  # inside an over-long line, already yielded
+                text = ""
+            else:
+                lineno += 1
+                if isinstance(data, str):
+                    text = data
+                else:
+                    # Cut anywhere, maybe inside a UTF-8 sequence: no decode warning.
+                    try:
+                        text = data.decode("utf-8")
+                    except UnicodeDecodeError:
+                        text = data.decode("latin-1")
+                if lineno == 1 and text.startswith("\ufeff"):
+                    text = text[1:]
+            message = str(truncated)
+            if text.strip(_TRAILING_JUNK):
+                message += "; this line is cut off and not used"
+            yield lineno, text, [("truncated-input", message, None)], True
+            return
         lineno += 1
         errors: list[ErrorTuple] = []
         if isinstance(data, str):
@@ -305,7 +350,7 @@ def _decoded_lines(stream) -> Iterator[tuple[int, str, list[ErrorTuple]]]:
             errors.append(("line-too-long",
                            f"line longer than {MAX_LINE_BYTES} bytes; truncated",
                            MAX_LINE_BYTES))
-        yield lineno, text, errors
+        yield lineno, text, errors, False
 
 
 def _open(path_or_stream: PathOrStream):
@@ -521,18 +566,23 @@ def read_epd(path_or_stream: PathOrStream, source: str | None = None) -> Iterato
         :class:`EpdRecord` for every line that is not empty (after stripping
         whitespace, CR and NUL) and does not start with ``#``, in file order.
         Bad content is reported in ``record.errors``; it never raises.
+        A truncated or corrupt compressed file ends with one more record,
+        carrying a ``truncated-input`` error, at the line where the stream
+        broke off: its ``fields`` and ``fen`` are ``""`` (a cut line may look
+        valid but is not), ``raw`` is the part of the line that was read.
 
     Raises:
         OSError (e.g. FileNotFoundError) when iteration starts and the file
-        cannot be opened, or while reading;
-        :class:`chessscan.readers.sources.TruncatedInput` while reading a
-        truncated/corrupt compressed file (records before it were yielded).
+        cannot be opened, or while reading.
         Memory use does not grow with file size.
     """
     name = _source_name(path_or_stream, source)
     stream, must_close = _open(path_or_stream)
     try:
-        for lineno, text, errs in _decoded_lines(stream):
+        for lineno, text, errs, cut in _decoded_lines(stream):
+            if cut:
+                yield EpdRecord(name, lineno, "", "", {}, errs, text)
+                break
             if _skippable(text):
                 continue
             yield parse_epd_line(text, name, lineno, errs)
@@ -561,9 +611,12 @@ def read_perft_suite(path_or_stream: PathOrStream,
         file order; depths are plies, nodes are leaf counts. ``perft`` or
         ``id`` lines that belong to no position yield a case with
         ``fen == ""`` and an ``orphan-line`` error. Never raises for content.
+        A truncated or corrupt compressed file ends with one more case,
+        ``fen == ""`` with a ``truncated-input`` error, at the line where the
+        stream broke off (the cases before it keep what was read).
 
     Raises:
-        OSError / ``TruncatedInput`` as :func:`read_epd`.
+        OSError as :func:`read_epd`.
     """
     name = _source_name(path_or_stream, source)
     stream, must_close = _open(path_or_stream)
@@ -580,8 +633,14 @@ def read_perft_suite(path_or_stream: PathOrStream,
         return PerftCase(name, ln, ident, "", {}, [(
             "orphan-line", f"'id {ident}' is not followed by an 'epd' line", 1)])
 
+    cut_case: PerftCase | None = None
     try:
-        for lineno, text, errs in _decoded_lines(stream):
+        for lineno, text, errs, cut in _decoded_lines(stream):
+            if cut:
+                # Whatever the cut line was, it is unusable; the case in
+                # progress keeps the node counts read before it.
+                cut_case = PerftCase(name, lineno, None, "", {}, errs)
+                break
             if _skippable(text):
                 continue
             m = _PERFT_KEYWORD_RE.match(text)
@@ -636,6 +695,8 @@ def read_perft_suite(path_or_stream: PathOrStream,
             yield finish(current)
         if pending_id is not None:
             yield orphan_id(*pending_id)
+        if cut_case is not None:
+            yield cut_case
     finally:
         if must_close:
             stream.close()

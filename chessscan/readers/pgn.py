@@ -127,12 +127,15 @@ class RawGame:
             f"result={self.result!r}, issues={[i.code for i in self.issues]})"
         )
 
-    def locate(self, ply_index: int) -> tuple[int, int]:
+    def locate(self, ply_index: int) -> tuple[int, int | None]:
         """(line, column), both 1-based, of ``sans[ply_index]`` in the source.
 
-        Re-scans the kept movetext, so it costs about as much as reading the
-        game again; meant for error reports only. Raises IndexError if
-        ``ply_index`` is not a valid index of ``sans``.
+        Re-scans the kept movetext with the tokenizer that read it, so it
+        costs about as much as reading the game again; meant for error
+        reports only. Raises IndexError only if ``ply_index`` is not a valid
+        index of ``sans``. Should the scan not find the ply (reading and
+        locating disagreeing: a bug), it returns the movetext's first line
+        and column None rather than raising.
         """
         n = len(self.sans)
         if ply_index < 0:
@@ -142,7 +145,7 @@ class RawGame:
         text = _movetext_str(self._mt, self._codec)
         pos = _scan_movetext(text, self.movetext_line, ply_index)[-1]
         if pos < 0:  # cannot happen while reading and locating agree
-            raise IndexError(f"ply {ply_index} not found in movetext")
+            return (self.movetext_line or self.line), None
         return _line_col(text, pos, self.movetext_line)
 
 
@@ -178,7 +181,10 @@ _PAREN_RES_B = re.compile(rb"[()]|" + _RES.encode())
 _STRIP_B = re.compile(rb"\{[^}]*\}|;[^\r\n]*")
 _COMMENTS_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*")
 _STRUCT_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*|[()]|" + _RES.encode())
-_ESCAPE_LINE_B = re.compile(rb"(?m)^%[^\n]*")
+# An escape line (§6) is a '%' in column 0 outside a brace comment: inside
+# one, the reader keeps the line as comment text. Brace and ';' comments are
+# matched too, so that a '%' line is only seen where the reader sees it.
+_ESCAPE_LINE_B = re.compile(rb"(?m)\{[^}]*\}?|;[^\n]*|^%[^\n]*")
 _FIRST_COMMENT_B = re.compile(rb"\s*\{([^}]*)\}")
 
 # Fast path: plain SAN movetext, as written by lichess, pgnmentor, TCEC.
@@ -453,10 +459,17 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                         in_comment = False
                         depth = 0
                         if tail_at:
-                            # Keep columns: pad the rest of the line with spaces.
+                            # Keep columns: pad the rest of the line with one space
+                            # per character (not byte) before it.
                             off -= len(line) - tail_at
+                            head = line[:tail_at]
+                            if not head.isascii():
+                                try:
+                                    tail_at = len(head.decode("utf-8"))
+                                except UnicodeDecodeError:
+                                    pass  # a one-byte codec: one character per byte
                             refeed = tail_at
-                            line = b" " * tail_at + line[tail_at:]
+                            line = b" " * tail_at + line[len(head):]
                             continue
                         break
 
@@ -499,8 +512,11 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                             if c < 0:
                                 tags_gap = True
                             break
-                        if line.rstrip().endswith(b'"]'):
-                            # Second half of a tag value broken over two lines.
+                        if (not tags_gap and line.rstrip().endswith(b'"]')
+                                and not tag_lines[-1].rstrip().endswith(b"]")):
+                            # Second half of a tag value broken over two lines:
+                            # only right after a tag line left open, never once
+                            # a blank line has ended the tag section.
                             tag_lines.append(line)
                             break
                         state = 2
@@ -521,6 +537,8 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                         if c == 0xEF and line.startswith(_BOM):
                             off += 3
                             line = line[3:]
+                            if not line:  # a last line that is only a BOM
+                                break
                             continue
                         g_off = off
                         g_line = lineno
@@ -611,12 +629,22 @@ def _pick_codec(blobs: tuple[bytes, ...]) -> str:
     return "latin-1"
 
 
+def _drop_escape_line(m: re.Match) -> bytes:
+    t = m.group()
+    return b"" if t[:1] == b"%" else t
+
+
 def _movetext_str(mt: bytes, codec: str) -> str:
-    """Movetext as str with \\n line ends and escape lines (§6) blanked."""
+    """Movetext as str with \\n line ends and escape lines (§6) blanked.
+
+    As when reading (``_read_stream``), a '%' line inside a brace comment is
+    comment text, not an escape line: reading, the general tokenizer and
+    :meth:`RawGame.locate` must all see the same tokens.
+    """
     if b"\r" in mt:
         mt = mt.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if mt[:1] == b"%" or b"\n%" in mt:
-        mt = _ESCAPE_LINE_B.sub(b"", mt)
+        mt = _ESCAPE_LINE_B.sub(_drop_escape_line, mt)
     return mt.decode(codec, "replace")
 
 

@@ -49,6 +49,10 @@ _SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zs
 # The shared corpora use `zstd --long=27`; allow any window the format permits.
 _ZSTD_MAX_WINDOW = 2**31
 _ZSTD_INPUT_CHUNK = 1 << 16
+# Input fed to the decoder per call: an error loses only the output of its
+# own call, so this bounds what a corrupt block can take with it.
+_ZSTD_INPUT_SLICE = 1 << 13
+_BZ2_INPUT_CHUNK = 1 << 16
 _OUTPUT_BUFFER = 1 << 17
 
 
@@ -228,6 +232,9 @@ class _ZstdReader(io.RawIOBase):
     ``stream_reader`` silently returns EOF when the input stops in the middle
     of a frame, so a truncated file would go unnoticed. Accepts long windows
     (``max_window_size=2**31``) as written by ``zstd --long=27``.
+
+    A decoding error (a corrupt frame, junk after the last frame) is held
+    back until everything decoded before it has been read, then raised.
     """
 
     def __init__(self, src: BinaryIO, source: str) -> None:
@@ -239,6 +246,7 @@ class _ZstdReader(io.RawIOBase):
         self._out = b""
         self._pos = 0
         self._done = False
+        self._error: zstandard.ZstdError | None = None  # raised once _out is used up
 
     def readable(self) -> bool:
         return True
@@ -262,6 +270,8 @@ class _ZstdReader(io.RawIOBase):
         return len(data)
 
     def _fill(self) -> None:
+        if self._error is not None:
+            raise self._error
         data = self._src.read(_ZSTD_INPUT_CHUNK)
         if not data:
             if self._obj is not None:
@@ -273,15 +283,25 @@ class _ZstdReader(io.RawIOBase):
             self._out, self._pos = b"", 0
             return
         out = []
-        while data:
-            if self._obj is None:
-                self._obj = self._dctx.decompressobj()
-            out.append(self._obj.decompress(data))
-            if self._obj.eof:
-                data = self._obj.unused_data
-                self._obj = None
-            else:
-                data = b""
+        view = memoryview(data)
+        try:
+            for i in range(0, len(data), _ZSTD_INPUT_SLICE):
+                piece = view[i : i + _ZSTD_INPUT_SLICE]
+                while piece:
+                    if self._obj is None:
+                        self._obj = self._dctx.decompressobj()
+                    out.append(self._obj.decompress(piece))
+                    if self._obj.eof:
+                        piece = self._obj.unused_data  # the next frame starts here
+                        self._obj = None
+                    else:
+                        break
+        except zstandard.ZstdError as exc:
+            self._error = exc
+            self._obj = None
+            if not any(out):
+                raise
+            # Hand out first what the good frames and blocks before it decoded.
         self._out = b"".join(out)
         self._pos = 0
 
@@ -291,14 +311,69 @@ class _ZstdReader(io.RawIOBase):
             super().close()
 
 
+class _Bz2Reader(io.RawIOBase):
+    """bzip2 decoder over any number of concatenated streams (as pbzip2 writes).
+
+    ``bz2.BZ2File`` silently stops at a stream that fails to start decoding,
+    so junk after the last stream, or a later stream corrupt at its start
+    (and every game in it), would be dropped without a word. Here such data
+    raises (OSError, mapped to :class:`TruncatedInput` above) once all the
+    data before it has been read. NUL padding after a stream is ignored, as
+    :mod:`gzip` does.
+    """
+
+    def __init__(self, src: BinaryIO) -> None:
+        super().__init__()
+        self._src = src
+        self._dec: bz2.BZ2Decompressor | None = None  # None between streams
+        self._in = b""  # input read past the end of the last stream
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+        if size is None or size < 0:
+            size = _OUTPUT_BUFFER
+        while True:
+            if self._dec is None:
+                data, self._in = self._in, b""
+                while True:
+                    data = data.lstrip(b"\0")
+                    if data:
+                        break
+                    data = self._src.read(_BZ2_INPUT_CHUNK)
+                    if not data:
+                        return b""  # end of input between streams
+                self._dec = bz2.BZ2Decompressor()
+            elif self._dec.needs_input:
+                data = self._src.read(_BZ2_INPUT_CHUNK)
+                if not data:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+            else:
+                data = b""
+            out = self._dec.decompress(data, size)
+            if self._dec.eof:
+                self._in = self._dec.unused_data
+                self._dec = None
+            if out:
+                return out
+
+    read1 = read
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
 def open_source(path: PathArg) -> SourceStream:
     """Open a game source for reading decompressed bytes.
 
     ``path`` is a file path (str or PathLike) or ``'-'`` for ``sys.stdin.buffer``
     (which is not closed when the returned stream is). gzip (``.gz``), bzip2
-    (``.bz2``) and zstandard (``.zst``, any window size, concatenated frames)
-    are decompressed; the format is taken from the magic bytes, else from the
-    suffix, else the data is read as is.
+    (``.bz2``, concatenated streams) and zstandard (``.zst``, any window size,
+    concatenated frames) are decompressed; the format is taken from the magic
+    bytes, else from the suffix, else the data is read as is.
 
     Returns a :class:`SourceStream` (a ``io.BufferedReader``; use it as a
     context manager). Raises OSError if the file cannot be opened; ``read()``
@@ -328,7 +403,7 @@ def open_source(path: PathArg) -> SourceStream:
     if fmt == "gzip":
         inner = gzip.GzipFile(fileobj=head, mode="rb")
     elif fmt == "bz2":
-        inner = bz2.BZ2File(head, mode="rb")
+        inner = _Bz2Reader(head)
     else:
         inner = _ZstdReader(head, name)
     out = SourceStream(_DecompressingRaw(inner, fmt, name, head), buffer_size=_OUTPUT_BUFFER)

@@ -15,8 +15,8 @@ from chessscan.core.checks import setup_check_kind, square_list
 from chessscan.core.fen import fault_severity, validate_setup
 from chessscan.core.movegen import checkers, legal_moves
 from chessscan.core.position import Position
-from chessscan.core.san import SanError, resolve_san
-from chessscan.core.squares import PIECE_TYPE_BY_SYMBOL, SQUARE_BY_NAME
+from chessscan.core.san import SanError, parse_san, resolve_san
+from chessscan.core.squares import PAWN, PIECE_TYPE_BY_SYMBOL, SQUARE_BY_NAME
 from chessscan.readers.epd import error_severity
 
 _UCI_RE = re.compile(r"([a-h][1-8])([a-h][1-8])([qrbn]?)")
@@ -32,9 +32,13 @@ def epd_position(fen: str) -> tuple[Position | None, list[tuple[str, str]]]:
 def _resolve(pos: Position, text: str) -> tuple[int | None, str | None, str | None]:
     """Move named by ``text`` (SAN, or UCI with a warning): ``(move, error_code, message)``."""
     try:
-        return resolve_san(pos, text), None, None
+        move = resolve_san(pos, text)
     except SanError as exc:
         san_error = exc
+    else:
+        if parse_san(text).piece == PAWN and pos.mailbox[move & 63] != PAWN:
+            return move, "uci-move", f"{text!r} is UCI / long algebraic, not SAN"
+        return move, None, None
     m = _UCI_RE.fullmatch(text)
     if m:
         frm, to = SQUARE_BY_NAME[m.group(1)], SQUARE_BY_NAME[m.group(2)]

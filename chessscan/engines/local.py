@@ -3,13 +3,17 @@
 The sink is anything with ``write(table_name, columns)`` (a
 :class:`~chessscan.reports.writers.ReportWriter`, or :class:`MemorySink` for the Python API).
 Buffers are flushed every ``batch_rows`` rows, so memory stays flat however large the input.
+
+:func:`run` with ``jobs != 1`` hands over to :mod:`chessscan.engines.parallel` (worker
+processes, same output); :mod:`chessscan.engines.dask` runs on a Dask cluster. Both reuse the
+per-game and per-EPD-file steps defined here, so every engine computes rows the same way.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Iterable
+from typing import Callable, Iterable
 
 from chessscan.analysis.epd import analyze_epd_record
 from chessscan.analysis.game import Tally, analyze_game
@@ -47,14 +51,30 @@ def tables_for(paths: Iterable[str], options: AnalysisOptions) -> tuple[str, ...
     return tuple(names)
 
 
+def optional_columns(table: str, options: AnalysisOptions) -> tuple[str, ...]:
+    """Optional columns ``options`` enables in ``table`` (``("fen",)`` for positions with
+    ``fen=True``, else none)."""
+    return ("fen",) if options.fen and table == "positions" else ()
+
+
+def new_tables(names: Iterable[str], options: AnalysisOptions) -> dict[str, dict[str, list]]:
+    """Empty column buffers for each table in ``names``: ``{table: {column: []}}``."""
+    return {t: new_buffers(t, optional_columns(t, options)) for t in names}
+
+
 class MemorySink:
-    """Keeps every written batch in memory, for :func:`chessscan.scan` (small inputs)."""
+    """Keeps every written batch in memory, for :func:`chessscan.scan` (small inputs).
+
+    Accepts column buffers of Python lists or of Arrow arrays (as the parallel engine sends);
+    both are stored as lists.
+    """
 
     def __init__(self) -> None:
         self.batches: dict[str, list[dict[str, list]]] = {}
 
     def write(self, table_name: str, columns: dict[str, list]) -> None:
-        self.batches.setdefault(table_name, []).append({k: list(v) for k, v in columns.items()})
+        self.batches.setdefault(table_name, []).append(
+            {k: v.to_pylist() if hasattr(v, "to_pylist") else list(v) for k, v in columns.items()})
 
 
 def _progress(paths: list[str], enabled: bool):
@@ -68,22 +88,72 @@ def _progress(paths: list[str], enabled: bool):
                 desc="analyze", leave=False, dynamic_ncols=True)
 
 
+def analyze_one(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally) -> None:
+    """Analyze one game (a :class:`~chessscan.readers.pgn.RawGame`) into ``tables`` and
+    ``tally``, and cross-check it against python-chess when ``options`` asks for it (the
+    ``disagreements`` table must then be in ``tables``)."""
+    row_start = len(tables["positions"]["ply"])
+    rare = analyze_game(raw, tables, options, tally)
+    cross_check = options.cross_check
+    if cross_check == "off":
+        return
+    from chessscan.analysis.crosscheck import cross_check_game, sampled
+
+    if cross_check == "full" or sampled(raw.index, rare):
+        # With every position row kept, the cross-check compares the values written.
+        rows = tables["positions"] if options.positions == "all" else None
+        result = cross_check_game(raw, tables["disagreements"], rows, row_start)
+        if result is None:
+            return  # a variant chessscan does not play
+        compared, found = result
+        tally.cross_checked_games += 1
+        tally.cross_checked_positions += compared
+        tally.disagreements += found
+
+
+def run_epd_source(path: str, tables: dict[str, dict[str, list]], tally: Tally,
+                   flush: Callable[[], None], bar=None, batch_rows: int = DEFAULT_BATCH_ROWS,
+                   source: str | None = None) -> None:
+    """Analyze every record of the EPD source ``path`` into ``tables`` (``epd_positions`` and
+    ``issues``), calling ``flush()`` every ``batch_rows`` rows; ``bar`` (tqdm or None) counts
+    input bytes; ``source`` overrides the name written in the rows (default
+    :func:`~chessscan.readers.sources.source_name`). Raises ``OSError`` if ``path`` cannot be
+    opened."""
+    with open_source(path) as stream:
+        seen = 0
+        rows = tables["epd_positions"]["line"]
+        for rec in read_epd(stream, source=source if source is not None else source_name(path)):
+            analyze_epd_record(rec, tables, tally)
+            if len(rows) >= batch_rows:
+                flush()
+                if bar is not None:
+                    now = stream.bytes_read
+                    bar.update(now - seen)
+                    seen = now
+        if bar is not None:
+            bar.update(stream.bytes_read - seen)
+
+
 def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
-        progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS) -> Tally:
+        progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = 1) -> Tally:
     """Analyze every source in ``paths`` (paths, or ``'-'`` for stdin; ``.epd`` files as EPD,
     anything else as PGN), writing the tables of :func:`tables_for` to ``sink`` in batches.
     Returns the tally. Raises ``OSError`` when a source cannot be opened; bad content never
     raises.
+
+    ``jobs``: worker processes; 1 (the default) analyzes in this process, None uses every
+    core, N > 1 hands over to :func:`chessscan.engines.parallel.run_parallel`, whose output
+    (rows, their order, the tally) is identical.
     """
+    if jobs != 1:
+        from chessscan.engines.parallel import run_parallel
+
+        return run_parallel(paths, sink, options, progress=progress, batch_rows=batch_rows, jobs=jobs)
     paths = [os.fspath(p) for p in paths]
     names = tables_for(paths, options)
-    optional = ("fen",) if options.fen else ()
-    tables = {t: new_buffers(t, optional if t == "positions" else ()) for t in names}
+    tables = new_tables(names, options)
     tally = Tally()
     bar = _progress(paths, progress)
-    cross_check = options.cross_check
-    if cross_check != "off":
-        from chessscan.analysis.crosscheck import cross_check_game, sampled
 
     def flush() -> None:
         for name in names:
@@ -93,24 +163,16 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
 
     try:
         for path in paths:
-            name = source_name(path)
+            if is_epd(path):
+                run_epd_source(path, tables, tally, flush, bar, batch_rows)
+                continue
             with open_source(path) as stream:
                 seen = 0
-                if is_epd(path):
-                    records = read_epd(stream, source=name)
-                    for rec in records:
-                        analyze_epd_record(rec, tables, tally)
-                        if len(tables["epd_positions"]["line"]) >= batch_rows:
-                            flush()
-                    continue
-                for raw in read_games(stream, source=name):
-                    rare = analyze_game(raw, tables, options, tally)
-                    if cross_check == "full" or (cross_check == "sample" and sampled(raw.index, rare)):
-                        compared, found = cross_check_game(raw, tables["disagreements"])
-                        tally.cross_checked_games += 1
-                        tally.cross_checked_positions += compared
-                        tally.disagreements += found
-                    if len(tables["positions"]["ply"]) >= batch_rows or len(tables["games"]["game_index"]) >= batch_rows:
+                positions = tables["positions"]["ply"]
+                games = tables["games"]["game_index"]
+                for raw in read_games(stream, source=source_name(path)):
+                    analyze_one(raw, tables, options, tally)
+                    if len(positions) >= batch_rows or len(games) >= batch_rows:
                         flush()
                     if bar is not None:
                         now = stream.bytes_read

@@ -1,0 +1,351 @@
+"""Throughput of chessscan against python-chess, scaling over cores, and memory (run by hand).
+
+    python benchmarks/throughput.py [PATH] [--games N]      # chessscan vs python-chess
+    python benchmarks/throughput.py [PATH] --jobs           # --jobs 1 vs --jobs 2 wall time
+    python benchmarks/throughput.py [PATH] --memory         # peak RSS on 1x and 10x the input
+    python benchmarks/throughput.py --quick [--jobs|--memory]   # smoke run on 300 games
+
+PATH defaults to ``<repo>/../shared/data/games/lichess-magnus.pgn.zst``; any PGN file
+(plain, .gz, .bz2, .zst) works. ``--games N`` uses only the first N games (python-chess
+reads ~20k positions/s, so the whole corpus takes minutes): they are copied, decompressed,
+to a temporary .pgn file that both sides read.
+
+Each measured side runs in a fresh subprocess (this script with ``--side``), so imports,
+caches and peak RSS (``ru_maxrss``) are not shared. Times are wall clock of the work
+itself (imports excluded) plus its CPU time: on a shared machine wall time also counts the
+other processes' load, which is printed, and CPU time does not.
+
+What is compared, per position after each move:
+
+* python-chess, the fastest way a user would write it: ``chess.pgn.read_game``, then
+  ``is_check``, ``checkers_mask``, ``is_checkmate``, ``is_stalemate`` and a repetition count
+  kept in a dict keyed by ``board._transposition_key()`` (``is_repetition`` would replay the
+  move stack at every ply). Games of variants chessscan does not analyze are read, not played.
+* chessscan: ``chessscan.engines.local.run`` in one process, writing the positions, games and
+  issues tables as Parquet to a temporary folder, ``cross_check="off"`` — what
+  ``chessscan analyze --jobs 1 --cross-check off`` does, and much more per position (check
+  kinds, SAN checks, Zobrist keys, draw rules, the tables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_INPUT = REPO.parent / "shared" / "data" / "games" / "lichess-magnus.pgn.zst"
+QUICK_GAMES = 300
+MEMORY_FACTOR = 10
+PLAYED_VARIANTS = {"", "standard", "chess", "normal", "from position", "fromposition", "chess960",
+                   "chess 960", "fischerandom", "fischer random", "960"}
+
+
+# --- the measured sides (run in a subprocess) ---------------------------------------------
+
+def _open_text(path: str):
+    """Decompressed text stream of ``path`` for python-chess (zstd with long windows)."""
+    if path == "-":
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", errors="replace")
+    raw = open(path, "rb")
+    if path.endswith((".zst", ".zstd")):
+        import zstandard
+
+        raw = zstandard.ZstdDecompressor(max_window_size=2**31).stream_reader(raw)
+    elif path.endswith(".gz"):
+        import gzip
+
+        raw = gzip.GzipFile(fileobj=raw)
+    elif path.endswith(".bz2"):
+        import bz2
+
+        raw = bz2.BZ2File(raw)
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace")
+
+
+def side_python_chess(path: str) -> tuple[int, int]:
+    """(games, positions) replayed the python-chess way."""
+    import chess.pgn
+
+    games = positions = 0
+    with _open_text(path) as text:
+        while True:
+            game = chess.pgn.read_game(text)
+            if game is None:
+                break
+            games += 1
+            if game.headers.get("Variant", "").strip().lower() not in PLAYED_VARIANTS:
+                continue
+            board = game.board()
+            seen = {board._transposition_key(): 1}
+            for move in game.mainline_moves():
+                board.push(move)
+                positions += 1
+                board.is_check()
+                board.checkers_mask()
+                board.is_checkmate()
+                board.is_stalemate()
+                key = board._transposition_key()
+                seen[key] = seen.get(key, 0) + 1
+    return games, positions
+
+
+def side_chessscan(path: str, jobs: int) -> tuple[int, int, dict]:
+    """(games, positions, summary) of chessscan's analyze path, tables to a temp folder."""
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines.local import run, tables_for
+    from chessscan.reports.writers import ReportWriter
+
+    options = AnalysisOptions(cross_check="off")
+    out = tempfile.mkdtemp(prefix="chessscan-bench-")
+    try:
+        with ReportWriter(out, fmt="parquet", tables=tables_for([path], options)) as writer:
+            tally = run([path], writer, options, jobs=jobs)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return tally.games, tally.positions, tally.as_dict()
+
+
+class _Descendants:
+    """Samples the CPU time and RSS of this process's descendants (the --jobs workers, which
+    the forkserver forks, so that ``RUSAGE_CHILDREN`` never sees them) every 50 ms. Needs
+    psutil (installed with the dask extra); without it, reports nothing."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        import threading
+
+        self.cpu: dict[int, float] = {}
+        self.peak_rss = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._me = None
+        if enabled:  # not for one process: sampling costs the measured process some CPU
+            try:
+                import psutil
+
+                self._me = psutil.Process()
+                self._error = psutil.Error
+            except ImportError:
+                pass
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.05):
+            rss = 0
+            for child in self._me.children(recursive=True):
+                try:
+                    t = child.cpu_times()
+                    self.cpu[child.pid] = t.user + t.system
+                    rss += child.memory_info().rss
+                except self._error:
+                    pass  # exited between listing and reading
+            self.peak_rss = max(self.peak_rss, rss)
+
+    def __enter__(self):
+        if self._me is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._me is not None:
+            self._thread.join()
+
+
+def run_side(args) -> None:
+    if args.side == "python-chess":
+        import chess.pgn  # noqa: F401  (imports are not timed)
+    else:
+        import chessscan.engines.local  # noqa: F401
+        import chessscan.reports.writers  # noqa: F401
+        import pandas  # noqa: F401  (pyarrow imports it on its first conversion: an import too)
+    cpu0 = time.process_time()
+    t0 = time.perf_counter()
+    summary = None
+    with _Descendants(enabled=args.side == "chessscan" and args.side_jobs > 1) as workers:
+        if args.side == "python-chess":
+            games, positions = side_python_chess(args.path)
+        else:
+            games, positions, summary = side_chessscan(args.path, args.side_jobs)
+        wall = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
+    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    json.dump({"games": games, "positions": positions, "wall": wall, "cpu": cpu + sum(workers.cpu.values()),
+               "rss_mib": rss_kib / 1024 + workers.peak_rss / 2**20, "summary": summary}, sys.stdout)
+
+
+# --- the driver -----------------------------------------------------------------------------
+
+def measure(side: str, path: str, jobs: int = 1, feed=None) -> dict:
+    """Run one side in a fresh interpreter; ``feed`` (a callable writing to a binary stream)
+    supplies stdin when ``path`` is ``'-'``."""
+    cmd = [sys.executable, __file__, "--side", side, "--side-jobs", str(jobs), path]
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if feed else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, env=env)
+    if feed:
+        try:
+            feed(proc.stdin)
+        finally:
+            proc.stdin.close()
+    out = proc.stdout.read()
+    if proc.wait() != 0:
+        raise SystemExit(f"{side} failed (exit {proc.returncode})")
+    return json.loads(out)
+
+
+def first_games(path: str, n: int, dest: str) -> int:
+    """Copy the first ``n`` games of ``path``, decompressed, to ``dest``; returns the number
+    copied. Streams: only the bytes before game ``n`` are read twice."""
+    from chessscan.readers.pgn import read_games
+    from chessscan.readers.sources import open_source
+
+    end = None
+    count = 0
+    for raw in read_games(path):
+        if raw.index == n:
+            end = raw.byte_offset
+            break
+        count += 1
+    with open_source(path) as src, open(dest, "wb") as dst:
+        left = end
+        while left is None or left > 0:
+            chunk = src.read(1 << 20 if left is None else min(1 << 20, left))
+            if not chunk:
+                break
+            dst.write(chunk)
+            if left is not None:
+                left -= len(chunk)
+    return count
+
+
+def repeat_feed(path: str, times: int):
+    """A feed writing the decompressed input ``times`` times, 1 MiB at a time."""
+    from chessscan.readers.sources import open_source
+
+    def feed(pipe) -> None:
+        for _ in range(times):
+            with open_source(path) as src:
+                while chunk := src.read(1 << 20):
+                    pipe.write(chunk)
+            pipe.write(b"\n\n")  # the next copy starts a new game even after a missing newline
+    return feed
+
+
+def _busy_loop(n: int) -> float:
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(n):
+        x += i
+    return time.perf_counter() - t0
+
+
+def cores_available(n: int = 2, loops: int = 10_000_000) -> float:
+    """How many cores' worth of CPU ``n`` pure-Python busy loops get together right now
+    (``n`` on an idle machine; less when other processes or the host take CPU)."""
+    import multiprocessing
+
+    alone = _busy_loop(loops)
+    with multiprocessing.get_context("spawn").Pool(n) as pool:
+        pool.map(_busy_loop, [1000] * n)  # start the workers first
+        together = pool.map(_busy_loop, [loops] * n)
+    return n * alone / max(together)
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    line = lambda r: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
+                               for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def row(label: str, m: dict) -> list[str]:
+    return [label, f"{m['games']:,}", f"{m['positions']:,}", f"{m['wall']:.2f}", f"{m['cpu']:.2f}",
+            f"{m['games'] / m['wall']:,.0f}", f"{m['positions'] / m['wall']:,.0f}",
+            f"{m['positions'] / max(m['cpu'], 1e-9):,.0f}", f"{m['rss_mib']:.0f}"]
+
+
+HEADER = ["side", "games", "positions", "wall s", "cpu s", "games/s", "positions/s",
+          "pos/cpu-s", "peak RSS MiB"]
+
+
+def load() -> str:
+    try:
+        return "load average %.1f %.1f %.1f" % os.getloadavg()
+    except OSError:
+        return "load average unknown"
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("path", nargs="?", default=str(DEFAULT_INPUT), help="PGN input (default: %(default)s)")
+    ap.add_argument("--games", type=int, default=None, help="use only the first N games (both sides)")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--jobs", action="store_true", help="measure --jobs 1 vs --jobs 2 (see --max-jobs)")
+    mode.add_argument("--memory", action="store_true",
+                      help=f"peak RSS on the input and on it repeated {MEMORY_FACTOR} times (via stdin)")
+    ap.add_argument("--max-jobs", type=int, default=2, help="with --jobs: also 4, 8, ... up to this")
+    ap.add_argument("--quick", action="store_true", help=f"smoke run: the first {QUICK_GAMES} games")
+    ap.add_argument("--side", choices=["python-chess", "chessscan"], help=argparse.SUPPRESS)
+    ap.add_argument("--side-jobs", type=int, default=1, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.side:
+        return run_side(args)
+
+    if args.path != "-" and not Path(args.path).is_file():
+        raise SystemExit(f"no such file: {args.path}")
+    games = args.games if args.games is not None else (QUICK_GAMES if args.quick else None)
+    tmp = tempfile.mkdtemp(prefix="chessscan-bench-in-")
+    try:
+        path = args.path
+        what = path
+        if games is not None:
+            path = os.path.join(tmp, "input.pgn")
+            copied = first_games(args.path, games, path)
+            what = f"{args.path}, first {copied:,} games ({os.path.getsize(path) / 2**20:.1f} MiB decompressed)"
+        print(f"input: {what}")
+        print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, {load()} (before)")
+
+        if args.jobs:
+            counts = [1]
+            while counts[-1] * 2 <= max(2, args.max_jobs):
+                counts.append(counts[-1] * 2)
+            print(f"machine: {counts[-1]} busy loops in parallel get {cores_available(counts[-1]):.2f} cores' "
+                  f"worth of CPU (ideal {counts[-1]}): the best speed-up possible right now")
+            results = {n: measure("chessscan", path, jobs=n) for n in counts}
+            base = results[1]
+            rows = [row(f"chessscan --jobs {n}", m) + [f"{base['wall'] / m['wall']:.2f}x"]
+                    for n, m in results.items()]
+            print(table(rows, HEADER + ["speed-up"]))
+            print("(cpu s and peak RSS: the main process plus the forkserver and workers, sampled every 50 ms with psutil; RSS is summed, so pages they share count once per process)")
+            same = all(m["summary"] == base["summary"] for m in results.values())
+            print(f"same summary for every --jobs: {'yes' if same else 'NO'}")
+        elif args.memory:
+            rows = []
+            for times in (1, MEMORY_FACTOR):
+                m = measure("chessscan", "-", jobs=1, feed=repeat_feed(path, times))
+                rows.append(row(f"chessscan, input x{times} via stdin", m))
+            print(table(rows, HEADER))
+        else:
+            a = measure("python-chess", path)
+            b = measure("chessscan", path, jobs=1)
+            print(table([row("python-chess (read_game + checks)", a), row("chessscan (1 process, tables)", b)],
+                        HEADER))
+            ratio = (b["positions"] / b["wall"]) / (a["positions"] / a["wall"])
+            ratio_cpu = (b["positions"] / b["cpu"]) / (a["positions"] / a["cpu"])
+            print(f"chessscan / python-chess, positions/s: {ratio:.1f}x (wall), {ratio_cpu:.1f}x (CPU)")
+        print(f"machine: {load()} (after)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

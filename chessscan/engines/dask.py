@@ -1,0 +1,401 @@
+"""Run the analysis on a Dask cluster (``chessscan analyze --dask ADDRESS|local``).
+
+Needs the optional extra ``chessscan[dask]`` (``dask[dataframe]``, ``distributed``); this
+module imports them only inside :func:`run_dask`, and raises ``ImportError`` with the install
+command when they are missing.
+
+How a run goes:
+
+1. **Shards** (:func:`plan_shards`, on the client): an uncompressed PGN file larger than
+   ``shard_size`` is cut into byte ranges, each starting at a game boundary; a compressed
+   file (no random access) and an EPD file are one shard each. A cut is made only where the
+   reader is sure to start a game, whatever state it is in: a line beginning ``[Event "``
+   after one or more blank lines, where the last non-blank line before them ends with a
+   termination marker (or opens a comment) and is neither a tag nor an escape line. If no such
+   line lies within ``shard_size`` bytes after a target offset, the shard just grows.
+2. **Counts** (one task per cut): the games and lines in each range before the last one of
+   a file, read with the same PGN reader, give every shard the game index and line number
+   of its first game, so ``game_index``, ``line`` and the cross-check sample (which depends
+   on the game index) are those of a local run.
+3. **Analysis** (one task per shard): the shard's games go through the same steps as
+   :func:`chessscan.engines.local.run`, and each table's rows are streamed (row groups of
+   64k rows, flat memory) to ``<out_dir>/<table>/part-<shard>.parquet``: one part, i.e. one
+   DataFrame partition, per shard. Every folder is a Parquet dataset, readable with
+   ``pandas.read_parquet(folder)`` or ``dask.dataframe.read_parquet(folder)``; part names sort
+   in input order. The client merges the shards' tallies in shard order into summary.json.
+
+Workers open the input files and write the output folder themselves: on a real cluster both
+must be on a filesystem every worker sees under the same path (relative paths are made
+absolute on the client; the ``source`` column keeps the path as given).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from typing import Iterable, NamedTuple, Sequence
+
+from chessscan.analysis.game import Tally
+from chessscan.analysis.options import AnalysisOptions
+from chessscan.engines.local import (
+    DEFAULT_BATCH_ROWS,
+    analyze_one,
+    is_epd,
+    new_tables,
+    optional_columns,
+    run_epd_source,
+    tables_for,
+)
+from chessscan.readers.pgn import read_games
+from chessscan.readers.sources import detect_compression, open_source, source_name
+from chessscan.reports.writers import buffered_rows, clear
+
+__all__ = ["DEFAULT_SHARD_SIZE", "Shard", "plan_shards", "count_range", "analyze_shard", "run_dask",
+           "INSTALL_HINT"]
+
+#: Target shard size in bytes: about 10 s of work per task at ~100k positions/s, so a few
+#: thousand tasks for a Lichess monthly dump and little scheduler overhead.
+DEFAULT_SHARD_SIZE = 32 << 20
+INSTALL_HINT = "pip install 'chessscan[dask]'"
+
+_COMPRESSED_SUFFIXES = (".gz", ".gzip", ".bz2", ".zst", ".zstd")
+_CANDIDATE = re.compile(rb'[\r\n]\[Event "')
+# A termination marker as the last token (the reader's rule: a number marker is preceded by
+# whitespace, a delimiter or a period; '*' anywhere).
+_ENDS_WITH_RESULT = re.compile(rb"(?:(?<![^\s(){}.])(?:1-0|0-1|1/2-1/2)|\*)\Z")
+_STRIP_COMMENTS = re.compile(rb"\{[^}]*\}|;[^\r\n]*")
+_LOOKBACK = 1 << 16
+_SCAN_CHUNK = 1 << 20
+
+
+class Shard(NamedTuple):
+    """One task's input.
+
+    ``number``: position in the run (part files are named after it); ``path``: the file to
+    open (absolute); ``source``: the name written in the rows (the path as given);
+    ``kind``: ``'range'`` (bytes ``start``..``end`` of an uncompressed PGN file), ``'pgn'``
+    (a whole PGN file) or ``'epd'`` (a whole EPD file); ``size``: bytes on disk, for
+    progress; ``first``: whether it is the first shard of its file.
+    """
+
+    number: int
+    path: str
+    source: str
+    kind: str
+    start: int
+    end: int
+    size: int
+    first: bool
+
+
+def _is_compressed(path: str) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(4)
+    return detect_compression(head) is not None or (
+        bool(head) and os.path.splitext(path)[1].lower() in _COMPRESSED_SUFFIXES)
+
+
+def _sure_start(before: bytes, at_file_start: bool) -> bool:
+    """Whether a ``[Event "`` line preceded by ``before`` (the bytes just before it, ending
+    with its line end) starts a game in every reader state (see the module doc)."""
+    lines = before.splitlines(True)
+    i = len(lines) - 1
+    while i >= 0 and not lines[i].strip():
+        i -= 1
+    if i == len(lines) - 1 or i < 0 or (i == 0 and not at_file_start):
+        return False  # no blank line before the tag, or the last movetext line is not in view
+    last = lines[i]
+    if last.lstrip()[:1] in (b"[", b"%"):
+        return False  # a tag or escape line: the reader may still be in the tag section
+    text = _STRIP_COMMENTS.sub(b" ", last).rstrip()
+    return b"{" in text or _ENDS_WITH_RESULT.search(text) is not None
+
+
+def _find_start(f, target: int, limit: int, size: int) -> int | None:
+    """Offset of the first sure game start in ``[target, limit)`` of the open file ``f``
+    (``size`` bytes), or None."""
+    end = min(limit, size)
+    pos = target
+    while pos < end:
+        back = max(0, pos - _LOOKBACK)  # room to look at the lines before a candidate
+        f.seek(back)
+        data = f.read(pos - back + _SCAN_CHUNK + 16)  # +16: a candidate across the chunk end
+        for m in _CANDIDATE.finditer(data, max(0, pos - back - 1)):
+            start = back + m.start() + 1  # the '[' of '[Event "'
+            if start < target:
+                continue
+            if start >= end:
+                return None
+            lo = max(0, m.start() + 1 - _LOOKBACK)
+            if _sure_start(data[lo : m.start() + 1], back + lo == 0):
+                return start
+        pos += _SCAN_CHUNK
+    return None
+
+
+def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE) -> list[Shard]:
+    """Cut the sources into shards, in input order (see the module doc).
+
+    Raises ``ValueError`` for ``'-'`` (stdin cannot be shared out) or ``shard_size`` < 1,
+    ``OSError`` when a file cannot be opened.
+    """
+    if shard_size < 1:
+        raise ValueError(f"shard_size must be at least 1 byte, not {shard_size}")
+    shards: list[Shard] = []
+    for p in paths:
+        p = os.fspath(p)
+        if p == "-":
+            raise ValueError("stdin ('-') cannot be analyzed on a Dask cluster: give files")
+        path = os.path.abspath(p)
+        name = source_name(p)
+        size = os.path.getsize(path)
+        if is_epd(p) or size <= shard_size or _is_compressed(path):
+            kind = "epd" if is_epd(p) else "pgn"
+            shards.append(Shard(len(shards), path, name, kind, 0, size, size, True))
+            continue
+        cuts = [0]
+        with open(path, "rb") as f:
+            for target in range(shard_size, size, shard_size):
+                if target < cuts[-1]:
+                    continue
+                at = _find_start(f, target, target + shard_size, size)
+                if at is not None and at > cuts[-1]:
+                    cuts.append(at)
+        cuts.append(size)
+        for k, (a, b) in enumerate(zip(cuts, cuts[1:])):
+            shards.append(Shard(len(shards), path, name, "range", a, b, b - a, k == 0))
+    return shards
+
+
+class _Range(io.RawIOBase):
+    """Raw binary stream over bytes ``start``..``end`` of a file."""
+
+    def __init__(self, path: str, start: int, end: int) -> None:
+        super().__init__()
+        self._f = open(path, "rb")
+        self._f.seek(start)
+        self._left = end - start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        n = min(len(b), self._left)
+        if n <= 0:
+            return 0
+        got = self._f.readinto(memoryview(b)[:n]) or 0
+        self._left -= got
+        return got
+
+    def close(self) -> None:
+        if not self.closed:
+            self._f.close()
+            super().close()
+
+
+def _open_range(path: str, start: int, end: int) -> io.BufferedReader:
+    return io.BufferedReader(_Range(path, start, end), buffer_size=1 << 16)
+
+
+def count_range(path: str, start: int, end: int) -> tuple[int, int]:
+    """``(games, lines)`` in bytes ``start``..``end`` of an uncompressed PGN file, as the
+    reader splits them (``end`` must be a shard cut, i.e. a line start)."""
+    with _open_range(path, start, end) as stream:
+        games = sum(1 for _ in read_games(stream, source=""))
+    lines = 0
+    cr_end = False
+    with _open_range(path, start, end) as stream:
+        while True:
+            chunk = stream.read(_SCAN_CHUNK)
+            if not chunk:
+                break
+            # Line ends as bytes.splitlines sees them: \n, \r\n and a lone \r.
+            lines += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+            if cr_end and chunk[:1] == b"\n":
+                lines -= 1  # a \r\n split between two chunks
+            cr_end = chunk[-1:] == b"\r"
+    return games, lines
+
+
+def _rebase(raw, index0: int, offset0: int, line0: int):
+    """Shift a game read from the middle of a file to its place in the whole file."""
+    raw.index += index0
+    raw.byte_offset += offset0
+    raw.line += line0
+    if raw.movetext_line:
+        raw.movetext_line += line0
+    if raw.issues:
+        raw.issues = [i._replace(line=i.line + line0) for i in raw.issues]
+    return raw
+
+
+def part_name(number: int, fmt: str = "parquet") -> str:
+    """File name of shard ``number``'s part in each table folder (sorts in input order)."""
+    return f"part-{number:06d}.{fmt}"
+
+
+def analyze_shard(shard: Shard, first_index: int, first_line: int, options: AnalysisOptions,
+                  names: Sequence[str], out_dir: str, write_empty: bool = False,
+                  batch_rows: int = DEFAULT_BATCH_ROWS) -> Tally:
+    """Analyze one shard and write its part of each table in ``names`` to
+    ``<out_dir>/<table>/part-<number>.parquet``; what a Dask task runs.
+
+    ``first_index``, ``first_line``: game index and number of lines before the shard in its
+    file (0 for a whole file). A table that gets no row has no part, unless ``write_empty``
+    (so the first shard of a run gives every folder its schema). Returns the shard's tally.
+    Raises ``OSError`` when the input cannot be read or the part cannot be written.
+    """
+    from chessscan.reports.schema import schema_for
+    from chessscan.reports.writers import TableWriter
+
+    tables = new_tables(names, options)
+    tally = Tally()
+    writers: dict[str, TableWriter] = {}
+
+    def writer(name: str) -> TableWriter:
+        w = writers.get(name)
+        if w is None:
+            path = os.path.join(out_dir, name, part_name(shard.number))
+            w = writers[name] = TableWriter(path, schema_for(name, optional_columns(name, options)),
+                                            "parquet", table=name)
+        return w
+
+    def flush() -> None:
+        for name in names:
+            if buffered_rows(tables[name]):
+                writer(name).write(tables[name])
+                clear(tables[name])
+
+    try:
+        if shard.kind == "epd":
+            run_epd_source(shard.path, tables, tally, flush, None, batch_rows, source=shard.source)
+        else:
+            if shard.kind == "range":
+                stream = _open_range(shard.path, shard.start, shard.end)
+            else:
+                stream = open_source(shard.path)
+            positions = tables["positions"]["ply"]
+            games = tables["games"]["game_index"]
+            with stream:
+                for raw in read_games(stream, source=shard.source):
+                    if shard.start:
+                        _rebase(raw, first_index, shard.start, first_line)
+                    analyze_one(raw, tables, options, tally)
+                    if len(positions) >= batch_rows or len(games) >= batch_rows:
+                        flush()
+        flush()
+        if write_empty:
+            for name in names:
+                writer(name)
+    finally:
+        for w in writers.values():
+            w.close()
+    return tally
+
+
+def _remove_stale_parts(out_dir: str, names: Sequence[str]) -> None:
+    # A part left by an earlier, larger run would be read back as part of this dataset.
+    pattern = re.compile(r"part-\d{6}\.parquet\Z")
+    for name in names:
+        folder = os.path.join(out_dir, name)
+        if os.path.isdir(folder):
+            for entry in os.listdir(folder):
+                if pattern.match(entry):
+                    os.remove(os.path.join(folder, entry))
+
+
+def _client(address: str, jobs: int | None):
+    """A ``distributed.Client`` for ``address`` (``'local'``: a LocalCluster of ``jobs``
+    one-thread worker processes) and the cluster to close after it (or None)."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise ImportError(f"running on Dask needs the dask extra: {INSTALL_HINT}") from exc
+    if address == "local":
+        from chessscan.engines.parallel import default_jobs
+
+        # One thread per worker: the analysis is pure Python and holds the GIL.
+        cluster = LocalCluster(n_workers=jobs or default_jobs(), threads_per_worker=1,
+                               processes=True, dashboard_address=":0")
+        return Client(cluster), cluster
+    try:
+        return Client(address), None
+    except OSError as exc:  # refused, timed out, bad address
+        raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
+
+
+def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = AnalysisOptions(),
+             address: str = "local", client=None, jobs: int | None = None,
+             shard_size: int = DEFAULT_SHARD_SIZE, progress: bool = False) -> Tally:
+    """Analyze ``paths`` on a Dask cluster and write one Parquet dataset per table of
+    :func:`~chessscan.engines.local.tables_for` under ``out_dir`` (``<out_dir>/<table>/
+    part-*.parquet``). Does not write summary.json: the caller adds ``sources`` to the
+    returned tally's ``as_dict()``.
+
+    ``client``: a ``distributed.Client`` to use; else one is made for ``address`` (a
+    scheduler address such as ``tcp://host:8786``, or ``'local'`` for a LocalCluster of
+    ``jobs`` workers, default every core) and closed at the end. Part files of an earlier run
+    in those folders are removed first. The rows equal a local run's once sorted by
+    (source, game_index, ply); read in part order they are in input order too.
+
+    Raises ``ImportError`` (with :data:`INSTALL_HINT`) when dask or distributed is missing,
+    ``ValueError`` for stdin or a bad ``shard_size``, ``OSError`` when an input cannot be
+    read; an error in a task is re-raised here.
+    """
+    paths = [os.fspath(p) for p in paths]
+    shards = plan_shards(paths, shard_size)
+    out_dir = os.path.abspath(out_dir)
+    names = tables_for(paths, options)
+    os.makedirs(out_dir, exist_ok=True)
+    _remove_stale_parts(out_dir, names)
+
+    cluster = None
+    if client is None:
+        client, cluster = _client(address, jobs)
+        own = True
+    else:
+        own = False
+    try:
+        # Game index and line number of each shard's first game: counts of the ranges
+        # before it in its file (the last range of a file needs no count).
+        needed = [s for k, s in enumerate(shards)
+                  if s.kind == "range" and k + 1 < len(shards) and not shards[k + 1].first]
+        counted = client.gather(client.map(count_range, [s.path for s in needed],
+                                           [s.start for s in needed], [s.end for s in needed],
+                                           pure=False))
+        by_number = {s.number: c for s, c in zip(needed, counted)}
+        firsts = []
+        index0 = line0 = 0
+        for s in shards:
+            if s.first:
+                index0 = line0 = 0
+            firsts.append((index0, line0))
+            if s.number in by_number:
+                index0 += by_number[s.number][0]
+                line0 += by_number[s.number][1]
+
+        futures = [client.submit(analyze_shard, s, i0, l0, options, names, out_dir, s.number == 0,
+                                 pure=False)
+                   for s, (i0, l0) in zip(shards, firsts)]
+        if progress:
+            import sys
+
+            from distributed import as_completed
+            from tqdm import tqdm
+
+            sizes = {f.key: s.size for f, s in zip(futures, shards)}
+            with tqdm(total=sum(sizes.values()), unit="B", unit_scale=True, unit_divisor=1024,
+                      file=sys.stderr, desc="analyze (dask)", leave=False, dynamic_ncols=True) as bar:
+                for f in as_completed(futures):
+                    bar.update(sizes[f.key])
+        tallies = client.gather(futures)
+    finally:
+        if own:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    tally = Tally()
+    for t in tallies:  # in shard order, so the summary's counters keep the local key order
+        tally.merge(t)
+    return tally

@@ -1,0 +1,267 @@
+"""Engines: worker processes (--jobs) and Dask (--dask) give the single-process output.
+
+Timing is never asserted here (benchmarks/throughput.py measures it by hand).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from chessscan.analysis.game import Tally
+from chessscan.analysis.options import AnalysisOptions
+from chessscan.cli import main
+from chessscan.engines import dask as dask_engine
+from chessscan.engines.local import MemorySink, run, tables_for
+from chessscan.engines.parallel import run_parallel
+from chessscan.reports.writers import ReportWriter
+from conftest import SAMPLES
+
+MAGNUS = SAMPLES / "lichess-magnus-300.pgn"
+MAGNUS_ZST = SAMPLES / "lichess-magnus-300.pgn.zst"
+VARIANTS = SAMPLES / "lichess-jishanshaikh4-variants.pgn"
+WACNEW = SAMPLES / "arasan-wacnew.epd"
+
+INPUTS = {
+    "magnus": [MAGNUS],
+    # PGN, EPD in between (shares the issues table), then a compressed PGN.
+    "multi": [VARIANTS, WACNEW, MAGNUS_ZST],
+}
+
+
+def read_report(out: Path, names) -> dict[str, pd.DataFrame]:
+    """Each table of a report folder (a file, or a Dask dataset folder) as a DataFrame."""
+    tables = {}
+    for name in names:
+        path = out / f"{name}.parquet"
+        tables[name] = pd.read_parquet(path if path.exists() else out / name, dtype_backend="numpy_nullable")
+    return tables
+
+
+def assert_same_tables(left: dict[str, pd.DataFrame], right: dict[str, pd.DataFrame], sort: bool = False):
+    assert left.keys() == right.keys()
+    for name in left:
+        a, b = left[name], right[name]
+        if sort:
+            keys = [k for k in ("source", "game_index", "ply", "line") if k in a.columns]
+            a = a.sort_values(keys, kind="stable").reset_index(drop=True)
+            b = b.sort_values(keys, kind="stable").reset_index(drop=True)
+        pd.testing.assert_frame_equal(a, b, obj=name)
+
+
+def analyze_cli(tmp: Path, label: str, paths, *args) -> Path:
+    out = tmp / label
+    result = CliRunner().invoke(main, ["analyze", *map(str, paths), "-o", str(out), "--silent", *args])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return out
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory):
+    """The --jobs 1 reports, made once per (input, cross-check mode)."""
+    tmp = tmp_path_factory.mktemp("single")
+    cache = {}
+
+    def get(inputs: str, cross_check: str) -> Path:
+        key = (inputs, cross_check)
+        if key not in cache:
+            cache[key] = analyze_cli(tmp, f"{inputs}-{cross_check}", INPUTS[inputs],
+                                     "--jobs", "1", "--cross-check", cross_check)
+        return cache[key]
+
+    return get
+
+
+# (multi, sample) is covered by test_small_batches_keep_order_and_tally, and its --jobs 1
+# report is the Dask test's reference.
+@pytest.mark.parametrize("inputs, cross_check", [("magnus", "sample"), ("magnus", "full"), ("multi", "full")])
+def test_jobs_2_equals_jobs_1(tmp_path, single, inputs, cross_check):
+    one = single(inputs, cross_check)
+    two = analyze_cli(tmp_path, "two", INPUTS[inputs], "--jobs", "2", "--cross-check", cross_check)
+    names = tables_for(map(str, INPUTS[inputs]), AnalysisOptions(cross_check=cross_check))
+    expected = read_report(one, names)
+    assert len(expected["games"]) > 250
+    assert_same_tables(expected, read_report(two, names))
+    assert (one / "summary.json").read_text() == (two / "summary.json").read_text()
+    summary = json.loads((two / "summary.json").read_text())
+    if cross_check == "full":
+        assert summary["cross_check"]["positions"] == summary["positions"]
+
+
+class ListSink:
+    """A sink that is neither a ReportWriter nor a MemorySink: gets Python lists."""
+
+    def __init__(self):
+        self.rows: dict[str, dict[str, list]] = {}
+
+    def write(self, name, columns):
+        assert all(isinstance(v, list) for v in columns.values())
+        table = self.rows.setdefault(name, {c: [] for c in columns})
+        for c, v in columns.items():
+            table[c].extend(v)
+
+
+def test_small_batches_keep_order_and_tally():
+    """Many small batches, few in flight, a sink taking lists: same rows and tally."""
+    paths = [str(p) for p in INPUTS["multi"]]
+    options = AnalysisOptions(cross_check="sample")
+    ref, got = ListSink(), ListSink()
+    tally1 = run(paths, ref, options)
+    tally2 = run_parallel(paths, got, options, jobs=2, batch_games=17, in_flight=3)
+    assert tally1.as_dict() == tally2.as_dict()
+    assert list(json.dumps(tally1.as_dict())) == list(json.dumps(tally2.as_dict()))  # key order too
+    assert ref.rows == got.rows
+
+
+def test_memory_sink_accepts_arrow_batches():
+    tally = Tally()
+    sink = MemorySink()
+    tally.merge(run_parallel([str(MAGNUS)], sink, jobs=2, batch_games=150))
+    ref = MemorySink()
+    run([str(MAGNUS)], ref)
+    merged = {t: {c: sum((b[c] for b in bs), []) for c in bs[0]} for t, bs in sink.batches.items()}
+    expected = {t: {c: sum((b[c] for b in bs), []) for c in bs[0]} for t, bs in ref.batches.items()}
+    assert merged == expected
+    assert tally.games == 300
+
+
+class BarRecorder:
+    """Stands in for the tqdm bar: records the byte counts it is advanced by."""
+
+    def __init__(self):
+        self.n = 0
+
+    def update(self, n):
+        assert n >= 0
+        self.n += n
+
+    def close(self):
+        pass
+
+
+def test_progress_counts_every_input_byte(monkeypatch):
+    import chessscan.engines.parallel as parallel
+
+    bar = BarRecorder()
+    monkeypatch.setattr(parallel, "_progress", lambda paths, enabled: bar if enabled else None)
+    paths = [str(p) for p in INPUTS["multi"]]
+    run_parallel(paths, ListSink(), jobs=2, batch_games=64, progress=True)
+    assert bar.n == sum(Path(p).stat().st_size for p in paths)
+
+
+def test_jobs_rejects_zero():
+    result = CliRunner().invoke(main, ["analyze", str(MAGNUS), "--jobs", "0", "-o", "unused"])
+    assert result.exit_code == 2
+    with pytest.raises(ValueError):
+        run_parallel([str(MAGNUS)], MemorySink(), jobs=0)
+
+
+# --- Dask ---------------------------------------------------------------------------------
+
+# Game starts the shard planner must get right: a game ended by a new tag section inside an
+# open comment or an open variation, a tag section with no movetext and no Event tag, a
+# marker in a ';' comment of a game without tags, two markers on one line, escape lines,
+# CR-only and CRLF line ends, a NUL line, a last game without a final newline.
+TRICKY_PGN = "".join([
+    '[Event "a"]\n[Site "x"]\n\n1. e4 e5 1-0\n\n[Event "b"]\n\n1. d4 {open comment 1-0\n\n',
+    '[Event "c"]\n\n1. c4 (1. d4 1-0\n\n[Event "d"]\n[White "w"]\n\n[Event "e"]\n\n1. e4 *\n',
+    '; only a comment 1-0\n\n[Event "f"]\n\n1. e4 1-0 1-0\n\n[Event "g"]\n\n1. e4 1-0 { tail\n\n',
+    '[Event "h"]\n\n[Site "nox"]\n\n[Event "i"]\n1. e4 *\n\n%escape 1-0\n\n[Event "j"]\n\n',
+    '1. Nf3 *\r\n\r\n[Event "k"]\r\n\r\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\r\r',
+    '[Event "l"]\r\r1. e4 *\r\n\n{ pre } [Event "m"]\n1. e4 *\n\n[Event "n"] 1. e4 *\n\n',
+    '[Foo "bar 1-0\n\n[Event "o"]\n\n1. e4 1/2-1/2\n\n\x00\n\n[Event "p"]\n\n1. e4 *\n',
+    '1. e4 e5 2. Ke2 *\n\n[Event "q"]\n\n1. e4 {x} ; y 1-0\n\n[Event "r"]\n\n1. e4 } 1-0\n\n',
+    '[Event "s"]\n1. e4 (1. d4 { c\n\n[Event "t"]\n\n1. e4 *',
+])
+
+
+def shards_inline(paths, out: Path, options, shard_size) -> tuple[Tally, int]:
+    """What run_dask does, task by task in this process (no Dask needed)."""
+    shards = dask_engine.plan_shards(paths, shard_size)
+    names = tables_for(paths, options)
+    tally = Tally()
+    index0 = line0 = 0
+    for k, shard in enumerate(shards):
+        if shard.first:
+            index0 = line0 = 0
+        tally.merge(dask_engine.analyze_shard(shard, index0, line0, options, names, str(out), k == 0))
+        if shard.kind == "range" and k + 1 < len(shards) and not shards[k + 1].first:
+            games, lines = dask_engine.count_range(shard.path, shard.start, shard.end)
+            index0, line0 = index0 + games, line0 + lines
+    return tally, len(shards)
+
+
+def local_report(paths, out: Path, options) -> tuple[Tally, dict[str, pd.DataFrame]]:
+    names = tables_for(paths, options)
+    with ReportWriter(out, tables=names, optional_columns={"positions": ("fen",)} if options.fen else None) as w:
+        tally = run(paths, w, options)
+    return tally, read_report(out, names)
+
+
+@pytest.mark.parametrize("shard_size", [1, 5, 97])
+def test_shards_start_at_game_boundaries(tmp_path, shard_size):
+    """Cut a file at every possible place: the shards' rows are the whole file's."""
+    path = tmp_path / "tricky.pgn"
+    path.write_bytes(TRICKY_PGN.encode())
+    paths = [str(path)]
+    options = AnalysisOptions(cross_check="full")
+    tally, expected = local_report(paths, tmp_path / "local", options)
+    assert len(expected["games"]) >= 20
+    got_tally, n = shards_inline(paths, tmp_path / "shards", options, shard_size)
+    assert n >= 5
+    assert tally.as_dict() == got_tally.as_dict()
+    assert_same_tables(expected, read_report(tmp_path / "shards", expected))
+
+
+def test_shards_of_the_samples(tmp_path):
+    paths = [str(VARIANTS), str(SAMPLES / "sf-books-stalemates-500.epd")]
+    options = AnalysisOptions(cross_check="sample", fen=True)
+    tally, expected = local_report(paths, tmp_path / "local", options)
+    got_tally, n = shards_inline(paths, tmp_path / "shards", options, 20_000)
+    assert n > 10
+    assert tally.as_dict() == got_tally.as_dict()
+    assert_same_tables(expected, read_report(tmp_path / "shards", expected))
+
+
+def test_dask_local_cluster_equals_local_run(tmp_path, single):
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    paths = [str(p) for p in INPUTS["multi"]]
+    options = AnalysisOptions(cross_check="sample")
+    ref = single("multi", "sample")
+    expected = read_report(ref, tables_for(paths, options))
+    summary = json.loads((ref / "summary.json").read_text())
+    del summary["sources"]
+    out = tmp_path / "dask"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        got = dask_engine.run_dask(paths, str(out), options, client=client, shard_size=64 << 10)
+    assert got.as_dict() == summary
+    # variants.pgn in 4 ranges, the EPD file and the .zst whole.
+    assert len(list((out / "games").glob("part-*.parquet"))) == 5
+    assert len(dask_engine.plan_shards(paths, 64 << 10)) == 6
+    # The parts, read in name order, are in input order; sorting is what the README promises.
+    assert_same_tables(expected, read_report(out, expected), sort=True)
+    assert_same_tables(expected, read_report(out, expected))
+    import dask.dataframe as dd
+
+    games = dd.read_parquet(str(out / "games")).compute()
+    assert len(games) == len(expected["games"])
+
+
+def test_dask_cli_errors(tmp_path, monkeypatch):
+    runner = CliRunner()
+    result = runner.invoke(main, ["analyze", str(MAGNUS), "--dask", "local", "--format", "csv", "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "--format csv" in result.output
+    result = runner.invoke(main, ["analyze", "-", "--dask", "local", "-o", str(tmp_path)], input="")
+    assert result.exit_code == 2 and "stdin" in result.output
+    result = runner.invoke(main, ["analyze", str(MAGNUS), "--dask", "local", "--shard-size", "lots"])
+    assert result.exit_code == 2 and "not a size" in result.output
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    result = runner.invoke(main, ["analyze", str(MAGNUS), "--dask", "local", "-o", str(tmp_path)])
+    assert result.exit_code == 1 and "pip install 'chessscan[dask]'" in result.output

@@ -1,4 +1,4 @@
-"""Command line: ``chessscan analyze``, ``chessscan perft``.
+"""Command line: ``chessscan analyze``, ``chessscan perft``, ``chessscan validate``.
 
 A thin click layer: it parses options into :class:`AnalysisOptions` and calls the library.
 stdout carries data, stderr progress and summaries; usage errors exit 2.
@@ -39,17 +39,32 @@ def main() -> None:
               help="Replay games in python-chess and report disagreements: none, a sample "
                    "(1 game in 50 and every game with a mate, stalemate or rare check), or all.")
 @click.option("--silent", is_flag=True, help="No progress bar.")
-def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent):
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: every core; 1: all in this process). The tables "
+                   "and the summary are the same for any number.")
+@click.option("--dask", "dask_address", metavar="ADDRESS", default=None,
+              help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' "
+                   "(a LocalCluster of --jobs workers). Writes a Parquet dataset per table, "
+                   "OUTPUT/<table>/part-*.parquet. Needs chessscan[dask].")
+@click.option("--shard-size", default="32MiB", show_default=True, metavar="SIZE",
+              callback=lambda ctx, param, value: _analyze_size(value),
+              help="With --dask: bytes of uncompressed PGN per task (suffix K, M or G); a "
+                   "compressed or EPD file is one task.")
+def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .zst; .epd means EPD) or - for stdin
     (PGN). Writes positions, games, epd_positions, issues and disagreements tables and
-    summary.json to the output folder.
+    summary.json to the output folder. Games are analyzed on every core (--jobs), or on a
+    Dask cluster (--dask).
 
     \b
-    Example:
+    Examples:
       chessscan analyze games.pgn.zst -o report --format csv
+      chessscan analyze big.pgn --dask tcp://scheduler:8786 -o /shared/report
     """
+    from concurrent.futures.process import BrokenProcessPool
+
     from chessscan.engines.local import run, tables_for
     from chessscan.reports.summary import render_summary
     from chessscan.reports.writers import ReportWriter
@@ -59,17 +74,64 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent):
             raise click.UsageError(f"no such file: {p}")
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     progress = not silent and sys.stderr.isatty()
+    if dask_address is not None:
+        summary = _analyze_on_dask(paths, out_dir, fmt, options, jobs, dask_address, shard_size, progress)
+        click.echo(render_summary(summary), err=True)
+        click.echo(f"Parquet datasets written to {out_dir}/<table>/", err=True)
+        return
     optional = {"positions": ("fen",)} if fen else None
     with ReportWriter(out_dir, fmt=fmt, tables=tables_for(paths, options), optional_columns=optional) as writer:
         try:
-            tally = run(paths, writer, options, progress=progress)
+            tally = run(paths, writer, options, progress=progress, jobs=jobs)
         except OSError as exc:
             raise click.ClickException(f"cannot read input: {exc}") from exc
+        except BrokenProcessPool as exc:
+            raise click.ClickException(
+                f"a worker process died ({exc}); out of memory? Try fewer --jobs") from exc
         summary = tally.as_dict()
         summary["sources"] = [str(p) for p in paths]
         writer.write_summary(summary)
     click.echo(render_summary(summary), err=True)
     click.echo(f"tables written to {out_dir}/", err=True)
+
+
+def _analyze_size(text: str) -> int:
+    """``analyze --shard-size``: bytes from ``123``, ``64K``, ``32M``, ``32MiB``, ``1G``."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", text or "", re.I)
+    if m is None or int(m.group(1)) < 1:
+        raise click.BadParameter(f"{text!r} is not a size (e.g. 32M, 512K, 1G)")
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
+
+
+def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress) -> dict:
+    """``analyze --dask``: run on the cluster, write summary.json, return the summary."""
+    from chessscan.reports.writers import ReportWriter
+
+    if fmt != "parquet":
+        raise click.UsageError("--dask writes Parquet datasets: --format csv is not supported with it")
+    if "-" in paths:
+        raise click.UsageError("--dask reads files, not stdin ('-')")
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise click.ClickException(
+            f"--dask needs the optional dask dependencies: pip install 'chessscan[dask]' ({exc})") from exc
+    from chessscan.engines.dask import run_dask
+
+    try:
+        tally = run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
+                         progress=progress)
+    except ConnectionError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise click.ClickException(f"cannot read input or write {out_dir}: {exc}") from exc
+    summary = tally.as_dict()
+    summary["sources"] = [str(p) for p in paths]
+    ReportWriter(out_dir, tables=()).write_summary(summary)
+    return summary
 
 
 @main.command(context_settings=CONTEXT)
@@ -154,3 +216,100 @@ def _perft_suite(path: str, max_nodes: int) -> int:
     click.echo(f"checked in {time.perf_counter() - start:.1f} s", err=True)
     click.echo(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+class InputError(click.ClickException):
+    """An input that exists but cannot be read (permission denied, I/O error): exit 2, like
+    a usage error, so that CI tells "the gate could not run" from "the data has issues"."""
+
+    exit_code = 2
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
+              show_default=True, help="text: path:line:column: error[code]: message; json: one "
+                                      "document; github: Actions workflow commands (annotations).")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+              help="Lowest severity that makes the exit status 1.")
+@click.option("--cross-check", type=click.Choice(CROSS_CHECK_CHOICES), default="off", show_default=True,
+              help="Also replay games in python-chess and report each disagreement as a warning.")
+def validate(paths, fmt, fail_on, cross_check):
+    """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
+
+    Runs the same analysis as `analyze` but writes no table: each issue becomes a line
+    `path:line:column: severity[code]: message (game N "White - Black", ply P)` on stdout,
+    in input order; the counts go to stderr. Codes are listed in the README ("Issue codes").
+
+    \b
+    Exit status:
+      0  nothing at or above --fail-on
+      1  issues at or above --fail-on
+      2  usage error, or an input that cannot be read
+      3  internal error (a chessscan bug)
+
+    \b
+    Examples:
+      chessscan validate games.pgn puzzles.epd
+      chessscan validate --format github --fail-on warning data/*.pgn.zst
+    """
+    import json
+
+    from chessscan.analysis.game import Tally
+    from chessscan.engines.local import is_epd, run
+    from chessscan.reports.diagnostics import DiagnosticSink, closing_line, format_github, format_text
+
+    for p in paths:
+        if p == "-":
+            continue
+        path = Path(p)
+        if not path.exists():
+            raise click.UsageError(f"no such file: {p}")
+        if not path.is_file():
+            raise click.UsageError(f"not a file: {p}")
+        try:  # fail before any output rather than halfway through the list
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            raise InputError(f"cannot read input: {exc}") from exc
+
+    collected = []
+    if fmt == "json":
+        emit = collected.append
+    else:
+        render = format_github if fmt == "github" else format_text
+        emit = lambda d: click.echo(render(d))  # noqa: E731
+    sink = DiagnosticSink(emit)
+    options = AnalysisOptions(positions="none", cross_check=cross_check)
+    tally = Tally()
+    # One run per source: DiagnosticSink orders and names games within one source.
+    for p in paths:
+        try:
+            tally.merge(run([p], sink, options))
+        except OSError as exc:
+            raise InputError(f"cannot read input: {exc}") from exc
+        except Exception as exc:
+            # Bad content never raises, so this is a chessscan bug. Exit 3, not the traceback's
+            # 1, so that a CI gate cannot mistake it for "the data has issues".
+            import traceback
+
+            traceback.print_exc()
+            click.echo(f"chessscan: internal error while reading {p}: {type(exc).__name__}: {exc} "
+                       "(a chessscan bug: please report it with the input)", err=True)
+            sys.exit(3)
+        sink.finish()
+
+    errors, warnings = sink.counts.get("error", 0), sink.counts.get("warning", 0)
+    failing = errors + (warnings if fail_on == "warning" else 0)
+    status = 1 if failing else 0
+    summary = tally.as_dict()
+    summary.update(sources=list(paths), errors=errors, warnings=warnings, fail_on=fail_on,
+                   exit_status=status)
+    if fmt == "json":
+        click.echo(json.dumps({"diagnostics": [d.as_json() for d in collected], "summary": summary},
+                              indent=2, ensure_ascii=False))
+    else:
+        has_epd = any(is_epd(p) for p in paths)
+        has_pgn = not has_epd or any(not is_epd(p) for p in paths)
+        click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd), err=True)
+    sys.exit(status)

@@ -1,0 +1,210 @@
+"""Compiler-style diagnostics for ``chessscan validate``: one line per issue.
+
+:class:`DiagnosticSink` is a sink for :func:`chessscan.engines.local.run` that writes no
+table: it turns ``issues`` rows (and ``disagreements`` rows, with ``--cross-check``) into
+:class:`Diagnostic` objects, adds the players' names from the ``games`` rows, and hands
+them to a callback in input order. The ``format_*`` functions render one diagnostic as
+text (``path:line:column: error[code]: message (game 7 "White - Black", ply 24)``) or as a
+GitHub Actions workflow command; :func:`closing_line` renders the counts.
+
+Pure rendering: nothing here prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Diagnostic", "DiagnosticSink", "format_text", "format_github", "closing_line"]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem, located.
+
+    ``path``: the source as given (``<stdin>`` for ``-``); ``line``/``column``: 1-based in
+    the decompressed text, or None when unknown; ``severity``: ``error``/``warning``;
+    ``code``: a code of :data:`chessscan.reports.codes.ISSUE_CODES`; ``message``: the issue
+    text without location; ``game``: 1-based number of the game in its file (the tables'
+    ``game_index`` + 1), None for EPD lines; ``ply``: 1-based ply (0: the start position),
+    or None; ``san``: the move as written, or None; ``players``: ``"White - Black"`` from
+    the tags (``?`` for a missing name), None when the game has neither tag.
+    """
+
+    path: str
+    line: int | None
+    column: int | None
+    severity: str
+    code: str
+    message: str
+    game: int | None = None
+    ply: int | None = None
+    san: str | None = None
+    players: str | None = None
+
+    def as_json(self) -> dict:
+        """The JSON object of ``--format json``: path, line, column, severity, code,
+        message, game, ply, san (None values kept as null)."""
+        return {"path": self.path, "line": self.line, "column": self.column,
+                "severity": self.severity, "code": self.code, "message": self.message,
+                "game": self.game, "ply": self.ply, "san": self.san}
+
+
+def _one_line(text: str) -> str:
+    # A diagnostic is one line whatever the input held (tag values, comments).
+    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+
+
+def _context(d: Diagnostic) -> str:
+    parts = []
+    if d.game is not None:
+        parts.append(f"game {d.game}" + (f' "{d.players}"' if d.players else ""))
+    if d.ply is not None:
+        parts.append(f"ply {d.ply}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def format_text(d: Diagnostic) -> str:
+    """``path:line:column: severity[code]: message (game N "White - Black", ply P)``;
+    ``:column`` (or ``:line:column``) left out when unknown, the parenthesis too."""
+    loc = d.path
+    if d.line is not None:
+        loc += f":{d.line}"
+        if d.column is not None:
+            loc += f":{d.column}"
+    return _one_line(f"{loc}: {d.severity}[{d.code}]: {d.message}{_context(d)}")
+
+
+def _escape_data(text: str) -> str:
+    # GitHub workflow command escaping (actions/toolkit, command.ts).
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_github(d: Diagnostic) -> str:
+    """A GitHub Actions workflow command: ``::error file=P,line=L,col=C,title=CODE::MESSAGE``
+    (``::warning`` for warnings; ``line``/``col`` left out when unknown), which the Actions
+    runner shows as an annotation on the file."""
+    command = "error" if d.severity == "error" else "warning" if d.severity == "warning" else "notice"
+    props = [f"file={_escape_property(d.path)}"]
+    if d.line is not None:
+        props.append(f"line={d.line}")
+        if d.column is not None:
+            props.append(f"col={d.column}")
+    props.append(f"title={_escape_property(d.code)}")
+    return f"::{command} {','.join(props)}::{_escape_data(d.message + _context(d))}"
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def closing_line(summary: dict, pgn: bool = True, epd: bool = False) -> str:
+    """The closing count line, from a :meth:`Tally.as_dict` summary plus ``warnings`` (the
+    number of warning diagnostics): ``N games: N ok, N with errors, N warnings`` for PGN
+    input; with ``epd``, ``N EPD positions: N valid, N invalid`` as a second group
+    (``"; "``-separated, warnings last); with ``pgn`` False the games group is left out."""
+    groups = []
+    if pgn:
+        groups.append(f"{_plural(summary['games_read'], 'game')}: {summary['games_ok']} ok, "
+                      f"{summary['games_with_errors']} with errors")
+    if epd:
+        n = summary.get("epd_positions", 0)
+        invalid = summary.get("epd_invalid", 0)
+        groups.append(f"{_plural(n, 'EPD position')}: {n - invalid} valid, {invalid} invalid")
+    tail = _plural(summary.get("warnings", 0), "warning")
+    if len(groups) == 1:
+        return f"{groups[0]}, {tail}"
+    return "; ".join(groups + [tail])
+
+
+class DiagnosticSink:
+    """A :func:`~chessscan.engines.local.run` sink that collects ``issues`` and
+    ``disagreements`` rows as :class:`Diagnostic` objects and writes no table.
+
+    ``emit`` is called once per diagnostic, in input order: by game (within a game by line
+    and column, cross-check disagreements last), and by line for EPD files. Rows are held
+    until their game's ``games`` row has been seen (for the players' names), so output
+    follows the engine's batches; call :meth:`finish` after each ``run`` to emit the rest.
+    Feed one source per ``run`` call: game numbers restart with each file.
+    ``counts`` maps severity -> diagnostics emitted so far.
+    """
+
+    def __init__(self, emit: Callable[[Diagnostic], None]) -> None:
+        self._emit = emit
+        # (source, game_index) -> (line of the game's first line, players or None)
+        self._games: dict[tuple[str, int], tuple[int, str | None]] = {}
+        self._pending: list[tuple[tuple, dict]] = []
+        self._seq = 0
+        self.counts: dict[str, int] = {"error": 0, "warning": 0}
+
+    def write(self, table_name: str, columns: dict[str, list]) -> None:
+        """Take one batch of a report table (``{column: values}``); other tables than
+        ``games``, ``issues`` and ``disagreements`` are ignored. Columns may be lists or
+        Arrow arrays (as the parallel engine sends)."""
+        if table_name not in ("games", "issues", "disagreements"):
+            return
+        columns = {k: v.to_pylist() if hasattr(v, "to_pylist") else v for k, v in columns.items()}
+        if table_name == "games":
+            for src, gi, line, white, black in zip(columns["source"], columns["game_index"],
+                                                   columns["line"], columns["white"], columns["black"]):
+                players = None if white is None and black is None else f"{white or '?'} - {black or '?'}"
+                self._games[(src, gi)] = (line, players)
+            self._drain(keep=list(zip(columns["source"], columns["game_index"])))
+        elif table_name == "issues":
+            self._hold(columns, 0)
+        elif table_name == "disagreements":
+            self._hold(columns, 1)
+
+    def finish(self) -> None:
+        """Emit every held diagnostic (end of a source)."""
+        self._drain(keep=None, force=True)
+        self._games.clear()
+
+    def _hold(self, columns: dict[str, list], kind: int) -> None:
+        names = list(columns)
+        for values in zip(*columns.values()):
+            row = dict(zip(names, values))
+            gi = row["game_index"]
+            # Sort key inside a source: game, then issues by position, then disagreements.
+            line, col = row.get("line"), row.get("column")
+            key = (-1 if gi is None else gi, kind, line or 0, col or 0, self._seq)
+            self._seq += 1
+            row["_kind"] = kind
+            self._pending.append((key, row))
+
+    def _drain(self, keep, force: bool = False) -> None:
+        if not self._pending:
+            if keep is not None:
+                self._games = {k: self._games[k] for k in keep}
+            return
+        self._pending.sort(key=lambda kr: kr[0])
+        out = 0
+        for _, row in self._pending:
+            gi = row["game_index"]
+            if gi is not None and (row["source"], gi) not in self._games and not force:
+                break  # its game row has not come yet: keep order, wait for it
+            self._emit_row(row)
+            out += 1
+        del self._pending[:out]
+        if not self._pending and keep is not None:
+            # Every held row is out; later rows can only concern games of this batch or later.
+            self._games = {k: self._games[k] for k in keep}
+
+    def _emit_row(self, row: dict) -> None:
+        gi = row["game_index"]
+        game_line, players = self._games.get((row["source"], gi), (None, None)) if gi is not None else (None, None)
+        if row["_kind"] == 0:
+            d = Diagnostic(row["source"], row["line"], row["column"], row["severity"], row["code"],
+                           row["message"], None if gi is None else gi + 1, row["ply"], row["san"], players)
+        else:
+            note = f" ({row['note']})" if row.get("note") else ""
+            fen = f" [FEN before the move: {row['fen']}]" if row.get("fen") else ""
+            d = Diagnostic(row["source"], game_line, None, "warning", "disagreement",
+                           f"{row['field']}: chessscan says {row['chessscan']}, python-chess says "
+                           f"{row['python_chess']}{note}{fen}", gi + 1, row["ply"], None, players)
+        self.counts[d.severity] = self.counts.get(d.severity, 0) + 1
+        self._emit(d)

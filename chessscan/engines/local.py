@@ -134,6 +134,14 @@ def run_epd_source(path: str, tables: dict[str, dict[str, list]], tally: Tally,
             bar.update(stream.bytes_read - seen)
 
 
+def flush_tables(sink, tables: dict[str, dict[str, list]], names) -> None:
+    """Write the buffered rows of the tables ``names`` to ``sink`` and empty the buffers."""
+    for name in names:
+        if buffered_rows(tables[name]):
+            sink.write(name, tables[name])
+            clear(tables[name])
+
+
 def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
         progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = 1) -> Tally:
     """Analyze every source in ``paths`` (paths, or ``'-'`` for stdin; ``.epd`` files as EPD,
@@ -156,10 +164,7 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
     bar = _progress(paths, progress)
 
     def flush() -> None:
-        for name in names:
-            if buffered_rows(tables[name]):
-                sink.write(name, tables[name])
-                clear(tables[name])
+        flush_tables(sink, tables, names)
 
     try:
         for path in paths:

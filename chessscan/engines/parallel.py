@@ -37,6 +37,7 @@ from chessscan.engines.local import (
     DEFAULT_BATCH_ROWS,
     _progress,
     analyze_one,
+    flush_tables,
     is_epd,
     new_tables,
     optional_columns,
@@ -46,7 +47,7 @@ from chessscan.engines.local import (
 )
 from chessscan.readers.pgn import read_games
 from chessscan.readers.sources import open_source, source_name
-from chessscan.reports.writers import buffered_rows, clear
+from chessscan.reports.writers import buffered_rows
 
 __all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "default_jobs", "analyze_batch", "run_parallel"]
 
@@ -206,10 +207,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             pending.append((pool.submit(analyze_batch, games, options, pgn_names, arrow), advance))
 
     def flush_epd() -> None:
-        for name in names:
-            if buffered_rows(tables[name]):
-                sink.write(name, tables[name])
-                clear(tables[name])
+        flush_tables(sink, tables, names)
 
     try:
         for path in paths:

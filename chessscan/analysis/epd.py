@@ -87,12 +87,12 @@ def analyze_epd_record(rec, tables: dict[str, dict[str, list]], tally: Tally) ->
     rows["is_checkmate"].append(bool(checking) and count == 0)
     rows["is_stalemate"].append(not checking and count == 0)
     if checking:
-        tally.checks[kind] += 1
+        tally.epd_outcomes[kind] += 1
     if count == 0:
         if checking:
-            tally.checkmates += 1
+            tally.epd_outcomes["checkmate"] += 1
         else:
-            tally.stalemates += 1
+            tally.epd_outcomes["stalemate"] += 1
     for opcode, moves in (("bm", bm), ("am", am)):
         if not moves:
             rows[f"{opcode}_legal"].append(None)

@@ -62,6 +62,7 @@ class Tally:
         self.issues_by_severity = Counter()
         self.epd_positions = 0
         self.epd_invalid = 0
+        self.epd_outcomes = Counter()  # single / double checks, checkmates, stalemates
         self.outcomes = Counter()
         self.perpetuals = 0
         self.cross_checked_games = 0
@@ -75,12 +76,16 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.checks.update(other.checks)
         self.outcomes.update(other.outcomes)
+        self.epd_outcomes.update(other.epd_outcomes)
         self.issues.update(other.issues)
         self.issues_by_severity.update(other.issues_by_severity)
 
     def as_dict(self) -> dict:
         epd = {"epd_positions": self.epd_positions, "epd_valid": self.epd_positions - self.epd_invalid,
-               "epd_invalid": self.epd_invalid} if self.epd_positions else {}
+               "epd_invalid": self.epd_invalid,
+               "epd_checks": {k: self.epd_outcomes.get(k, 0) for k in ("single", "double")},
+               "epd_checkmates": self.epd_outcomes.get("checkmate", 0),
+               "epd_stalemates": self.epd_outcomes.get("stalemate", 0)} if self.epd_positions else {}
         return {
             "games_read": self.games,
             "games_ok": self.games_ok,

@@ -140,8 +140,9 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 @click.option("--divide", is_flag=True, help="Print the node count below each legal move.")
 @click.option("--suite", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
               help="Check every position of a perft suite (EPD with D1..Dn, or id/epd/perft layout).")
-@click.option("--max-nodes", type=int, default=1_000_000, show_default=True,
-              help="With --suite: check only depths whose expected count is at most this.")
+@click.option("--max-nodes", type=click.IntRange(min=0), default=1_000_000, show_default=True,
+              help="With --suite: check only depths whose expected count is at most this (0: all); "
+                   "a position with no depth under the cap is skipped, not passed.")
 @click.option("--chess960", is_flag=True, help="Read castling rights as Chess960 (X-FEN / Shredder).")
 def perft(fen, depth, divide, suite, max_nodes, chess960):
     """Count the leaf nodes of the legal move tree (move generator test).
@@ -161,6 +162,12 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
         sys.exit(_perft_suite(suite, max_nodes))
     if fen is None or depth is None:
         raise click.UsageError("give FEN and DEPTH, or --suite FILE")
+    if not chess960:
+        from chessscan.core.fen import validate_setup
+
+        if validate_setup(fen)[2]:
+            chess960 = True
+            click.echo("castling rights that only Chess960 explains: read as Chess960", err=True)
     try:
         pos = parse_fen(fen, chess960=chess960, strict=False)
     except InvalidFen as exc:
@@ -182,7 +189,7 @@ def _perft_suite(path: str, max_nodes: int) -> int:
     from chessscan.core.movegen import perft as count
     from chessscan.readers.epd import read_perft_suite
 
-    passed = failed = 0
+    passed = failed = skipped = 0
     start = time.perf_counter()
     for case in read_perft_suite(path):
         label = case.id or f"line {case.line}"
@@ -199,22 +206,33 @@ def _perft_suite(path: str, max_nodes: int) -> int:
             continue
         results = []
         ok = True
+        checked = 0
         for depth, expected in sorted(case.depths.items()):
-            if expected > max_nodes:
+            if max_nodes and expected > max_nodes:
+                results.append(f"D{depth} skipped")
                 continue
+            checked += 1
             got = count(pos, depth)
             if got != expected:
                 ok = False
                 results.append(f"D{depth} {got} != {expected}")
             else:
                 results.append(f"D{depth} {got}")
-        if ok:
-            passed += 1
-        else:
+        if not ok:
             failed += 1
-        click.echo(f"{'ok  ' if ok else 'FAIL'} {label}: {', '.join(results) or 'no depth under the cap'}")
+            status = "FAIL"
+        elif checked:
+            passed += 1
+            status = "ok  "
+        else:
+            skipped += 1
+            status = "skip"
+        click.echo(f"{status} {label}: {', '.join(results) or 'no depth given'}")
     click.echo(f"checked in {time.perf_counter() - start:.1f} s", err=True)
-    click.echo(f"{passed} passed, {failed} failed")
+    click.echo(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    if not passed and not failed:
+        click.echo("no position was checked (raise --max-nodes, or 0 for no cap)", err=True)
+        return 1
     return 1 if failed else 0
 
 

@@ -80,7 +80,13 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         click.echo(f"Parquet datasets written to {out_dir}/<table>/", err=True)
         return
     optional = {"positions": ("fen",)} if fen else None
-    with ReportWriter(out_dir, fmt=fmt, tables=tables_for(paths, options), optional_columns=optional) as writer:
+    tables = tables_for(paths, options)
+    try:
+        _remove_stale_tables(Path(out_dir))
+        writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write the report there: {exc}", param_hint="-o/--output") from exc
+    with writer:
         try:
             tally = run(paths, writer, options, progress=progress, jobs=jobs)
         except OSError as exc:
@@ -132,6 +138,20 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     summary["sources"] = [str(p) for p in paths]
     ReportWriter(out_dir, tables=()).write_summary(summary)
     return summary
+
+
+def _remove_stale_tables(out_dir: Path) -> None:
+    """Remove the report tables of an earlier run, so a reused folder never mixes two runs
+    (only files named like chessscan's tables are touched)."""
+    from chessscan.reports.schema import TABLE_NAMES
+
+    if not out_dir.is_dir():
+        return
+    for name in TABLE_NAMES:
+        for ext in ("parquet", "csv", "jsonl"):
+            path = out_dir / f"{name}.{ext}"
+            if path.is_file():
+                path.unlink()
 
 
 @main.command(context_settings=CONTEXT)

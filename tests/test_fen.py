@@ -113,7 +113,19 @@ def test_fault_code_alone(code, fen, kwargs, oracle_flag):
 
 
 def test_every_fault_code_has_a_case():
-    assert {case[0] for case in FAULT_CASES} | {"too-many-pawns"} == set(FAULTS)
+    # chess960-inferred comes from validate_setup, tested below.
+    assert {case[0] for case in FAULT_CASES} | {"too-many-pawns", "chess960-inferred"} == set(FAULTS)
+
+
+def test_chess960_inferred_by_validate_setup():
+    from chessscan.core.fen import validate_setup
+
+    pos, faults, inferred = validate_setup("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9")
+    assert inferred and pos.chess960 and faults == []
+    pos, faults, inferred = validate_setup("4k3/8/8/8/8/8/8/4K2R w K - 0 1")
+    assert not inferred and not pos.chess960
+    pos, faults, inferred = validate_setup("4k3/8/8/8/8/8/8/4K3 w K - 0 1")  # no rook at all
+    assert pos is None and not inferred and [c for c, _ in faults] == ["bad-castling-rights"]
 
 
 def test_valid_double_check_is_accepted():

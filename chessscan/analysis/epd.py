@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from chessscan.analysis.game import Tally, add_issue
+from chessscan.core.bitboard import BB_ALL
 from chessscan.core.checks import setup_check_kind, square_list
 from chessscan.core.fen import fault_severity, validate_setup
 from chessscan.core.movegen import checkers, legal_moves
@@ -24,8 +25,11 @@ _UCI_RE = re.compile(r"([a-h][1-8])([a-h][1-8])([qrbn]?)")
 
 def epd_position(fen: str) -> tuple[Position | None, list[tuple[str, str]]]:
     """Validate an EPD/FEN position. An EPD line does not say whether it is Chess960, so
-    castling rights that only Chess960 explains are read as Chess960 rather than rejected."""
-    pos, faults, _ = validate_setup(fen)
+    castling rights that only Chess960 explains are read as Chess960 rather than rejected,
+    with a ``chess960-inferred`` warning among the faults."""
+    pos, faults, inferred = validate_setup(fen)
+    if inferred:
+        faults = [("chess960-inferred", "castling rights that only Chess960 explains: read as Chess960")] + faults
     return pos, faults
 
 
@@ -36,7 +40,8 @@ def _resolve(pos: Position, text: str) -> tuple[int | None, str | None, str | No
     except SanError as exc:
         san_error = exc
     else:
-        if parse_san(text).piece == PAWN and pos.mailbox[move & 63] != PAWN:
+        parsed = parse_san(text)
+        if parsed.piece == PAWN and parsed.from_mask != BB_ALL and not parsed.from_mask & (parsed.from_mask - 1):
             return move, "uci-move", f"{text!r} is UCI / long algebraic, not SAN"
         return move, None, None
     m = _UCI_RE.fullmatch(text)

@@ -20,7 +20,7 @@ from chessscan.core.rules import FIFTY_MOVES_PLIES
 
 STANDARD_VARIANTS = frozenset({"", "standard", "chess", "normal", "from position", "fromposition",
                                "from_position", "classical", "?"})
-CHESS960_VARIANTS = frozenset({"chess960", "chess 960", "960", "fischerandom", "fischer random",
+CHESS960_VARIANTS = frozenset({"chess960", "chess 960", "chess-960", "960", "fischerandom", "fischer random",
                                "fischerrandom", "freestyle", "chess960 (fischer random)"})
 
 STANDARD_START = Position.initial()
@@ -64,14 +64,16 @@ class Tally:
         self.epd_invalid = 0
         self.epd_outcomes = Counter()  # single / double checks, checkmates, stalemates
         self.outcomes = Counter()
-        self.perpetuals = 0
+        self.perpetuals = 0            # runs reaching a third occurrence
+        self.twofold_check_cycles = 0  # runs that reached only a second one
         self.cross_checked_games = 0
         self.cross_checked_positions = 0
         self.disagreements = 0
 
     def merge(self, other: "Tally") -> None:
         for name in ("games", "games_ok", "games_with_errors", "unsupported_variant", "positions",
-                     "checkmates", "stalemates", "epd_positions", "epd_invalid", "perpetuals", "cross_checked_games", "cross_checked_positions",
+                     "checkmates", "stalemates", "epd_positions", "epd_invalid", "perpetuals",
+                     "twofold_check_cycles", "cross_checked_games", "cross_checked_positions",
                      "disagreements"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.checks.update(other.checks)
@@ -98,6 +100,7 @@ class Tally:
             "stalemates": self.stalemates,
             "outcomes": dict(sorted(self.outcomes.items())),
             "perpetual_checks": self.perpetuals,
+            "twofold_check_cycles": self.twofold_check_cycles,
             "issues_by_severity": dict(self.issues_by_severity),
             "issues_by_code": dict(sorted(self.issues.items())),
             "cross_check": {"games": self.cross_checked_games, "positions": self.cross_checked_positions,
@@ -246,7 +249,11 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     tally.positions += state.plies
     tally.checks.update({k: counts[k] for k in (DIRECT, DISCOVERED, DOUBLE)})
     tally.outcomes[state.outcome] += 1
-    tally.perpetuals += len(state.perpetuals)
+    for run in state.perpetuals:
+        if run.occurrences >= 3:
+            tally.perpetuals += 1
+        else:
+            tally.twofold_check_cycles += 1
     if state.outcome == "checkmate":
         tally.checkmates += 1
     elif state.outcome == "stalemate":

@@ -192,10 +192,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                     move = 0
                 else:
                     move = resolve_san(pos, parsed, san)
-                    if piece == PAWN and mailbox[move & 63] != PAWN:
-                        add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
-                                  f"{san!r} names its origin square without a piece letter "
-                                  f"(long algebraic / UCI), not SAN", san)
+            if piece == PAWN and from_mask != BB_ALL and not from_mask & (from_mask - 1):
+                add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
+                          f"{san!r} names its origin square without a piece letter "
+                          f"(long algebraic / UCI), not SAN", san)
         except SanError as exc:
             line, col = raw.locate(i)
             number = f"{pos.fullmove_number}{'.' if us else '...'}"

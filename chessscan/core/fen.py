@@ -31,6 +31,8 @@ FAULTS = {
                          "(FIDE art. 3.7.5: a pawn reaching the last rank is promoted)",
     "too-many-pawns": "a side has more than 8 pawns",
     "too-many-pieces": "a side has more than 16 pieces",
+    "chess960-inferred": "castling rights only Chess960 explains, where nothing said Chess960: the "
+                         "position is read as Chess960 (a warning, from validate_setup)",
     "impossible-material": "more promoted pieces than missing pawns: unreachable from the standard "
                            "start, but moves are well defined (a warning: the position is analyzed)",
     "bad-castling-rights": "a castling right without the king and that rook on their original "
@@ -144,7 +146,7 @@ STRUCTURAL_FAULTS = frozenset({"invalid-fen", "missing-king", "too-many-kings", 
 
 # Faults that describe an unreachable position whose moves are still well defined: reported as
 # warnings, the position is analyzed (python-chess's is_valid() accepts these too).
-WARNING_FAULTS = frozenset({"impossible-material"})
+WARNING_FAULTS = frozenset({"impossible-material", "chess960-inferred"})
 
 
 def fault_severity(code: str) -> str:

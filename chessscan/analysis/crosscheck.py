@@ -32,7 +32,6 @@ from chessscan.core.position import STARTING_FEN
 from chessscan.core.san import NULL, SanError, parse_san, resolve_san
 
 SAMPLE_EVERY = 50
-CROSS_CHECK_MODES = ("off", "sample", "full")
 
 _PC_ERRORS = (
     (chess.AmbiguousMoveError, "ambiguous-move"),
@@ -53,15 +52,18 @@ def sampled(game_index: int, rare: bool) -> bool:
     return rare or game_index % SAMPLE_EVERY == 0
 
 
-def _python_chess_kind(board: chess.Board, move: chess.Move, checkers_bb: int) -> str:
+def _python_chess_kind(move: chess.Move, castling: bool, checkers_bb: int) -> str:
     """chessscan's check kind (README, "Check kinds") derived from python-chess's view: the
-    square where the moved piece (or the castling rook) arrived, against its checkers."""
+    square where the moved piece (or the castling rook) arrived, against its checkers. A null
+    move arrives nowhere."""
     if not checkers_bb:
         return "none"
     if checkers_bb & (checkers_bb - 1):
         return "double"
+    if not move:
+        return "discovered"
     arrived = move.to_square
-    if board.is_castling(move):
+    if castling:
         arrived = (move.from_square & 56) + (3 if move.to_square < move.from_square else 5)
     return "direct" if checkers_bb >> arrived & 1 else "discovered"
 
@@ -153,15 +155,14 @@ def cross_check_game(raw, disagreements: dict[str, list], rows: dict[str, list] 
             ours.play(our_move)
         else:
             ours.play_null()
-        pc_kind_board = board.copy(stack=False) if pc_move else None
+        pc_castling = bool(pc_move) and board.is_castling(pc_move)
         board.push(pc_move)
         ply += 1
         compared += 1
         pc_checkers = board.checkers_mask()
         pc_key = board._transposition_key()
         pc_seen[pc_key] = pc_rep = pc_seen.get(pc_key, 0) + 1
-        pc_kind = _python_chess_kind(pc_kind_board, pc_move, pc_checkers) if pc_move else (
-            "none" if not pc_checkers else "double" if pc_checkers & (pc_checkers - 1) else "discovered")
+        pc_kind = _python_chess_kind(pc_move, pc_castling, pc_checkers)
         our_key = repetition_key(ours, has_legal_en_passant(ours))
         our_seen[our_key] = our_rep = our_seen.get(our_key, 0) + 1
         if ply <= n_rows:

@@ -8,7 +8,6 @@ is ``none``, ``single`` or ``double``.
 
 from __future__ import annotations
 
-import re
 
 from chessscan.analysis.game import Tally, add_issue
 from chessscan.core.bitboard import BB_ALL
@@ -17,10 +16,9 @@ from chessscan.core.fen import fault_severity, validate_setup
 from chessscan.core.movegen import checkers, legal_moves
 from chessscan.core.position import Position
 from chessscan.core.san import SanError, parse_san, resolve_san
-from chessscan.core.squares import PAWN, PIECE_TYPE_BY_SYMBOL, SQUARE_BY_NAME
+from chessscan.core.squares import PAWN
 from chessscan.readers.epd import error_severity
 
-_UCI_RE = re.compile(r"([a-h][1-8])([a-h][1-8])([qrbn]?)")
 
 
 def epd_position(fen: str) -> tuple[Position | None, list[tuple[str, str]]]:
@@ -34,24 +32,17 @@ def epd_position(fen: str) -> tuple[Position | None, list[tuple[str, str]]]:
 
 
 def _resolve(pos: Position, text: str) -> tuple[int | None, str | None, str | None]:
-    """Move named by ``text`` (SAN, or UCI with a warning): ``(move, error_code, message)``."""
+    """Move named by ``text``: ``(move, error_code, message)``. SAN resolution also takes
+    long algebraic / UCI text (``g1f3``, ``e7e8q``, ``e1g1``), which gets a ``uci-move``
+    warning."""
     try:
         move = resolve_san(pos, text)
     except SanError as exc:
-        san_error = exc
-    else:
-        parsed = parse_san(text)
-        if parsed.piece == PAWN and parsed.from_mask != BB_ALL and not parsed.from_mask & (parsed.from_mask - 1):
-            return move, "uci-move", f"{text!r} is UCI / long algebraic, not SAN"
-        return move, None, None
-    m = _UCI_RE.fullmatch(text)
-    if m:
-        frm, to = SQUARE_BY_NAME[m.group(1)], SQUARE_BY_NAME[m.group(2)]
-        promo = PIECE_TYPE_BY_SYMBOL[m.group(3)] if m.group(3) else 0
-        for move in legal_moves(pos, 1 << frm):
-            if pos.move_uci(move) == text or ((move >> 6) & 63 == to and move >> 12 == promo):
-                return move, "uci-move", f"{text!r} is UCI, not SAN"
-    return None, san_error.code, str(san_error)
+        return None, exc.code, str(exc)
+    parsed = parse_san(text)
+    if parsed.piece == PAWN and parsed.from_mask != BB_ALL and not parsed.from_mask & (parsed.from_mask - 1):
+        return move, "uci-move", f"{text!r} is UCI / long algebraic, not SAN"
+    return move, None, None
 
 
 def analyze_epd_record(rec, tables: dict[str, dict[str, list]], tally: Tally) -> None:

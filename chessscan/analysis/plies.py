@@ -92,7 +92,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     ep0 = pos.ep_square
     key = pos.key ^ ((pos.castling_rights * _CASTLE_MIX) & MASK64)
     if ep0 is not None and has_legal_en_passant(pos):
-        key ^= ep_key_legal(pos)
+        key ^= EP_KEYS[pos.ep_square & 7]
     seen[key] = 1
     keys_append(key)
     ended = _start_status(pos)
@@ -313,7 +313,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         if ep is not None:
             zobrist ^= ep_key(pos)
             if has_legal_en_passant(pos):
-                key ^= ep_key_legal(pos)
+                key ^= EP_KEYS[pos.ep_square & 7]
         clock = pos.halfmove_clock
         if clock == 0:
             seen.clear()
@@ -379,11 +379,6 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     state.final_repetition = seen.get(state.keys[-1], 0)
     state.final_clock = pos.halfmove_clock
     state.ended = ended
-
-
-def ep_key_legal(pos: Position) -> int:
-    """The en-passant file key used in repetition keys (only when a capture is legal)."""
-    return EP_KEYS[pos.ep_square & 7]
 
 
 def _suffix_problem(suffix: str, checking: int, mate: bool) -> str | None:

@@ -189,5 +189,3 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
             bar.close()
     return tally
 
-
-run_games = run  # the name used before EPD input existed

@@ -1,9 +1,12 @@
 """The per-ply hot loop: play a game's SAN tokens and tag every position.
 
-This is the one place written for CPython speed rather than for reading: the position's
-lists and tables are bound to local variables, and the common cases take shortcuts whose
-rules are stated here and checked against the plain core API by the cross-check and the tests
-(``tests/test_analyze.py``, ``tests/test_hotloop.py``):
+This is the one place written for CPython speed rather than for reading. The position's
+bitboard and mailbox lists are mutated in place; its scalars (side to move, castling rights,
+en-passant square, clocks, key) live in local variables and are written back to the
+:class:`~chessscan.core.position.Position` (``_sync``) only before a call into the general
+core API. The common cases take shortcuts whose rules are stated here and checked against
+the plain core API by the cross-check and the tests (``tests/test_analyze.py``,
+``tests/test_crosscheck.py``):
 
 - SAN: the parse is cached (:func:`chessscan.core.san.parse_san`). For a piece move or a pawn
   push/capture (not castling, not en passant) the origin is found through the attack tables;
@@ -14,15 +17,21 @@ rules are stated here and checked against the plain core API by the cross-check 
   it and the king; in double check only the king may move). Everything else — several
   candidates, castling, en passant, errors — goes through
   :func:`chessscan.core.san.resolve_san`.
-- Check: after a move, the only possible checkers are the piece that arrived (the moved or
-  promoted piece, or the castling rook) and our sliders standing behind a square the move
-  vacated (its from-square, the en-passant victim's square, the castling rook's square) on
-  a line through the enemy king. Only those are tested, never all the enemy's attackers.
+- The move is made inline, as :meth:`Position.play` makes it (FIDE art. 3.8.2.1 for castling
+  rights); the Zobrist key is updated incrementally.
+- Check: only a move that changed a square on a queen line through the enemy king or a
+  knight's jump from it can give check. Then the only possible checkers are the piece that
+  arrived (the moved or promoted piece, or the castling rook) and our sliders standing behind
+  a square the move vacated (its from-square, the en-passant victim's square, the castling
+  rook's square) on a line through the enemy king. Only those are tested.
 - Stalemate: when not in check, a pawn that can push or a knight with a free square proves a
   legal move exists if it is not pinned (first tried without computing pins: a piece on no
   queen line through its king cannot be pinned); otherwise
   :func:`chessscan.core.movegen.has_legal_move` decides. Checkmate always uses the evasion
   generator.
+- Rows: the positions columns that follow from the ply number or are rarely set (move number,
+  colour, check columns, mate, stalemate, repetition) are written once per game in bulk and
+  patched at the plies where they differ from the default.
 """
 
 from __future__ import annotations
@@ -31,34 +40,120 @@ from chessscan.core.attacks import (
     BETWEEN, BISHOP_PSEUDO, DIAG_ATTACKS, DIAG_MASKS, FILE_ATTACKS, FILE_MASKS, KING_ATTACKS, KNIGHT_ATTACKS,
     PAWN_ATTACKS, RANK_ATTACKS, RANK_MASKS, RAYS, ROOK_PSEUDO,
 )
-from chessscan.core.bitboard import BB_ALL, BB_FILES
+from chessscan.core.bitboard import BB_ALL, BB_FILES, BB_RANK_1, BB_RANK_8
 from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE, NONE, square_list
-from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_legal_move, slider_blockers
+from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_legal_move
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES, is_insufficient_material
 from chessscan.core.san import _cache as SAN_CACHE
 from chessscan.core.san import NULL, IllegalMove, SanError, parse_san, resolve_san
 from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, SQUARE_NAMES
-from chessscan.core.zobrist import EP_KEYS, MASK64, ep_key
+from chessscan.core.zobrist import EP_KEYS, MASK64, PIECE_KEYS, TURN_KEY, castling_key
 
 QUEEN_PSEUDO = tuple(BISHOP_PSEUDO[sq] | ROOK_PSEUDO[sq] for sq in range(64))
+# Squares from which a piece can attack ``sq``: its queen lines and knight jumps.
+CHECK_ZONE = tuple(QUEEN_PSEUDO[sq] | KNIGHT_ATTACKS[sq] for sq in range(64))
 _CASTLE_MIX = 0x9E3779B97F4A7C15  # as chessscan.core.zobrist.repetition_key
-_UCI: dict[int, str] = {}
+UCI_FROM_TO = tuple(tuple(SQUARE_NAMES[frm] + SQUARE_NAMES[to] for to in range(64)) for frm in range(64))
+PIECE_LETTERS = " pnbrqk"
 COLOR_NAMES = ("black", "white")
 
+# Bulk columns for games up to _BULK plies (longer games build theirs element by element).
+_BULK = 1024
+_COLORS = (["black", "white"] * (_BULK // 2), ["white", "black"] * (_BULK // 2))  # [white_first]
+_MOVE_NUMBERS = ([1 + k // 2 for k in range(1, _BULK + 1)],   # black moves first from move 1
+                 [1 + k // 2 for k in range(_BULK)])          # white moves first from move 1
 
-def _uci(move: int) -> str:
-    text = SQUARE_NAMES[move & 63] + SQUARE_NAMES[(move >> 6) & 63]
-    if move >> 12:
-        text += " pnbrqk"[move >> 12]
-    _UCI[move] = text
-    return text
+
+def _sync(pos: Position, us: bool, rights: int, ep: int, clock: int, fullmove: int, key: int) -> None:
+    """Write the hot loop's scalars back to ``pos`` (``ep`` 0 = none: a1 is never one)."""
+    occ_co = pos.occupied_co
+    pos.occupied = occ_co[0] | occ_co[1]
+    pos.turn = us
+    pos.castling_rights = rights
+    pos.ep_square = ep or None
+    pos.halfmove_clock = clock
+    pos.fullmove_number = fullmove
+    pos.key = key
+
+
+def _pinned(pieces: list[int], occ_co: list[int], king: int, color: bool) -> int:
+    """Pieces of ``color`` pinned to its king on ``king`` (as ``movegen.slider_blockers``)."""
+    queens = pieces[QUEEN]
+    snipers = ((ROOK_PSEUDO[king] & (pieces[ROOK] | queens)) | (BISHOP_PSEUDO[king] & (pieces[BISHOP] | queens))) \
+        & occ_co[not color]
+    occupied = occ_co[0] | occ_co[1]
+    blockers = 0
+    while snipers:
+        low = snipers & -snipers
+        b = BETWEEN[king][low.bit_length() - 1] & occupied
+        if b and not b & (b - 1):
+            blockers |= b
+        snipers ^= low
+    return blockers & occ_co[color]
+
+
+def _king_can_step(pieces: list[int], occ_co: list[int], king: int, color: bool) -> bool:
+    """True if ``color``'s king on ``king`` has a square to step to that no enemy piece
+    attacks once the king has left its square (the king move is then legal)."""
+    targets = KING_ATTACKS[king] & ~occ_co[color]
+    if not targets:
+        return False
+    occ = (occ_co[0] | occ_co[1]) ^ (1 << king)
+    enemy = occ_co[not color]
+    knights, kings, pawns = pieces[KNIGHT] & enemy, pieces[KING] & enemy, pieces[PAWN] & enemy
+    diag = (pieces[BISHOP] | pieces[QUEEN]) & enemy
+    straight = (pieces[ROOK] | pieces[QUEEN]) & enemy
+    pawn_attacks = PAWN_ATTACKS[color]
+    while targets:
+        low = targets & -targets
+        targets ^= low
+        sq = low.bit_length() - 1
+        if not ((KNIGHT_ATTACKS[sq] & knights) or (KING_ATTACKS[sq] & kings) or (pawn_attacks[sq] & pawns)
+                or (diag and DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occ] & diag)
+                or (straight and (FILE_ATTACKS[sq][FILE_MASKS[sq] & occ] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occ])
+                    & straight)):
+            return True
+    return False
+
+
+def _has_quiet_move(pieces: list[int], occ_co: list[int], king: int, color: bool, pushers: int) -> bool:
+    """Sufficient test, when ``color`` is not in check, for a legal move: an unpinned pawn push
+    (``pushers``: ``color``'s pawns with a free square ahead), knight or slider move, or a safe
+    king step. False means undecided, not "no legal move"."""
+    mine = occ_co[color]
+    occ = occ_co[0] | occ_co[1]
+    movers = pushers
+    knights = pieces[KNIGHT] & mine
+    while knights:
+        low = knights & -knights
+        knights ^= low
+        if KNIGHT_ATTACKS[low.bit_length() - 1] & ~mine:
+            movers |= low
+    diag = (pieces[BISHOP] | pieces[QUEEN]) & mine & ~movers
+    while diag:
+        low = diag & -diag
+        diag ^= low
+        sq = low.bit_length() - 1
+        if DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occ] & ~mine:
+            movers |= low
+    straight = (pieces[ROOK] | pieces[QUEEN]) & mine & ~movers
+    while straight:
+        low = straight & -straight
+        straight ^= low
+        sq = low.bit_length() - 1
+        if (FILE_ATTACKS[sq][FILE_MASKS[sq] & occ] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occ]) & ~mine:
+            movers |= low
+    if movers & ~QUEEN_PSEUDO[king] or movers & ~_pinned(pieces, occ_co, king, color):
+        return True
+    return _king_can_step(pieces, occ_co, king, color)
 
 
 def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> None:
-    """Play ``raw.sans`` from ``pos`` (mutated), appending ``positions`` rows (as
-    ``options.positions`` says) and issues, and filling ``state`` (a GameState): plies,
-    outcome, winner, error, check counts, repetition keys, checks given."""
+    """Play ``raw.sans`` from ``pos`` (mutated; in sync with the last ply played on return),
+    appending ``positions`` rows (as ``options.positions`` says) and issues, and filling
+    ``state`` (a GameState): plies, outcome, winner, error, check counts, repetition keys,
+    checks given."""
     source, gi = raw.source, raw.index
     issues = tables["issues"]
     rows = tables["positions"]
@@ -66,42 +161,42 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     keep_all = keep == "all"
     keep_checks = keep == "checks"
     want_fen = options.fen
-    a_ply, a_mn = rows["ply"].append, rows["move_number"].append
-    a_color, a_san, a_uci = rows["color"].append, rows["san"].append, rows["uci"].append
-    a_check, a_kind, a_checkers = rows["in_check"].append, rows["check_kind"].append, rows["checkers"].append
-    a_ep, a_castle, a_promo = (rows["by_en_passant"].append, rows["by_castling"].append,
-                               rows["by_promotion"].append)
-    a_mate, a_stale, a_clock = (rows["is_checkmate"].append, rows["is_stalemate"].append,
-                                rows["halfmove_clock"].append)
-    a_zob, a_rep = rows["zobrist"].append, rows["repetition"].append
+    a_uci, a_clock, a_zob = rows["uci"].append, rows["halfmove_clock"].append, rows["zobrist"].append
     a_fen = rows["fen"].append if want_fen else None
     rows_before = len(rows["ply"])
     keys_append = state.keys.append
-    checks_append = state.gave_check.append
     counts = state.counts
-    uci_cache = _UCI
     san_cache = SAN_CACHE
+    check_rows: list[tuple] = []  # (ply, kind, checkers, by_en_passant, by_castling, by_promotion)
+    repeated_rows: list[tuple] = []  # (ply, repetition) where the position occurred before
+    last_flags = None  # (ply, is_checkmate, is_stalemate) of a game-ending ply
 
-    occ_co = pos.occupied_co
     pieces = pos.pieces
+    occ_co = pos.occupied_co
     mailbox = pos.mailbox
-    play = pos.play
-    state.white_first = pos.turn
+    us = pos.turn
+    rights = pos.castling_rights
+    rmix = (rights * _CASTLE_MIX) & MASK64
+    ep = pos.ep_square or 0
+    clock = pos.halfmove_clock
+    fullmove = first_move = pos.fullmove_number
+    key = pos.key
+    chess960 = pos.chess960
+    # A played position has one king per side (a setup without is a structural FEN fault).
+    kings = [(pieces[KING] & occ_co[0]).bit_length() - 1, (pieces[KING] & occ_co[1]).bit_length() - 1]
+    state.white_first = white_first = pos.turn
     # Repetition counts since the last irreversible move (earlier positions cannot recur).
     seen: dict[int, int] = {}
-    ep0 = pos.ep_square
-    key = pos.key ^ ((pos.castling_rights * _CASTLE_MIX) & MASK64)
-    if ep0 is not None and has_legal_en_passant(pos):
-        key ^= EP_KEYS[pos.ep_square & 7]
-    seen[key] = 1
-    keys_append(key)
+    rkey = key ^ rmix
+    if ep and has_legal_en_passant(pos):
+        rkey ^= EP_KEYS[ep & 7]
+    seen[rkey] = 1
+    keys_append(rkey)
     ended = _start_status(pos)
     ended_ply = 0 if ended else None
     warned_after_end = False
-    us = pos.turn
-    own_king = (pieces[KING] & occ_co[us]).bit_length() - 1
-    checking = attackers_mask(pos, not us, own_king) if own_king >= 0 else 0
-    mate = stale = False
+    own_king = kings[us]
+    checking = attackers_mask(pos, not us, own_king)
     plies = 0
     sans = raw.sans
     for i, san in enumerate(sans):
@@ -118,28 +213,23 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                           f"the game ended automatically by {ended.replace('_', ' ')} at ply {ended_ply}; "
                           f"play goes on from {san}", san)
         them = not us
-        move = -1
         try:
-            parsed = san_cache.get(san) or parse_san(san)
-            piece, from_mask, to, promotion, suffix = parsed
-            if checking:
-                # In check: a king move, or a single check answered on the checking line.
-                if piece == KING:
-                    evasion = BB_ALL
-                elif piece > 0 and not checking & (checking - 1):
-                    evasion = BETWEEN[own_king][checking.bit_length() - 1] | checking
-                else:
-                    evasion = 0
-            else:
-                evasion = BB_ALL
-            if piece > 0 and evasion >> to & 1:
+            try:
+                piece, from_mask, to, promotion, suffix = san_cache[san]
+            except KeyError:
+                piece, from_mask, to, promotion, suffix = parse_san(san)
+            cands = 0
+            if piece > 0 and (not checking or piece == KING or (
+                    # In check: a single check answered on the checking line.
+                    not checking & (checking - 1)
+                    and (BETWEEN[own_king][checking.bit_length() - 1] | checking) >> to & 1)):
                 # Fast path: resolve through the attack tables (module doc).
                 to_bb = 1 << to
                 our = occ_co[us]
-                occ = our | occ_co[them]
                 if not our & to_bb:
+                    their = occ_co[them]
+                    occ = our | their
                     if piece == PAWN:
-                        cands = 0
                         if from_mask == BB_ALL or from_mask & BB_FILES[to & 7]:
                             if not occ & to_bb:
                                 one = to - 8 if us else to + 8
@@ -148,8 +238,8 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                                         cands = 1 << one
                                     elif not occ >> one & 1 and (to >> 3) == (3 if us else 4):
                                         cands = pieces[PAWN] & our & (1 << (to - 16 if us else to + 16))
-                            cands &= from_mask
-                        elif occ_co[them] & to_bb:
+                                cands &= from_mask
+                        elif their & to_bb:
                             # (an en-passant capture never lands on an enemy piece: slow path)
                             cands = PAWN_ATTACKS[them][to] & pieces[PAWN] & our & from_mask
                         if cands and ((to >> 3) in (0, 7)) != bool(promotion):
@@ -166,75 +256,158 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                                  | RANK_ATTACKS[to][RANK_MASKS[to] & occ]) & pieces[QUEEN] & our & from_mask
                     else:
                         cands = KING_ATTACKS[to] & pieces[KING] & our & from_mask
-                        if cands and attackers_mask(pos, them, to, occ ^ cands):
-                            cands = 0
-                    if cands and not cands & (cands - 1):
-                        frm = cands.bit_length() - 1
-                        line_bb = RAYS[own_king][frm] if piece != KING else 0
-                        if line_bb and not line_bb & to_bb:
-                            # Pin test: after the move, does an enemy slider see our king?
-                            occ2 = (occ ^ cands) | to_bb
-                            their = occ_co[them] & ~to_bb
+                        if cands:
+                            # Is ``to`` attacked once the king has left its square?
+                            occ2 = occ ^ cands
                             queens = pieces[QUEEN]
-                            if ((DIAG_ATTACKS[own_king][DIAG_MASKS[own_king] & occ2] & (pieces[BISHOP] | queens))
-                                    | ((FILE_ATTACKS[own_king][FILE_MASKS[own_king] & occ2]
-                                        | RANK_ATTACKS[own_king][RANK_MASKS[own_king] & occ2])
+                            if ((KNIGHT_ATTACKS[to] & pieces[KNIGHT]) | (KING_ATTACKS[to] & pieces[KING])
+                                    | (PAWN_ATTACKS[us][to] & pieces[PAWN])
+                                    | (DIAG_ATTACKS[to][DIAG_MASKS[to] & occ2] & (pieces[BISHOP] | queens))
+                                    | ((FILE_ATTACKS[to][FILE_MASKS[to] & occ2] | RANK_ATTACKS[to][RANK_MASKS[to] & occ2])
                                        & (pieces[ROOK] | queens))) & their:
-                                frm = -1
-                        if frm >= 0:
-                            move = frm | (to << 6) | (promotion << 12)
-            if move < 0:
+                                cands = 0
+                    if cands & (cands - 1):
+                        cands = 0  # several candidates: resolve_san disambiguates
+                    elif cands & QUEEN_PSEUDO[own_king] and piece != KING \
+                            and not RAYS[own_king][cands.bit_length() - 1] & to_bb:
+                        # Pin test: the piece leaves a line through its king; does an enemy
+                        # slider then see the king?
+                        occ2 = (occ ^ cands) | to_bb
+                        their &= ~to_bb
+                        queens = pieces[QUEEN]
+                        if ((DIAG_ATTACKS[own_king][DIAG_MASKS[own_king] & occ2] & (pieces[BISHOP] | queens))
+                                | ((FILE_ATTACKS[own_king][FILE_MASKS[own_king] & occ2]
+                                    | RANK_ATTACKS[own_king][RANK_MASKS[own_king] & occ2])
+                                   & (pieces[ROOK] | queens))) & their:
+                            cands = 0
+            if cands:
+                from_bb = cands
+                frm = cands.bit_length() - 1
+                pt = piece
+            else:
+                _sync(pos, us, rights, ep, clock, fullmove, key)
                 if piece == NULL:
                     if checking:
                         raise IllegalMove(san, f"{san} is illegal: a null move leaves the king in check")
                     add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "null-move",
                               f"null move {san!r} played as a pass", san)
-                    move = 0
+                    pt = 0
                 else:
-                    move = resolve_san(pos, parsed, san)
+                    move = resolve_san(pos, san_cache.get(san) or san, san)
+                    frm = move & 63
+                    to = (move >> 6) & 63
+                    promotion = move >> 12
+                    from_bb = 1 << frm
+                    to_bb = 1 << to
+                    pt = mailbox[frm]
             if piece == PAWN and from_mask != BB_ALL and not from_mask & (from_mask - 1):
                 add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
                           f"{san!r} names its origin square without a piece letter "
                           f"(long algebraic / UCI), not SAN", san)
         except SanError as exc:
+            _sync(pos, us, rights, ep, clock, fullmove, key)
             line, col = raw.locate(i)
-            number = f"{pos.fullmove_number}{'.' if us else '...'}"
+            number = f"{fullmove}{'.' if us else '...'}"
             add_issue(issues, tally, source, gi, line, col, i + 1, "error", exc.code,
                       f"{number}{exc} [FEN before the move: {pos.fen()}]", san)
             state.error = (exc.code, i + 1)
             break
-        move_number = pos.fullmove_number
-        if move:
-            frm, to = move & 63, (move >> 6) & 63
-            pt = mailbox[frm]
-            vacated = 1 << frm
-            castling = en_passant = False
-            if pt == KING and occ_co[us] >> to & 1:
-                castling = True
-                dest = (frm & 56) + (3 if to < frm else 5)  # the rook's square
-                vacated |= 1 << to
-                uci = pos.move_uci(move)
-            else:
-                dest = to
-                if pt == PAWN and to == pos.ep_square and (to - frm) & 7:
-                    en_passant = True
-                    vacated |= 1 << (to - 8 if us else to + 8)
-                uci = uci_cache.get(move) or _uci(move)
-            play(move)
-        else:
-            castling = en_passant = False
-            vacated = 0
+
+        # Make the move (as Position.play): frm, to (squares), from_bb, to_bb, pt (0 = null move).
+        move_number = fullmove
+        key ^= TURN_KEY
+        clock += 1
+        if not us:
+            fullmove += 1
+        if not pt:
+            ep = 0
+            vacated = changed = 0
             dest = -1
             uci = "0000"
-            pos.play_null()
+        elif pt == KING and occ_co[us] & to_bb:
+            # Castling: king onto its rook; both land on the c/d or g/f files.
+            rank = frm & 56
+            if to < frm:
+                k_to, dest = rank + 2, rank + 3
+            else:
+                k_to, dest = rank + 6, rank + 5
+            k_to_bb = 1 << k_to
+            dest_bb = 1 << dest
+            mailbox[frm] = 0
+            mailbox[to] = 0
+            mailbox[k_to] = KING
+            mailbox[dest] = ROOK
+            pieces[KING] = (pieces[KING] & ~from_bb) | k_to_bb
+            pieces[ROOK] = (pieces[ROOK] & ~to_bb) | dest_bb
+            occ_co[us] = (occ_co[us] & ~(from_bb | to_bb)) | k_to_bb | dest_bb
+            zk = PIECE_KEYS[us]
+            key ^= zk[KING][frm] ^ zk[KING][k_to] ^ zk[ROOK][to] ^ zk[ROOK][dest]
+            kings[us] = k_to
+            ep = 0
+            vacated = from_bb | to_bb
+            changed = vacated | k_to_bb | dest_bb
+            uci = UCI_FROM_TO[frm][to if chess960 else k_to]
+        else:
+            dest = to
+            vacated = from_bb
+            captured = mailbox[to]
+            if captured:
+                pieces[captured] ^= to_bb
+                occ_co[them] ^= to_bb
+                key ^= PIECE_KEYS[them][captured][to]
+                clock = 0
+            elif pt == PAWN and to == ep and ep and (to - frm) & 7:
+                cap_sq = to - 8 if us else to + 8
+                cap_bb = 1 << cap_sq
+                pieces[PAWN] ^= cap_bb
+                occ_co[them] ^= cap_bb
+                mailbox[cap_sq] = 0
+                key ^= PIECE_KEYS[them][PAWN][cap_sq]
+                vacated |= cap_bb
+            changed = from_bb | to_bb
+            pieces[pt] ^= changed
+            occ_co[us] ^= changed
+            mailbox[frm] = 0
+            mailbox[to] = pt
+            zpt = PIECE_KEYS[us][pt]
+            key ^= zpt[frm] ^ zpt[to]
+            uci = UCI_FROM_TO[frm][to]
+            ep = 0
+            if pt == PAWN:
+                clock = 0
+                if to - frm == 16 or frm - to == 16:
+                    ep = (frm + to) >> 1
+                elif promotion:
+                    pieces[PAWN] ^= to_bb
+                    pieces[promotion] |= to_bb
+                    mailbox[to] = promotion
+                    key ^= zpt[to] ^ PIECE_KEYS[us][promotion][to]
+                    uci += PIECE_LETTERS[promotion]
+                changed |= vacated
+            elif pt == KING:
+                kings[us] = to
+        if rights and pt and (rights & (from_bb | to_bb) or pt == KING):
+            new_rights = rights & ~(from_bb | to_bb)
+            if pt == KING:
+                new_rights &= ~(BB_RANK_1 if us else BB_RANK_8)
+            if new_rights != rights:
+                # The castling part depends on where the kings stand; the mover's stood on frm.
+                wk, bk = kings[1], kings[0]
+                if pt == KING:
+                    old = castling_key(rights, frm, bk) if us else castling_key(rights, wk, frm)
+                else:
+                    old = castling_key(rights, wk, bk)
+                key ^= old ^ castling_key(new_rights, wk, bk)
+                rights = new_rights
+                rmix = (rights * _CASTLE_MIX) & MASK64
         plies += 1
-        # The side to move is now ``them``. Checks (module doc): the piece that arrived on
-        # ``dest``, and our sliders behind a vacated square on a line through their king.
-        own_king = (pieces[KING] & occ_co[them]).bit_length() - 1
+
+        # The side to move is now ``them``. Checks (module doc).
+        own_king = kings[them]
+        occ = occ_co[0] | occ_co[1]
         checking = 0
-        if own_king >= 0:
+        if changed & CHECK_ZONE[own_king]:
             king_bb = 1 << own_king
-            occ = occ_co[0] | occ_co[1]
             if dest >= 0:
                 arrived_pt = mailbox[dest]
                 if arrived_pt == PAWN:
@@ -266,119 +439,168 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 else:
                     checking |= DIAG_ATTACKS[own_king][DIAG_MASKS[own_king] & occ] \
                         & line & (pieces[BISHOP] | pieces[QUEEN]) & occ_co[us]
-        arrived = 1 << dest if dest >= 0 else 0
+        mate = stale = False
         if checking:
             if checking & (checking - 1):
                 kind = DOUBLE
-            elif checking & arrived:
+            elif checking >> dest & 1:
                 kind = DIRECT
             else:
                 kind = DISCOVERED
             counts[kind] += 1
+            castling = bool(vacated & to_bb)  # castling vacates the rook's square, its ``to``
+            en_passant = vacated != from_bb and not castling
             if en_passant or promotion:
                 counts["special"] += 1
-            mate = not has_legal_move(pos)
-            stale = False
+            check_rows.append((plies, kind, checking, en_passant, castling, promotion > 0))
+            if not _king_can_step(pieces, occ_co, own_king, them):
+                _sync(pos, them, rights, ep, clock, fullmove, key)
+                mate = not has_legal_move(pos)
         else:
-            kind = NONE
-            mate = False
             # Sufficient conditions for a legal move (module doc), else the full test.
-            mine = occ_co[them]
-            empty = ~(occ_co[0] | occ_co[1])
-            pawns = pieces[PAWN] & mine
-            if them:
-                pushers = ((pawns << 8) & empty) >> 8
-            else:
-                pushers = ((pawns >> 8) & empty) << 8
-            lines = QUEEN_PSEUDO[own_king] if own_king >= 0 else BB_ALL
-            if pushers & ~lines:
-                stale = False
-            else:
-                knights = pieces[KNIGHT] & mine
-                movers = 0
-                while knights:
-                    low = knights & -knights
-                    if KNIGHT_ATTACKS[low.bit_length() - 1] & ~mine:
-                        movers |= low
-                    knights ^= low
-                if movers & ~lines:
-                    stale = False
-                elif (pushers | movers) & ~slider_blockers(pos, own_king, them):
-                    stale = False  # an unpinned pawn push or knight move
-                else:
-                    stale = not has_legal_move(pos)
-        ep = pos.ep_square
-        zobrist = pos.key
-        key = zobrist ^ ((pos.castling_rights * _CASTLE_MIX) & MASK64)
-        if ep is not None:
-            zobrist ^= ep_key(pos)
+            pawns = pieces[PAWN] & occ_co[them]
+            pushers = pawns & ~(occ >> 8) if them else pawns & ~(occ << 8)
+            if not (pushers & ~QUEEN_PSEUDO[own_king] or _has_quiet_move(pieces, occ_co, own_king, them, pushers)):
+                _sync(pos, them, rights, ep, clock, fullmove, key)
+                stale = not has_legal_move(pos)
+
+        # Zobrist key (Polyglot: en-passant file only beside an enemy pawn) and the FIDE
+        # repetition key (en-passant file only when the capture is legal).
+        zobrist = key
+        rkey = key ^ rmix
+        if ep and PAWN_ATTACKS[us][ep] & pieces[PAWN] & occ_co[them]:
+            zobrist ^= EP_KEYS[ep & 7]
+            _sync(pos, them, rights, ep, clock, fullmove, key)
             if has_legal_en_passant(pos):
-                key ^= EP_KEYS[pos.ep_square & 7]
-        clock = pos.halfmove_clock
-        if clock == 0:
-            seen.clear()
-        rep = seen.get(key, 0) + 1
-        seen[key] = rep
-        keys_append(key)
-        checks_append(bool(checking))
-        if rep > 1:
-            state.repeated = True
-        if ended is None:
-            if mate:
-                ended = "checkmate"
-                state.winner = COLOR_NAMES[us]
-            elif stale:
-                ended = "stalemate"
-            elif clock == 0 and not pieces[PAWN] and is_insufficient_material(pos):
+                rkey ^= EP_KEYS[ep & 7]
+        keys_append(rkey)
+        if not clock:
+            seen = {rkey: 1}
+            rep = 1
+            if not pieces[PAWN] and ended is None and is_insufficient_material(pos):
                 ended = "insufficient_material"
-            elif clock >= SEVENTYFIVE_MOVES_PLIES:
-                ended = "seventyfive_moves"
-            elif rep >= 5:
-                ended = "fivefold_repetition"
-            if ended is not None:
                 ended_ply = plies
+        elif rkey in seen:
+            rep = seen[rkey] + 1
+            seen[rkey] = rep
+            state.repeated = True
+            repeated_rows.append((plies, rep))
+            if rep >= 5 and ended is None:
+                ended = "fivefold_repetition"
+                ended_ply = plies
+        else:
+            seen[rkey] = rep = 1
+        if mate or stale:
+            last_flags = (plies, mate, stale)
+            if ended is None or ended_ply == plies:  # mate and stalemate come before the other ends
+                ended = "checkmate" if mate else "stalemate"
+                ended_ply = plies
+                if mate:
+                    state.winner = COLOR_NAMES[us]
+        elif clock >= SEVENTYFIVE_MOVES_PLIES and (ended is None or ended_ply == plies):
+            # (the seventy-five-move rule is reported before a fivefold repetition)
+            ended = "seventyfive_moves"
+            ended_ply = plies
         if suffix or mate:
             problem = _suffix_problem(suffix, checking, mate)
             if problem:
                 line, col = raw.locate(i)
                 add_issue(issues, tally, source, gi, line, col, plies, "warning", "suffix-mismatch",
                           f"{move_number}{'.' if us else '...'}{san}: {problem}", san)
-        if keep_all or (keep_checks and checking):
-            a_ply(plies)
-            a_mn(move_number)
-            a_color(COLOR_NAMES[us])
-            a_san(san)
+        if keep_all:
             a_uci(uci)
-            if checking:
-                a_check(True)
-                a_kind(kind)
-                a_checkers(square_list(checking))
-                a_ep(en_passant)
-                a_castle(castling)
-                a_promo(bool(promotion))
-            else:
-                a_check(False)
-                a_kind(NONE)
-                a_checkers("")
-                a_ep(False)
-                a_castle(False)
-                a_promo(False)
-            a_mate(mate)
-            a_stale(stale)
             a_clock(clock)
             a_zob(zobrist)
-            a_rep(rep)
             if a_fen is not None:
+                _sync(pos, them, rights, ep, clock, fullmove, key)
                 a_fen(pos.fen())
+        elif keep_checks and checking:
+            if a_fen is not None:
+                _sync(pos, them, rights, ep, clock, fullmove, key)
+            _append_row(rows, pos if a_fen is not None else None, plies, move_number, us, san, uci,
+                        check_rows[-1], mate, stale, clock, zobrist, rep)
         us = them
+    _sync(pos, us, rights, ep, clock, fullmove, key)
+    if keep_all and plies:
+        _bulk_columns(rows, rows_before, plies, sans, white_first, first_move, check_rows, repeated_rows,
+                      last_flags)
     added = len(rows["ply"]) - rows_before
     if added:
         rows["source"].extend([source] * added)
         rows["game_index"].extend([gi] * added)
+    gave_check = [False] * (plies + 1)
+    for row in check_rows:
+        gave_check[row[0]] = True
+    state.gave_check = gave_check
     state.plies = plies
     state.final_repetition = seen.get(state.keys[-1], 0)
-    state.final_clock = pos.halfmove_clock
+    state.final_clock = clock
     state.ended = ended
+
+
+def _bulk_columns(rows, base: int, n: int, sans, white_first: bool, first_move: int, check_rows,
+                  repeated_rows, last_flags) -> None:
+    """Write the columns of a game's ``n`` position rows that the loop did not (module doc):
+    defaults in bulk, then the plies that differ."""
+    rows["ply"].extend(range(1, n + 1))
+    if first_move == 1 and n <= _BULK:
+        rows["move_number"].extend(_MOVE_NUMBERS[white_first][:n])
+        rows["color"].extend(_COLORS[white_first][:n])
+    else:
+        # ply k (1-based) is played at move first_move + (k - 1) // 2 when white moves first,
+        # first_move + k // 2 when black does.
+        shift = 0 if white_first else 1
+        rows["move_number"].extend([first_move + (k - 1 + shift) // 2 for k in range(1, n + 1)])
+        names = ("white", "black") if white_first else ("black", "white")
+        rows["color"].extend([names[(k - 1) & 1] for k in range(1, n + 1)])
+    rows["san"].extend(sans[:n])
+    falses = [False] * n
+    for column in ("in_check", "by_en_passant", "by_castling", "by_promotion", "is_checkmate", "is_stalemate"):
+        rows[column].extend(falses)
+    rows["check_kind"].extend([NONE] * n)
+    rows["checkers"].extend([""] * n)
+    rows["repetition"].extend([1] * n)
+    if check_rows:
+        in_check, kinds, checkers = rows["in_check"], rows["check_kind"], rows["checkers"]
+        by_ep, by_castling, by_promotion = rows["by_en_passant"], rows["by_castling"], rows["by_promotion"]
+        for ply, kind, checking, ep, castling, promotion in check_rows:
+            j = base + ply - 1
+            in_check[j] = True
+            kinds[j] = kind
+            checkers[j] = square_list(checking)
+            by_ep[j] = ep
+            by_castling[j] = castling
+            by_promotion[j] = promotion
+    repetition = rows["repetition"]
+    for ply, rep in repeated_rows:
+        repetition[base + ply - 1] = rep
+    if last_flags is not None:
+        ply, mate, stale = last_flags
+        rows["is_checkmate"][base + ply - 1] = mate
+        rows["is_stalemate"][base + ply - 1] = stale
+
+
+def _append_row(rows, pos, ply, move_number, mover, san, uci, check_row, mate, stale, clock, zobrist, rep) -> None:
+    """One whole positions row (``--positions checks``); ``pos`` given when FENs are wanted."""
+    rows["ply"].append(ply)
+    rows["move_number"].append(move_number)
+    rows["color"].append(COLOR_NAMES[mover])
+    rows["san"].append(san)
+    rows["uci"].append(uci)
+    _, kind, checking, ep, castling, promotion = check_row
+    rows["in_check"].append(True)
+    rows["check_kind"].append(kind)
+    rows["checkers"].append(square_list(checking))
+    rows["by_en_passant"].append(ep)
+    rows["by_castling"].append(castling)
+    rows["by_promotion"].append(promotion)
+    rows["is_checkmate"].append(mate)
+    rows["is_stalemate"].append(stale)
+    rows["halfmove_clock"].append(clock)
+    rows["zobrist"].append(zobrist)
+    rows["repetition"].append(rep)
+    if pos is not None:
+        rows["fen"].append(pos.fen())
 
 
 def _suffix_problem(suffix: str, checking: int, mate: bool) -> str | None:

@@ -119,33 +119,35 @@ def _king_can_step(pieces: list[int], occ_co: list[int], king: int, color: bool)
 
 def _has_quiet_move(pieces: list[int], occ_co: list[int], king: int, color: bool, pushers: int) -> bool:
     """Sufficient test, when ``color`` is not in check, for a legal move: an unpinned pawn push
-    (``pushers``: ``color``'s pawns with a free square ahead), knight or slider move, or a safe
-    king step. False means undecided, not "no legal move"."""
+    (``pushers``: ``color``'s pawns with a free square ahead), an unpinned knight or slider
+    with a free or enemy square to go to, or a safe king step. False means undecided, not
+    "no legal move"."""
     mine = occ_co[color]
-    occ = occ_co[0] | occ_co[1]
-    movers = pushers
-    knights = pieces[KNIGHT] & mine
+    free = ~mine
+    movable = ~_pinned(pieces, occ_co, king, color)
+    if pushers & movable:
+        return True
+    knights = pieces[KNIGHT] & mine & movable
     while knights:
         low = knights & -knights
         knights ^= low
-        if KNIGHT_ATTACKS[low.bit_length() - 1] & ~mine:
-            movers |= low
-    diag = (pieces[BISHOP] | pieces[QUEEN]) & mine & ~movers
+        if KNIGHT_ATTACKS[low.bit_length() - 1] & free:
+            return True
+    occ = occ_co[0] | occ_co[1]
+    diag = (pieces[BISHOP] | pieces[QUEEN]) & mine & movable
     while diag:
         low = diag & -diag
         diag ^= low
         sq = low.bit_length() - 1
-        if DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occ] & ~mine:
-            movers |= low
-    straight = (pieces[ROOK] | pieces[QUEEN]) & mine & ~movers
+        if DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occ] & free:
+            return True
+    straight = (pieces[ROOK] | pieces[QUEEN]) & mine & movable
     while straight:
         low = straight & -straight
         straight ^= low
         sq = low.bit_length() - 1
-        if (FILE_ATTACKS[sq][FILE_MASKS[sq] & occ] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occ]) & ~mine:
-            movers |= low
-    if movers & ~QUEEN_PSEUDO[king] or movers & ~_pinned(pieces, occ_co, king, color):
-        return True
+        if (FILE_ATTACKS[sq][FILE_MASKS[sq] & occ] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occ]) & free:
+            return True
     return _king_can_step(pieces, occ_co, king, color)
 
 

@@ -11,7 +11,7 @@ is kept in memory.
 Formats:
 
 * ``parquet``: one file per table, zstd (snappy if zstd is unavailable),
-  row groups of about ``row_group_size`` rows (default 65 536).
+  row groups of about ``row_group_size`` rows (default 65 536) or 8 MiB of Arrow data.
 * ``csv``: header written at open, bools as ``true``/``false``, null as an
   empty unquoted field, the empty string as ``""``.
 * ``jsonl``: one JSON object per row; ``null`` for None. An empty table is
@@ -53,6 +53,10 @@ __all__ = [
 FORMATS: tuple[str, ...] = ("parquet", "csv", "jsonl")
 EXTENSIONS: dict[str, str] = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}
 DEFAULT_ROW_GROUP_SIZE = 65_536
+#: A row group is also cut when its pending Arrow data reaches this many bytes, so that a
+#: table of wide rows (games: names, events, sites) holds as little memory on a 100M-game
+#: input as on a small one.
+ROW_GROUP_BYTES = 8 << 20
 DEFAULT_TABLES: tuple[str, ...] = ("positions", "games", "issues")
 
 Buffers = MutableMapping[str, list]
@@ -157,7 +161,8 @@ class TableWriter:
     table: table name, used in error messages only.
     row_group_size: parquet only; rows are accumulated (as Arrow arrays,
         not Python objects) until at least this many, then written as one
-        row group. Memory is bounded by ``row_group_size`` + one batch.
+        row group. A row group is also cut at :data:`ROW_GROUP_BYTES` of
+        pending Arrow data: memory is bounded by that + one batch.
     compression: parquet codec; falls back to snappy if unavailable.
 
     Use as a context manager or call :meth:`close`; close is idempotent and
@@ -181,6 +186,7 @@ class TableWriter:
         self.rows_written = 0  # rows accepted by write(), incl. pending ones
         self._pending: list[pa.RecordBatch] = []
         self._pending_rows = 0
+        self._pending_bytes = 0
         self._closed = True  # until the sink is open, close() has nothing to do
         self._sink: Any = None
 
@@ -216,7 +222,8 @@ class TableWriter:
         if self.fmt == "parquet":
             self._pending.append(batch)
             self._pending_rows += n
-            if self._pending_rows >= self.row_group_size:
+            self._pending_bytes += batch.nbytes
+            if self._pending_rows >= self.row_group_size or self._pending_bytes >= ROW_GROUP_BYTES:
                 self.flush()
         elif self.fmt == "csv":
             self._sink.write_batch(batch)
@@ -238,6 +245,7 @@ class TableWriter:
         tbl = pa.Table.from_batches(self._pending, schema=self.schema)
         self._pending = []
         self._pending_rows = 0
+        self._pending_bytes = 0
         # One row group per flush: bounded by row_group_size + one batch.
         self._sink.write_table(tbl, row_group_size=tbl.num_rows)
 
@@ -253,6 +261,7 @@ class TableWriter:
             self._closed = True
             self._pending = []
             self._pending_rows = 0
+            self._pending_bytes = 0
             self._sink.close()
 
     def __enter__(self) -> "TableWriter":

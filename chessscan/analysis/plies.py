@@ -5,8 +5,8 @@ bitboard and mailbox lists are mutated in place; its scalars (side to move, cast
 en-passant square, clocks, key) live in local variables and are written back to the
 :class:`~chessscan.core.position.Position` (``_sync``) only before a call into the general
 core API. The common cases take shortcuts whose rules are stated here and checked against
-the plain core API by the cross-check and the tests (``tests/test_analyze.py``,
-``tests/test_crosscheck.py``):
+the plain core API by the cross-check and the tests (``tests/test_hotloop.py``,
+``tests/test_analyze.py``, ``tests/test_crosscheck.py``):
 
 - SAN: the parse is cached (:func:`chessscan.core.san.parse_san`). For a piece move or a pawn
   push/capture (not castling, not en passant) the origin is found through the attack tables;
@@ -24,11 +24,12 @@ the plain core API by the cross-check and the tests (``tests/test_analyze.py``,
   arrived (the moved or promoted piece, or the castling rook) and our sliders standing behind
   a square the move vacated (its from-square, the en-passant victim's square, the castling
   rook's square) on a line through the enemy king. Only those are tested.
-- Stalemate: when not in check, a pawn that can push or a knight with a free square proves a
-  legal move exists if it is not pinned (first tried without computing pins: a piece on no
-  queen line through its king cannot be pinned); otherwise
-  :func:`chessscan.core.movegen.has_legal_move` decides. Checkmate always uses the evasion
-  generator.
+- Mate and stalemate: in check, a king step to a square no enemy piece attacks (with the
+  king lifted off the board) proves a legal move; otherwise the evasion generator
+  (:func:`chessscan.core.movegen.has_legal_move`) decides. When not in check, a pawn that can
+  push proves a legal move if it stands on no queen line through its king (it cannot be
+  pinned); else an unpinned pawn push, an unpinned knight or slider with a free or enemy
+  square to go to, or a safe king step does; otherwise ``has_legal_move`` decides.
 - Rows: the positions columns that follow from the ply number or are rarely set (move number,
   colour, check columns, mate, stalemate, repetition) are written once per game in bulk and
   patched at the plies where they differ from the default.

@@ -147,3 +147,30 @@ def test_legal_move_shortcuts_are_sound():
             pos.play(rng.choice(moves))
     assert checked > 5_000 and decided > 0.9 * checked
     assert stalemates > 0 and mates > 0
+
+
+@pytest.mark.parametrize("fen, san, legal", [
+    ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "O-O", True),
+    ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "O-O-O", True),
+    ("1r2k3/8/8/8/8/8/8/R3K3 w Q - 0 1", "O-O-O", True),    # b1 attacked: the king does not cross it
+    ("2r1k3/8/8/8/8/8/8/R3K3 w Q - 0 1", "O-O-O", False),   # c1 attacked
+    ("4k3/8/8/8/8/8/8/R3K2R w K - 0 1", "O-O-O", False),    # no a-side right
+    ("4k3/8/8/8/8/8/8/RN2K2R w KQ - 0 1", "O-O-O", False),  # b1 occupied
+    ("4k3/8/8/8/8/8/5r2/4K2R w K - 0 1", "O-O", False),     # f1 attacked by the rook on f2
+    ("4k3/8/8/8/8/8/8/4K2R w K - 0 1", "O-O", True),
+    ("4k3/8/8/8/8/8/4r3/4K2R w K - 0 1", "O-O", False),     # in check
+    ("r3k2r/8/8/8/8/8/8/4K3 b kq - 0 1", "O-O", True),
+    ("r3k2r/8/8/8/8/8/6P1/4K3 b kq - 0 1", "O-O", True),
+    ("r3k2r/8/8/8/8/8/8/4KR2 b kq - 0 1", "O-O", False),    # f8 attacked
+])
+def test_castling_from_the_standard_setup(tmp_path, fen, san, legal):
+    path = tmp_path / "g.pgn"
+    path.write_text(f'[FEN "{fen}"]\n[Result "*"]\n\n{san} *\n')
+    tables = scan(str(path))
+    issues = tables["issues"]
+    errors = issues[issues.severity == "error"].code.tolist()
+    assert errors == ([] if legal else ["illegal-move"])
+    assert len(tables["positions"]) == (1 if legal else 0)
+    if legal:
+        row = tables["positions"].iloc[0]
+        assert row.uci == {"O-O": "e1g1", "O-O-O": "e1c1"}[san].replace("1", "1" if " w " in fen else "8")

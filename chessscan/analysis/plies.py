@@ -14,9 +14,10 @@ the plain core API by the cross-check and the tests (``tests/test_hotloop.py``,
   that line while an enemy slider then attacks the king (the pin test runs only then). A
   king move is legal when its square is not attacked with the king lifted off the board.
   In check, a non-king move must land on the checking line (the checker's square or between
-  it and the king; in double check only the king may move). Everything else — several
-  candidates, castling, en passant, errors — goes through
-  :func:`chessscan.core.san.resolve_san`.
+  it and the king; in double check only the king may move). Castling from the standard
+  setup (king on the e-file, rook in its corner) is checked directly (FIDE art. 3.8.2).
+  Everything else — several candidates, Chess960 castling, en passant, errors — goes
+  through :func:`chessscan.core.san.resolve_san`.
 - The move is made inline, as :meth:`Position.play` makes it (FIDE art. 3.8.2.1 for castling
   rights); the Zobrist key is updated incrementally.
 - Check: only a move that changed a square on a queen line through the enemy king or a
@@ -47,7 +48,7 @@ from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_leg
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES, is_insufficient_material
 from chessscan.core.san import _cache as SAN_CACHE
-from chessscan.core.san import NULL, IllegalMove, SanError, parse_san, resolve_san
+from chessscan.core.san import CASTLE_A_SIDE, CASTLE_H_SIDE, NULL, IllegalMove, SanError, parse_san, resolve_san
 from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, SQUARE_NAMES
 from chessscan.core.zobrist import EP_KEYS, MASK64, PIECE_KEYS, TURN_KEY, castling_key
 
@@ -150,6 +151,33 @@ def _has_quiet_move(pieces: list[int], occ_co: list[int], king: int, color: bool
         if (FILE_ATTACKS[sq][FILE_MASKS[sq] & occ] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occ]) & free:
             return True
     return _king_can_step(pieces, occ_co, king, color)
+
+
+def _standard_castling(pieces: list[int], occ_co: list[int], rights: int, king: int, color: bool,
+                       h_side: bool) -> int:
+    """The rook's square (0..63) if ``color`` may castle on that side from the standard setup
+    — king on the e-file, rook in its corner with the right kept, the squares between them
+    empty, the king not in check and not passing or landing on an attacked square (FIDE art.
+    3.8.2; the caller has checked the king is not in check) — else -1: the caller then
+    resolves the move in full (Chess960 layouts too)."""
+    rank = 0 if color else 56
+    if king != rank + 4:
+        return -1
+    rook = rank + 7 if h_side else rank
+    if not rights >> rook & 1 or not pieces[ROOK] & occ_co[color] >> rook & 1:
+        return -1
+    if (occ_co[0] | occ_co[1]) & ((0x60 if h_side else 0x0E) << rank):
+        return -1
+    occ = occ_co[0] | occ_co[1]
+    enemy = occ_co[not color]
+    for sq in (rank + 5, rank + 6) if h_side else (rank + 3, rank + 2):
+        if (KNIGHT_ATTACKS[sq] & pieces[KNIGHT] | KING_ATTACKS[sq] & pieces[KING]
+                | PAWN_ATTACKS[color][sq] & pieces[PAWN]
+                | DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occ] & (pieces[BISHOP] | pieces[QUEEN])
+                | (FILE_ATTACKS[sq][FILE_MASKS[sq] & occ] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occ])
+                & (pieces[ROOK] | pieces[QUEEN])) & enemy:
+            return -1
+    return rook
 
 
 def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> None:
@@ -287,6 +315,12 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 from_bb = cands
                 frm = cands.bit_length() - 1
                 pt = piece
+            elif (piece == CASTLE_H_SIDE or piece == CASTLE_A_SIDE) and not checking \
+                    and (to := _standard_castling(pieces, occ_co, rights, own_king, us, piece == CASTLE_H_SIDE)) >= 0:
+                frm = own_king
+                from_bb = 1 << frm
+                to_bb = 1 << to
+                pt = KING
             else:
                 _sync(pos, us, rights, ep, clock, fullmove, key)
                 if piece == NULL:
@@ -303,7 +337,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                     from_bb = 1 << frm
                     to_bb = 1 << to
                     pt = mailbox[frm]
-            if piece == PAWN and from_mask != BB_ALL and not from_mask & (from_mask - 1):
+            if from_mask != BB_ALL and piece == PAWN and not from_mask & (from_mask - 1):
                 add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
                           f"{san!r} names its origin square without a piece letter "
                           f"(long algebraic / UCI), not SAN", san)

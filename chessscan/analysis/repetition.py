@@ -11,6 +11,7 @@ A repetition with a quiet move by S inside the cycle is not a perpetual check.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import NamedTuple
 
 
@@ -35,14 +36,19 @@ def find_perpetuals(keys: list[int], gave_check: list[bool], white_moves_first: 
     ``white_moves_first``: who made ply 1. Runs in order of their end.
     """
     n = len(keys) - 1
-    # Prefix counts per side: moves made and checks given among plies 1..q.
-    moves = {True: [0] * (n + 1), False: [0] * (n + 1)}
-    checks = {True: [0] * (n + 1), False: [0] * (n + 1)}
-    for q in range(1, n + 1):
-        mover = white_moves_first if q % 2 else not white_moves_first
-        for side in (True, False):
-            moves[side][q] = moves[side][q - 1] + (side == mover)
-            checks[side][q] = checks[side][q - 1] + (side == mover and gave_check[q])
+    # Plies 1, 3, 5... are the first mover's. Moves made by a side among plies 1..q, and
+    # prefix counts of the checks it gave (accumulate runs in C: this runs on long games).
+    first = bool(white_moves_first)
+
+    def made(side: bool, q: int) -> int:
+        return (q + 1) // 2 if side == first else q // 2
+
+    by_first = list(gave_check[:n + 1])
+    by_first[0::2] = [False] * len(by_first[0::2])
+    by_second = list(gave_check[:n + 1])
+    by_second[1::2] = [False] * len(by_second[1::2])
+    by_second[0] = False
+    checks = {first: list(accumulate(by_first)), not first: list(accumulate(by_second))}
     first_seen: dict[int, int] = {}
     count: dict[int, int] = {}
     active: dict[bool, list[int] | None] = {True: None, False: None}  # [first, last, occurrences]
@@ -64,8 +70,8 @@ def find_perpetuals(keys: list[int], gave_check: list[bool], white_moves_first: 
             continue
         f = first_seen[k]
         for side in (True, False):
-            made = moves[side][p] - moves[side][f]
-            if made and checks[side][p] - checks[side][f] == made:
+            moved = made(side, p) - made(side, f)
+            if moved and checks[side][p] - checks[side][f] == moved:
                 run = active[side]
                 if run is not None and f <= run[1]:
                     run[1] = p

@@ -11,7 +11,7 @@ is kept in memory.
 Formats:
 
 * ``parquet``: one file per table, zstd (snappy if zstd is unavailable),
-  row groups of about ``row_group_size`` rows (default 65 536) or 8 MiB of Arrow data.
+  row groups of about ``row_group_size`` rows (default 65 536) or 4 MiB of Arrow data.
 * ``csv``: header written at open, bools as ``true``/``false``, null as an
   empty unquoted field, the empty string as ``""``.
 * ``jsonl``: one JSON object per row; ``null`` for None. An empty table is
@@ -56,7 +56,7 @@ DEFAULT_ROW_GROUP_SIZE = 65_536
 #: A row group is also cut when its pending Arrow data reaches this many bytes, so that a
 #: table of wide rows (games: names, events, sites) holds as little memory on a 100M-game
 #: input as on a small one.
-ROW_GROUP_BYTES = 8 << 20
+ROW_GROUP_BYTES = 4 << 20
 DEFAULT_TABLES: tuple[str, ...] = ("positions", "games", "issues")
 
 Buffers = MutableMapping[str, list]

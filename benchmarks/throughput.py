@@ -7,8 +7,8 @@
 
 PATH defaults to ``<repo>/../shared/data/games/lichess-magnus.pgn.zst``; any PGN file
 (plain, .gz, .bz2, .zst) works. ``--games N`` uses only the first N games (python-chess
-reads ~20k positions/s, so the whole corpus takes minutes): they are copied, decompressed,
-to a temporary .pgn file that both sides read.
+plays ~30k positions/s, so the whole default corpus takes about half a minute): they are
+copied, decompressed, to a temporary .pgn file that both sides read.
 
 Each measured side runs in a fresh subprocess (this script with ``--side``), so imports,
 caches and peak RSS (``ru_maxrss``) are not shared. Times are wall clock of the work

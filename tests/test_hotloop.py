@@ -125,7 +125,7 @@ def test_legal_move_shortcuts_are_sound():
             king = pos.king(pos.turn)
             has_move = has_legal_move(pos)
             if checkers(pos):
-                if _king_can_step(pos.pieces, pos.occupied_co, king, pos.turn):
+                if _king_can_step(pos, king, pos.turn):
                     assert has_move, pos.fen()
                     decided += 1
                 elif not has_move:
@@ -134,7 +134,7 @@ def test_legal_move_shortcuts_are_sound():
                 pawns = pos.pieces[PAWN] & pos.occupied_co[pos.turn]
                 occ = pos.occupied
                 pushers = pawns & ~(occ >> 8) if pos.turn else pawns & ~(occ << 8)
-                if _has_quiet_move(pos.pieces, pos.occupied_co, king, pos.turn, pushers):
+                if _has_quiet_move(pos, king, pos.turn, pushers):
                     assert has_move, pos.fen()
                     decided += 1
                 elif not has_move:

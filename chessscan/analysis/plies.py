@@ -44,7 +44,7 @@ from chessscan.core.attacks import (
 )
 from chessscan.core.bitboard import BB_ALL, BB_FILES, BB_RANK_1, BB_RANK_8
 from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE, NONE, square_list
-from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_legal_move
+from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_legal_move, slider_blockers
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES, is_insufficient_material
 from chessscan.core.san import _cache as SAN_CACHE
@@ -79,54 +79,31 @@ def _sync(pos: Position, us: bool, rights: int, ep: int, clock: int, fullmove: i
     pos.key = key
 
 
-def _pinned(pieces: list[int], occ_co: list[int], king: int, color: bool) -> int:
-    """Pieces of ``color`` pinned to its king on ``king`` (as ``movegen.slider_blockers``)."""
-    queens = pieces[QUEEN]
-    snipers = ((ROOK_PSEUDO[king] & (pieces[ROOK] | queens)) | (BISHOP_PSEUDO[king] & (pieces[BISHOP] | queens))) \
-        & occ_co[not color]
-    occupied = occ_co[0] | occ_co[1]
-    blockers = 0
-    while snipers:
-        low = snipers & -snipers
-        b = BETWEEN[king][low.bit_length() - 1] & occupied
-        if b and not b & (b - 1):
-            blockers |= b
-        snipers ^= low
-    return blockers & occ_co[color]
-
-
-def _king_can_step(pieces: list[int], occ_co: list[int], king: int, color: bool) -> bool:
+def _king_can_step(pos: Position, king: int, color: bool) -> bool:
     """True if ``color``'s king on ``king`` has a square to step to that no enemy piece
-    attacks once the king has left its square (the king move is then legal)."""
+    attacks once the king has left its square (the king move is then legal). Reads only the
+    position's piece lists, which the hot loop keeps up to date."""
+    occ_co = pos.occupied_co
     targets = KING_ATTACKS[king] & ~occ_co[color]
-    if not targets:
-        return False
     occ = (occ_co[0] | occ_co[1]) ^ (1 << king)
-    enemy = occ_co[not color]
-    knights, kings, pawns = pieces[KNIGHT] & enemy, pieces[KING] & enemy, pieces[PAWN] & enemy
-    diag = (pieces[BISHOP] | pieces[QUEEN]) & enemy
-    straight = (pieces[ROOK] | pieces[QUEEN]) & enemy
-    pawn_attacks = PAWN_ATTACKS[color]
     while targets:
         low = targets & -targets
         targets ^= low
-        sq = low.bit_length() - 1
-        if not ((KNIGHT_ATTACKS[sq] & knights) or (KING_ATTACKS[sq] & kings) or (pawn_attacks[sq] & pawns)
-                or (diag and DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occ] & diag)
-                or (straight and (FILE_ATTACKS[sq][FILE_MASKS[sq] & occ] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occ])
-                    & straight)):
+        if not attackers_mask(pos, not color, low.bit_length() - 1, occ):
             return True
     return False
 
 
-def _has_quiet_move(pieces: list[int], occ_co: list[int], king: int, color: bool, pushers: int) -> bool:
+def _has_quiet_move(pos: Position, king: int, color: bool, pushers: int) -> bool:
     """Sufficient test, when ``color`` is not in check, for a legal move: an unpinned pawn push
     (``pushers``: ``color``'s pawns with a free square ahead), an unpinned knight or slider
     with a free or enemy square to go to, or a safe king step. False means undecided, not
-    "no legal move"."""
+    "no legal move". Reads only the position's piece lists."""
+    pieces, occ_co = pos.pieces, pos.occupied_co
     mine = occ_co[color]
     free = ~mine
-    movable = ~_pinned(pieces, occ_co, king, color)
+    occ = occ_co[0] | occ_co[1]
+    movable = ~slider_blockers(pos, king, color, occ)
     if pushers & movable:
         return True
     knights = pieces[KNIGHT] & mine & movable
@@ -135,7 +112,6 @@ def _has_quiet_move(pieces: list[int], occ_co: list[int], king: int, color: bool
         knights ^= low
         if KNIGHT_ATTACKS[low.bit_length() - 1] & free:
             return True
-    occ = occ_co[0] | occ_co[1]
     diag = (pieces[BISHOP] | pieces[QUEEN]) & mine & movable
     while diag:
         low = diag & -diag
@@ -150,32 +126,27 @@ def _has_quiet_move(pieces: list[int], occ_co: list[int], king: int, color: bool
         sq = low.bit_length() - 1
         if (FILE_ATTACKS[sq][FILE_MASKS[sq] & occ] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occ]) & free:
             return True
-    return _king_can_step(pieces, occ_co, king, color)
+    return _king_can_step(pos, king, color)
 
 
-def _standard_castling(pieces: list[int], occ_co: list[int], rights: int, king: int, color: bool,
-                       h_side: bool) -> int:
+def _standard_castling(pos: Position, rights: int, king: int, color: bool, h_side: bool) -> int:
     """The rook's square (0..63) if ``color`` may castle on that side from the standard setup
-    — king on the e-file, rook in its corner with the right kept, the squares between them
-    empty, the king not in check and not passing or landing on an attacked square (FIDE art.
-    3.8.2; the caller has checked the king is not in check) — else -1: the caller then
-    resolves the move in full (Chess960 layouts too)."""
+    — king on the e-file, rook in its corner with the right kept (``rights``: the castling
+    rights bitboard), the squares between them empty, the king not passing or landing on an
+    attacked square (FIDE art. 3.8.2; the caller has checked the king is not in check) — else
+    -1: the caller then resolves the move in full (Chess960 layouts too)."""
     rank = 0 if color else 56
     if king != rank + 4:
         return -1
     rook = rank + 7 if h_side else rank
-    if not rights >> rook & 1 or not pieces[ROOK] & occ_co[color] >> rook & 1:
-        return -1
-    if (occ_co[0] | occ_co[1]) & ((0x60 if h_side else 0x0E) << rank):
+    occ_co = pos.occupied_co
+    if not rights >> rook & 1 or not pos.pieces[ROOK] & occ_co[color] >> rook & 1:
         return -1
     occ = occ_co[0] | occ_co[1]
-    enemy = occ_co[not color]
+    if occ & ((0x60 if h_side else 0x0E) << rank):
+        return -1
     for sq in (rank + 5, rank + 6) if h_side else (rank + 3, rank + 2):
-        if (KNIGHT_ATTACKS[sq] & pieces[KNIGHT] | KING_ATTACKS[sq] & pieces[KING]
-                | PAWN_ATTACKS[color][sq] & pieces[PAWN]
-                | DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occ] & (pieces[BISHOP] | pieces[QUEEN])
-                | (FILE_ATTACKS[sq][FILE_MASKS[sq] & occ] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occ])
-                & (pieces[ROOK] | pieces[QUEEN])) & enemy:
+        if attackers_mask(pos, not color, sq, occ):
             return -1
     return rook
 
@@ -316,7 +287,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 frm = cands.bit_length() - 1
                 pt = piece
             elif (piece == CASTLE_H_SIDE or piece == CASTLE_A_SIDE) and not checking \
-                    and (to := _standard_castling(pieces, occ_co, rights, own_king, us, piece == CASTLE_H_SIDE)) >= 0:
+                    and (to := _standard_castling(pos, rights, own_king, us, piece == CASTLE_H_SIDE)) >= 0:
                 frm = own_king
                 from_bb = 1 << frm
                 to_bb = 1 << to
@@ -490,14 +461,14 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             if en_passant or promotion:
                 counts["special"] += 1
             check_rows.append((plies, kind, checking, en_passant, castling, promotion > 0))
-            if not _king_can_step(pieces, occ_co, own_king, them):
+            if not _king_can_step(pos, own_king, them):
                 _sync(pos, them, rights, ep, clock, fullmove, key)
                 mate = not has_legal_move(pos)
         else:
             # Sufficient conditions for a legal move (module doc), else the full test.
             pawns = pieces[PAWN] & occ_co[them]
             pushers = pawns & ~(occ >> 8) if them else pawns & ~(occ << 8)
-            if not (pushers & ~QUEEN_PSEUDO[own_king] or _has_quiet_move(pieces, occ_co, own_king, them, pushers)):
+            if not (pushers & ~QUEEN_PSEUDO[own_king] or _has_quiet_move(pos, own_king, them, pushers)):
                 _sync(pos, them, rights, ep, clock, fullmove, key)
                 stale = not has_legal_move(pos)
 

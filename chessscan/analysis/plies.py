@@ -40,9 +40,9 @@ from __future__ import annotations
 
 from chessscan.core.attacks import (
     BETWEEN, BISHOP_PSEUDO, DIAG_ATTACKS, DIAG_MASKS, FILE_ATTACKS, FILE_MASKS, KING_ATTACKS, KNIGHT_ATTACKS,
-    PAWN_ATTACKS, RANK_ATTACKS, RANK_MASKS, RAYS, ROOK_PSEUDO,
+    PAWN_ATTACKS, RANK_ATTACKS, RANK_MASKS, RAYS, ROOK_PSEUDO, bishop_attacks, rook_attacks,
 )
-from chessscan.core.bitboard import BB_ALL, BB_FILES, BB_RANK_1, BB_RANK_8
+from chessscan.core.bitboard import BB_ALL, BB_FILES, BB_RANK_1, BB_RANK_8, scan_forward
 from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE, NONE, square_list
 from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_legal_move, slider_blockers
 from chessscan.core.position import Position
@@ -106,25 +106,14 @@ def _has_quiet_move(pos: Position, king: int, color: bool, pushers: int) -> bool
     movable = ~slider_blockers(pos, king, color, occ)
     if pushers & movable:
         return True
-    knights = pieces[KNIGHT] & mine & movable
-    while knights:
-        low = knights & -knights
-        knights ^= low
-        if KNIGHT_ATTACKS[low.bit_length() - 1] & free:
+    for sq in scan_forward(pieces[KNIGHT] & mine & movable):
+        if KNIGHT_ATTACKS[sq] & free:
             return True
-    diag = (pieces[BISHOP] | pieces[QUEEN]) & mine & movable
-    while diag:
-        low = diag & -diag
-        diag ^= low
-        sq = low.bit_length() - 1
-        if DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occ] & free:
+    for sq in scan_forward((pieces[BISHOP] | pieces[QUEEN]) & mine & movable):
+        if bishop_attacks(sq, occ) & free:
             return True
-    straight = (pieces[ROOK] | pieces[QUEEN]) & mine & movable
-    while straight:
-        low = straight & -straight
-        straight ^= low
-        sq = low.bit_length() - 1
-        if (FILE_ATTACKS[sq][FILE_MASKS[sq] & occ] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occ]) & free:
+    for sq in scan_forward((pieces[ROOK] | pieces[QUEEN]) & mine & movable):
+        if rook_attacks(sq, occ) & free:
             return True
     return _king_can_step(pos, king, color)
 

@@ -222,6 +222,23 @@ def test_parquet_row_groups_accumulate(tmp_path):
     assert pq.read_table(path).column("halfmove_clock").to_pylist() == [i % 50 for i in range(70)]
 
 
+def test_parquet_row_groups_are_cut_by_bytes_too(tmp_path, monkeypatch):
+    """Wide rows: a row group is cut once its pending Arrow data reaches ROW_GROUP_BYTES,
+    long before row_group_size rows."""
+    from chessscan.reports import writers
+
+    path = tmp_path / "p.parquet"
+    batch_bytes = writers.to_record_batch(position_rows(10), sch.POSITIONS_SCHEMA).nbytes
+    cap = 2 * batch_bytes + 1  # reached by the third batch of a group (batches differ by a few bytes)
+    monkeypatch.setattr(writers, "ROW_GROUP_BYTES", cap)
+    with TableWriter(path, sch.POSITIONS_SCHEMA, "parquet", row_group_size=1_000) as w:
+        for k in range(7):
+            w.write(position_rows(10, start=10 * k))
+            assert w._pending_bytes < cap
+    md = pq.ParquetFile(path).metadata
+    assert [md.row_group(i).num_rows for i in range(md.num_row_groups)] == [30, 30, 10]
+
+
 # -------------------------------------------------------------------- errors
 def test_column_errors(tmp_path):
     with ReportWriter(tmp_path, tables=("positions", "issues")) as rw:

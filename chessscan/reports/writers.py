@@ -249,7 +249,7 @@ class TableWriter:
         self._pending = []
         self._pending_rows = 0
         self._pending_bytes = 0
-        # One row group per flush: bounded by row_group_size + one batch.
+        # One row group per flush: bounded by row_group_size or ROW_GROUP_BYTES + one batch.
         self._sink.write_table(tbl, row_group_size=tbl.num_rows)
 
     def close(self) -> None:

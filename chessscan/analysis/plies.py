@@ -25,12 +25,11 @@ the plain core API by the cross-check and the tests (``tests/test_hotloop.py``,
   arrived (the moved or promoted piece, or the castling rook) and our sliders standing behind
   a square the move vacated (its from-square, the en-passant victim's square, the castling
   rook's square) on a line through the enemy king. Only those are tested.
-- Mate and stalemate: in check, a king step to a square no enemy piece attacks (with the
-  king lifted off the board) proves a legal move; otherwise the evasion generator
-  (:func:`chessscan.core.movegen.has_legal_move`) decides. When not in check, a pawn that can
-  push proves a legal move if it stands on no queen line through its king (it cannot be
-  pinned); else an unpinned pawn push, an unpinned knight or slider with a free or enemy
-  square to go to, or a safe king step does; otherwise ``has_legal_move`` decides.
+- Mate and stalemate: a position followed by a legal move is neither. The full test
+  (:func:`chessscan.core.movegen.has_legal_move`) runs only for a game's last position and
+  when the next token is not a legal move (an error or a null move, which proves nothing),
+  or an automatic end makes the answer matter first. A written ``+``/``#`` is checked once
+  the answer is known.
 - Rows: the positions columns that follow from the ply number or are rarely set (move number,
   colour, check columns, mate, stalemate, repetition) are written once per game in bulk and
   patched at the plies where they differ from the default.
@@ -40,11 +39,11 @@ from __future__ import annotations
 
 from chessscan.core.attacks import (
     BETWEEN, BISHOP_PSEUDO, DIAG_ATTACKS, DIAG_MASKS, FILE_ATTACKS, FILE_MASKS, KING_ATTACKS, KNIGHT_ATTACKS,
-    PAWN_ATTACKS, RANK_ATTACKS, RANK_MASKS, RAYS, ROOK_PSEUDO, bishop_attacks, rook_attacks,
+    PAWN_ATTACKS, RANK_ATTACKS, RANK_MASKS, RAYS, ROOK_PSEUDO,
 )
-from chessscan.core.bitboard import BB_ALL, BB_FILES, BB_RANK_1, BB_RANK_8, scan_forward
+from chessscan.core.bitboard import BB_ALL, BB_FILES, BB_RANK_1, BB_RANK_8
 from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE, NONE, square_list
-from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_legal_move, slider_blockers
+from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_legal_move
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES, is_insufficient_material
 from chessscan.core.san import _cache as SAN_CACHE
@@ -77,45 +76,6 @@ def _sync(pos: Position, us: bool, rights: int, ep: int, clock: int, fullmove: i
     pos.halfmove_clock = clock
     pos.fullmove_number = fullmove
     pos.key = key
-
-
-def _king_can_step(pos: Position, king: int, color: bool) -> bool:
-    """True if ``color``'s king on ``king`` has a square to step to that no enemy piece
-    attacks once the king has left its square (the king move is then legal). Reads only the
-    position's piece lists, which the hot loop keeps up to date."""
-    occ_co = pos.occupied_co
-    targets = KING_ATTACKS[king] & ~occ_co[color]
-    occ = (occ_co[0] | occ_co[1]) ^ (1 << king)
-    while targets:
-        low = targets & -targets
-        targets ^= low
-        if not attackers_mask(pos, not color, low.bit_length() - 1, occ):
-            return True
-    return False
-
-
-def _has_quiet_move(pos: Position, king: int, color: bool, pushers: int) -> bool:
-    """Sufficient test, when ``color`` is not in check, for a legal move: an unpinned pawn push
-    (``pushers``: ``color``'s pawns with a free square ahead), an unpinned knight or slider
-    with a free or enemy square to go to, or a safe king step. False means undecided, not
-    "no legal move". Reads only the position's piece lists."""
-    pieces, occ_co = pos.pieces, pos.occupied_co
-    mine = occ_co[color]
-    free = ~mine
-    occ = occ_co[0] | occ_co[1]
-    movable = ~slider_blockers(pos, king, color, occ)
-    if pushers & movable:
-        return True
-    for sq in scan_forward(pieces[KNIGHT] & mine & movable):
-        if KNIGHT_ATTACKS[sq] & free:
-            return True
-    for sq in scan_forward((pieces[BISHOP] | pieces[QUEEN]) & mine & movable):
-        if bishop_attacks(sq, occ) & free:
-            return True
-    for sq in scan_forward((pieces[ROOK] | pieces[QUEEN]) & mine & movable):
-        if rook_attacks(sq, occ) & free:
-            return True
-    return _king_can_step(pos, king, color)
 
 
 def _standard_castling(pos: Position, rights: int, king: int, color: bool, h_side: bool) -> int:
@@ -161,6 +121,43 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     check_rows: list[tuple] = []  # (ply, kind, checkers, by_en_passant, by_castling, by_promotion)
     repeated_rows: list[tuple] = []  # (ply, repetition) where the position occurred before
     last_flags = None  # (ply, is_checkmate, is_stalemate) of a game-ending ply
+    # Mate and stalemate (module doc): the current position's status is decided only when a
+    # legal move from it is not found next; a written +/# waits for it in ``pending``.
+    unsettled = False
+    pending = None  # (token index, ply, move number, mover, SAN, suffix, checkers)
+
+    def check_suffix(index, ply, move_number, mover, san, suffix, checking, mate) -> None:
+        problem = _suffix_problem(suffix, checking, mate)
+        if problem:
+            line, col = raw.locate(index)
+            add_issue(issues, tally, source, gi, line, col, ply, "warning", "suffix-mismatch",
+                      f"{move_number}{'.' if mover else '...'}{san}: {problem}", san)
+
+    def settle(us, rights, ep, clock, fullmove, key, checking, plies) -> None:
+        """Decide with the full test whether the current position (``us`` to move) is mate or
+        stalemate, record it (outcome, winner, row flags) and check the waiting suffix."""
+        nonlocal unsettled, pending, ended, ended_ply, last_flags
+        unsettled = False
+        _sync(pos, us, rights, ep, clock, fullmove, key)
+        mate = False
+        if not has_legal_move(pos):
+            mate = bool(checking)
+            last_flags = (plies, mate, not mate)
+            if ended is None or ended_ply == plies:  # mate and stalemate come before the other ends
+                ended = "checkmate" if mate else "stalemate"
+                ended_ply = plies
+                if mate:
+                    state.winner = COLOR_NAMES[not us]
+            if mate and keep_checks:
+                rows["is_checkmate"][-1] = True  # the mating move's row is the last one written
+        if pending is not None:
+            check_suffix(*pending, mate)
+            pending = None
+
+    def after_end(index, san) -> None:
+        line, col = raw.locate(index)
+        add_issue(issues, tally, source, gi, line, col, index + 1, "warning", "moves-after-end",
+                  f"{len(sans) - index} move(s) after the {ended}: {san} ... not played", san)
 
     pieces = pos.pieces
     occ_co = pos.occupied_co
@@ -192,10 +189,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     sans = raw.sans
     for i, san in enumerate(sans):
         if ended is not None:
+            if unsettled:
+                settle(us, rights, ep, clock, fullmove, key, checking, plies)
             if ended == "checkmate" or ended == "stalemate":
-                line, col = raw.locate(i)
-                add_issue(issues, tally, source, gi, line, col, i + 1, "warning", "moves-after-end",
-                          f"{len(sans) - i} move(s) after the {ended}: {san} ... not played", san)
+                after_end(i, san)
                 break
             if not warned_after_end:
                 warned_after_end = True
@@ -282,6 +279,11 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 to_bb = 1 << to
                 pt = KING
             else:
+                if piece == NULL and unsettled:  # a pass proves no legal move exists
+                    settle(us, rights, ep, clock, fullmove, key, checking, plies)
+                    if ended == "checkmate" or ended == "stalemate":
+                        after_end(i, san)
+                        break
                 _sync(pos, us, rights, ep, clock, fullmove, key)
                 if piece == NULL:
                     if checking:
@@ -297,11 +299,19 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                     from_bb = 1 << frm
                     to_bb = 1 << to
                     pt = mailbox[frm]
+            if pending is not None:  # a legal move follows: the last position was no mate
+                check_suffix(*pending, False)
+                pending = None
             if from_mask != BB_ALL and piece == PAWN and not from_mask & (from_mask - 1):
                 add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
                           f"{san!r} names its origin square without a piece letter "
                           f"(long algebraic / UCI), not SAN", san)
         except SanError as exc:
+            if unsettled:
+                settle(us, rights, ep, clock, fullmove, key, checking, plies)
+                if ended == "checkmate" or ended == "stalemate":
+                    after_end(i, san)
+                    break
             _sync(pos, us, rights, ep, clock, fullmove, key)
             line, col = raw.locate(i)
             number = f"{fullmove}{'.' if us else '...'}"
@@ -436,7 +446,6 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 else:
                     checking |= DIAG_ATTACKS[own_king][DIAG_MASKS[own_king] & occ] \
                         & line & (pieces[BISHOP] | pieces[QUEEN]) & occ_co[us]
-        mate = stale = False
         if checking:
             if checking & (checking - 1):
                 kind = DOUBLE
@@ -450,16 +459,6 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             if en_passant or promotion:
                 counts["special"] += 1
             check_rows.append((plies, kind, checking, en_passant, castling, promotion > 0))
-            if not _king_can_step(pos, own_king, them):
-                _sync(pos, them, rights, ep, clock, fullmove, key)
-                mate = not has_legal_move(pos)
-        else:
-            # Sufficient conditions for a legal move (module doc), else the full test.
-            pawns = pieces[PAWN] & occ_co[them]
-            pushers = pawns & ~(occ >> 8) if them else pawns & ~(occ << 8)
-            if not (pushers & ~QUEEN_PSEUDO[own_king] or _has_quiet_move(pos, own_king, them, pushers)):
-                _sync(pos, them, rights, ep, clock, fullmove, key)
-                stale = not has_legal_move(pos)
 
         # Zobrist key (Polyglot: en-passant file only beside an enemy pawn) and the FIDE
         # repetition key (en-passant file only when the capture is legal).
@@ -487,23 +486,13 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 ended_ply = plies
         else:
             seen[rkey] = rep = 1
-        if mate or stale:
-            last_flags = (plies, mate, stale)
-            if ended is None or ended_ply == plies:  # mate and stalemate come before the other ends
-                ended = "checkmate" if mate else "stalemate"
-                ended_ply = plies
-                if mate:
-                    state.winner = COLOR_NAMES[us]
-        elif clock >= SEVENTYFIVE_MOVES_PLIES and (ended is None or ended_ply == plies):
+        if clock >= SEVENTYFIVE_MOVES_PLIES and (ended is None or ended_ply == plies):
             # (the seventy-five-move rule is reported before a fivefold repetition)
             ended = "seventyfive_moves"
             ended_ply = plies
-        if suffix or mate:
-            problem = _suffix_problem(suffix, checking, mate)
-            if problem:
-                line, col = raw.locate(i)
-                add_issue(issues, tally, source, gi, line, col, plies, "warning", "suffix-mismatch",
-                          f"{move_number}{'.' if us else '...'}{san}: {problem}", san)
+        unsettled = True
+        if suffix or checking:
+            pending = (i, plies, move_number, us, san, suffix, checking)
         if keep_all:
             a_uci(uci)
             a_clock(clock)
@@ -515,8 +504,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             if a_fen is not None:
                 _sync(pos, them, rights, ep, clock, fullmove, key)
             _append_row(rows, pos if a_fen is not None else None, plies, move_number, us, san, uci,
-                        check_rows[-1], mate, stale, clock, zobrist, rep)
+                        check_rows[-1], clock, zobrist, rep)
         us = them
+    if unsettled:
+        settle(us, rights, ep, clock, fullmove, key, checking, plies)
     _sync(pos, us, rights, ep, clock, fullmove, key)
     if keep_all and plies:
         _bulk_columns(rows, rows_before, plies, sans, white_first, first_move, check_rows, repeated_rows,
@@ -577,8 +568,9 @@ def _bulk_columns(rows, base: int, n: int, sans, white_first: bool, first_move: 
         rows["is_stalemate"][base + ply - 1] = stale
 
 
-def _append_row(rows, pos, ply, move_number, mover, san, uci, check_row, mate, stale, clock, zobrist, rep) -> None:
-    """One whole positions row (``--positions checks``); ``pos`` given when FENs are wanted."""
+def _append_row(rows, pos, ply, move_number, mover, san, uci, check_row, clock, zobrist, rep) -> None:
+    """One whole positions row (``--positions checks``); ``pos`` given when FENs are wanted.
+    Written as no mate: the caller sets ``is_checkmate`` once it knows."""
     rows["ply"].append(ply)
     rows["move_number"].append(move_number)
     rows["color"].append(COLOR_NAMES[mover])
@@ -591,8 +583,8 @@ def _append_row(rows, pos, ply, move_number, mover, san, uci, check_row, mate, s
     rows["by_en_passant"].append(ep)
     rows["by_castling"].append(castling)
     rows["by_promotion"].append(promotion)
-    rows["is_checkmate"].append(mate)
-    rows["is_stalemate"].append(stale)
+    rows["is_checkmate"].append(False)
+    rows["is_stalemate"].append(False)
     rows["halfmove_clock"].append(clock)
     rows["zobrist"].append(zobrist)
     rows["repetition"].append(rep)

@@ -54,11 +54,9 @@ def checkers(pos: Position) -> Bitboard:
     return attackers_mask(pos, not pos.turn, king)
 
 
-def slider_blockers(pos: Position, king: Square, color: Color | None = None,
-                    occupied: Bitboard | None = None) -> Bitboard:
+def slider_blockers(pos: Position, king: Square, color: Color | None = None) -> Bitboard:
     """Pieces of ``color`` (default: the side to move) pinned to its king on ``king``: the
-    single piece standing between the king and an enemy slider on a line. ``occupied``
-    (default ``pos.occupied``) is the occupancy to use."""
+    single piece standing between the king and an enemy slider on a line."""
     if color is None:
         color = pos.turn
     p = pos.pieces
@@ -66,8 +64,7 @@ def slider_blockers(pos: Position, king: Square, color: Color | None = None,
     snipers = ((ROOK_PSEUDO[king] & (p[ROOK] | queens)) | (BISHOP_PSEUDO[king] & (p[BISHOP] | queens))) \
         & pos.occupied_co[not color]
     blockers = 0
-    if occupied is None:
-        occupied = pos.occupied
+    occupied = pos.occupied
     while snipers:
         low = snipers & -snipers
         b = BETWEEN[king][low.bit_length() - 1] & occupied

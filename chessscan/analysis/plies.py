@@ -19,7 +19,8 @@ the plain core API by the cross-check and the tests (``tests/test_hotloop.py``,
   Everything else — several candidates, Chess960 castling, en passant, errors — goes
   through :func:`chessscan.core.san.resolve_san`.
 - The move is made inline, as :meth:`Position.play` makes it (FIDE art. 3.8.2.1 for castling
-  rights); the Zobrist key is updated incrementally.
+  rights); the Zobrist key is updated incrementally. Castling and null moves, which are rare,
+  are left to :meth:`Position.play` and :meth:`Position.play_null`.
 - Check: only a move that changed a square on a queen line through the enemy king or a
   knight's jump from it can give check. Then the only possible checkers are the piece that
   arrived (the moved or promoted piece, or the castling rook) and our sliders standing behind
@@ -322,39 +323,11 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
 
         # Make the move (as Position.play): frm, to (squares), from_bb, to_bb, pt (0 = null move).
         move_number = fullmove
-        key ^= TURN_KEY
-        clock += 1
-        if not us:
-            fullmove += 1
-        if not pt:
-            ep = 0
-            vacated = changed = 0
-            dest = -1
-            uci = "0000"
-        elif pt == KING and occ_co[us] & to_bb:
-            # Castling: king onto its rook; both land on the c/d or g/f files.
-            rank = frm & 56
-            if to < frm:
-                k_to, dest = rank + 2, rank + 3
-            else:
-                k_to, dest = rank + 6, rank + 5
-            k_to_bb = 1 << k_to
-            dest_bb = 1 << dest
-            mailbox[frm] = 0
-            mailbox[to] = 0
-            mailbox[k_to] = KING
-            mailbox[dest] = ROOK
-            pieces[KING] = (pieces[KING] & ~from_bb) | k_to_bb
-            pieces[ROOK] = (pieces[ROOK] & ~to_bb) | dest_bb
-            occ_co[us] = (occ_co[us] & ~(from_bb | to_bb)) | k_to_bb | dest_bb
-            zk = PIECE_KEYS[us]
-            key ^= zk[KING][frm] ^ zk[KING][k_to] ^ zk[ROOK][to] ^ zk[ROOK][dest]
-            kings[us] = k_to
-            ep = 0
-            vacated = from_bb | to_bb
-            changed = vacated | k_to_bb | dest_bb
-            uci = UCI_FROM_TO[frm][to if chess960 else k_to]
-        else:
+        if pt and not (pt == KING and occ_co[us] & to_bb):
+            key ^= TURN_KEY
+            clock += 1
+            if not us:
+                fullmove += 1
             dest = to
             vacated = from_bb
             captured = mailbox[to]
@@ -393,20 +366,40 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 changed |= vacated
             elif pt == KING:
                 kings[us] = to
-        if rights and pt and (rights & (from_bb | to_bb) or pt == KING):
-            new_rights = rights & ~(from_bb | to_bb)
-            if pt == KING:
-                new_rights &= ~(BB_RANK_1 if us else BB_RANK_8)
-            if new_rights != rights:
-                # The castling part depends on where the kings stand; the mover's stood on frm.
-                wk, bk = kings[1], kings[0]
+            if rights and (rights & (from_bb | to_bb) or pt == KING):
+                new_rights = rights & ~(from_bb | to_bb)
                 if pt == KING:
-                    old = castling_key(rights, frm, bk) if us else castling_key(rights, wk, frm)
-                else:
-                    old = castling_key(rights, wk, bk)
-                key ^= old ^ castling_key(new_rights, wk, bk)
-                rights = new_rights
-                rmix = (rights * _CASTLE_MIX) & MASK64
+                    new_rights &= ~(BB_RANK_1 if us else BB_RANK_8)
+                if new_rights != rights:
+                    # The castling part depends on where the kings stand; the mover's stood on frm.
+                    wk, bk = kings[1], kings[0]
+                    if pt == KING:
+                        old = castling_key(rights, frm, bk) if us else castling_key(rights, wk, frm)
+                    else:
+                        old = castling_key(rights, wk, bk)
+                    key ^= old ^ castling_key(new_rights, wk, bk)
+                    rights = new_rights
+                    rmix = (rights * _CASTLE_MIX) & MASK64
+        else:
+            # A null move or castling (king onto its rook; both land on the c/d or g/f files)
+            # is rare: Position makes it, and the loop reads the scalars back.
+            _sync(pos, us, rights, ep, clock, fullmove, key)
+            if pt:
+                pos.play(frm | to << 6)
+                rank = frm & 56
+                k_to, dest = (rank + 2, rank + 3) if to < frm else (rank + 6, rank + 5)
+                kings[us] = k_to
+                vacated = from_bb | to_bb
+                changed = vacated | 1 << k_to | 1 << dest
+                uci = UCI_FROM_TO[frm][to if chess960 else k_to]
+            else:
+                pos.play_null()
+                vacated = changed = 0
+                dest = -1
+                uci = "0000"
+            key, rights, clock, fullmove = pos.key, pos.castling_rights, pos.halfmove_clock, pos.fullmove_number
+            rmix = (rights * _CASTLE_MIX) & MASK64
+            ep = 0
         plies += 1
 
         # The side to move is now ``them``. Checks (module doc).

@@ -29,8 +29,8 @@ the plain core API by the cross-check and the tests (``tests/test_hotloop.py``,
 - Mate and stalemate: a position followed by a legal move is neither. The full test
   (:func:`chessscan.core.movegen.has_legal_move`) runs only for a game's last position and
   when the next token is not a legal move (an error or a null move, which proves nothing),
-  or an automatic end makes the answer matter first. A written ``+``/``#`` is checked once
-  the answer is known.
+  or an automatic end was reached on the same ply (mate and stalemate rank before it). A
+  written ``+``/``#`` is checked once the answer is known.
 - Rows: the positions columns that follow from the ply number or are rarely set (move number,
   colour, check columns, mate, stalemate, repetition) are written once per game in bulk and
   patched at the plies where they differ from the default.
@@ -190,7 +190,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     sans = raw.sans
     for i, san in enumerate(sans):
         if ended is not None:
-            if unsettled:
+            if unsettled and ended_ply == plies:  # a mate or stalemate then comes first
                 settle(us, rights, ep, clock, fullmove, key, checking, plies)
             if ended == "checkmate" or ended == "stalemate":
                 after_end(i, san)
@@ -501,7 +501,8 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         us = them
     if unsettled:
         settle(us, rights, ep, clock, fullmove, key, checking, plies)
-    _sync(pos, us, rights, ep, clock, fullmove, key)
+    else:
+        _sync(pos, us, rights, ep, clock, fullmove, key)
     if keep_all and plies:
         _bulk_columns(rows, rows_before, plies, sans, white_first, first_move, check_rows, repeated_rows,
                       last_flags)

@@ -328,6 +328,11 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
     has_tags = in_comment = prev_blank = tags_gap = False
     truncated: TruncatedInput | None = None
 
+    def finish(unclosed: bool, extra: ReaderIssue | None) -> tuple[RawGame, int]:
+        """The current game as a RawGame (see :func:`_finish`), and the offset after it."""
+        return _finish(source, index, g_off, g_line, pre_lines, pre_comments, tag_lines, tag_line0,
+                       mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra)
+
     try:
         for batch in _line_batches(stream):
             for lineno, line in enumerate(batch, lineno + 1):
@@ -343,10 +348,7 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                                     # A tag section after a blank line inside an open
                                     # comment: the comment was never closed. End the
                                     # game here so the following games are not lost.
-                                    game, off = _finish(
-                                        source, index, g_off, g_line, pre_lines, pre_comments,
-                                        tag_lines, tag_line0, mt_lines, mt_line0, clean, ncom,
-                                        True, has_tags, adj, None)
+                                    game, off = finish(True, None)
                                     yield game
                                     index += 1
                                     state = 0
@@ -379,10 +381,7 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                                     state = 1
                                     tag_line0 = lineno
                                     continue
-                                game, off = _finish(
-                                    source, index, g_off, g_line, pre_lines, pre_comments,
-                                    tag_lines, tag_line0, mt_lines, mt_line0, clean, ncom,
-                                    False, has_tags, adj, None)
+                                game, off = finish(False, None)
                                 yield game
                                 index += 1
                                 state = 0
@@ -449,10 +448,7 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                                     ncom += len(_COMMENTS_B.findall(line, start, r)) - n_line
                                 if line[r:].strip(_JUNK):
                                     tail_at = len(line) - len(line[r:].lstrip())
-                        game, off = _finish(
-                            source, index, g_off, g_line, pre_lines, pre_comments,
-                            tag_lines, tag_line0, mt_lines, mt_line0, clean, ncom,
-                            False, has_tags, adj, None)
+                        game, off = finish(False, None)
                         yield game
                         index += 1
                         state = 0
@@ -484,10 +480,7 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                                 if _repeats_tag(line, tag_lines):
                                     # A tag after a blank line repeating a tag name: a
                                     # new game (the previous one has no movetext).
-                                    game, off = _finish(
-                                        source, index, g_off, g_line, pre_lines, pre_comments,
-                                        tag_lines, tag_line0, mt_lines, mt_line0, clean, ncom,
-                                        False, has_tags, adj, None)
+                                    game, off = finish(False, None)
                                     yield game
                                     index += 1
                                     state = 0
@@ -568,10 +561,7 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
     if state == 2 and not has_tags and not in_comment and not b"".join(mt_lines if clean is None else clean).strip(_JUNK):
         state = 0  # only comments after the last game: not a game
     if state:
-        game, off = _finish(
-            source, index, g_off, g_line, pre_lines, pre_comments,
-            tag_lines, tag_line0, mt_lines, mt_line0, clean, ncom,
-            in_comment, has_tags, adj, extra)
+        game, off = finish(in_comment, extra)
         yield game
     elif extra is not None:
         yield RawGame(source, index, off, max(lineno, 1), {}, [], None, 0, issues=[extra])

@@ -106,8 +106,15 @@ class ListSink:
             table[c].extend(v)
 
 
-def test_small_batches_keep_order_and_tally():
-    """Many small batches, few in flight, a sink taking lists: same rows and tally."""
+@pytest.mark.parametrize("backlog", ["default", "one batch"])
+def test_small_batches_keep_order_and_tally(monkeypatch, backlog):
+    """Many small batches, few in flight, a sink taking lists: same rows and tally. With a
+    backlog of one batch, the main process waits for the pool at the first batch; by
+    default the batches read while the pool starts wait in the backlog."""
+    import chessscan.engines.parallel as parallel
+
+    if backlog == "one batch":
+        monkeypatch.setattr(parallel, "BACKLOG_BYTES", 1)
     paths = [str(p) for p in INPUTS["multi"]]
     options = AnalysisOptions(cross_check="sample")
     ref, got = ListSink(), ListSink()
@@ -116,6 +123,18 @@ def test_small_batches_keep_order_and_tally():
     assert tally1.as_dict() == tally2.as_dict()
     assert list(json.dumps(tally1.as_dict())) == list(json.dumps(tally2.as_dict()))  # key order too
     assert ref.rows == got.rows
+
+
+def test_pool_start_failure_is_raised(monkeypatch):
+    """A pool that cannot start (no processes left, say) fails the run with its error."""
+    import chessscan.engines.parallel as parallel
+
+    def no_pool(jobs):
+        raise OSError("cannot start worker processes")
+
+    monkeypatch.setattr(parallel, "_start_pool", no_pool)
+    with pytest.raises(OSError, match="cannot start worker processes"):
+        run_parallel([str(MAGNUS)], ListSink(), jobs=2, batch_games=17)
 
 
 def test_memory_sink_accepts_arrow_batches():

@@ -16,6 +16,11 @@ Shape of a run (``chessscan analyze --jobs N``):
 * At most ``in_flight`` batches (default ``2 * N``) are read ahead, so memory stays flat
   however large the input. The progress bar counts the input bytes of the batches written.
 
+The pool starts in a background thread once the first full batch is read: the first
+worker's start waits for the forkserver to import chessscan and pandas (about 0.4 s), and
+the main process goes on reading meanwhile, holding up to ``BACKLOG_BYTES`` of movetext
+until the workers are up.
+
 EPD sources are analyzed in the main process (after the PGN batches before them are
 written). An input of less than one batch is analyzed in the main process too: starting
 the pool would cost more than it saves.
@@ -28,7 +33,7 @@ import os
 import signal
 import sys
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Iterable, Sequence
 
 from chessscan.analysis.game import Tally
@@ -49,7 +54,8 @@ from chessscan.readers.pgn import read_games
 from chessscan.readers.sources import open_source, source_name
 from chessscan.reports.writers import buffered_rows
 
-__all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "default_jobs", "analyze_batch", "run_parallel"]
+__all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "BACKLOG_BYTES", "default_jobs", "analyze_batch",
+           "run_parallel"]
 
 #: Games per batch sent to a worker: large enough that pickling and process switches are
 #: noise (a batch of Lichess games is ~0.2 s of work), small enough to keep every core busy
@@ -57,6 +63,8 @@ __all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "default_jobs", "analyz
 DEFAULT_BATCH_GAMES = 200
 #: A batch is also cut at this many bytes of movetext, so that huge games keep memory flat.
 DEFAULT_BATCH_BYTES = 4 << 20
+#: Movetext bytes read ahead while the pool starts (games in memory take about twice that).
+BACKLOG_BYTES = 16 << 20
 
 
 def default_jobs() -> int:
@@ -92,6 +100,18 @@ def analyze_batch(games: Sequence, options: AnalysisOptions, names: Sequence[str
             else:
                 out[name] = tables[name]
     return tally, out
+
+
+def _start_pool(jobs: int) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` workers with its first worker running (the forkserver's imports
+    done: the other workers then start in milliseconds)."""
+    pool = ProcessPoolExecutor(jobs, mp_context=_mp_context(), initializer=_init_worker)
+    try:
+        pool.submit(int).result()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    return pool
 
 
 def _init_worker() -> None:
@@ -177,6 +197,10 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     tables = new_tables(names, options)  # for the EPD sources, analyzed here
     bar = _progress(paths, progress)
     pool: ProcessPoolExecutor | None = None
+    starter: ThreadPoolExecutor | None = None
+    starting: Future | None = None  # the pool, while a thread starts it
+    backlog: list[tuple[list, int]] = []  # (games, input bytes) read while the pool starts
+    backlog_bytes = 0
     pending: deque[tuple[Future | _Done, int]] = deque()  # (result, input bytes it covers)
 
     def deliver(limit: int) -> None:
@@ -196,15 +220,43 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             if bar is not None:
                 bar.update(advance)
 
-    def submit(games: list, advance: int, full: bool) -> None:
-        nonlocal pool
-        if pool is None and full:
-            pool = ProcessPoolExecutor(jobs, mp_context=_mp_context(), initializer=_init_worker)
-        if pool is None:  # the whole input so far is less than one batch
-            pending.append((_Done(analyze_batch(games, options, pgn_names, arrow)), advance))
+    def dispatch(games: list, advance: int) -> None:
+        deliver(in_flight - 1)
+        pending.append((pool.submit(analyze_batch, games, options, pgn_names, arrow), advance))
+
+    def pool_ready(wait: bool) -> bool:
+        """Whether the pool is up; once it is (waiting for it if ``wait``), the backlog goes
+        to it first."""
+        nonlocal pool, starting
+        if pool is None:
+            if starting is None or not (wait or starting.done()):
+                return False
+            pool = starting.result()
+            starting = None
+            for games, advance in backlog:
+                dispatch(games, advance)
+            backlog.clear()
+        return True
+
+    def submit(games: list, advance: int, size: int, full: bool) -> None:
+        nonlocal starter, starting, backlog_bytes
+        if pool is None and starting is None:
+            if not full:  # the whole input so far is less than one batch
+                pending.append((_Done(analyze_batch(games, options, pgn_names, arrow)), advance))
+                return
+            starter = ThreadPoolExecutor(1, thread_name_prefix="chessscan-pool-start")
+            starting = starter.submit(_start_pool, jobs)
+        if pool_ready(wait=False):
+            dispatch(games, advance)
         else:
-            deliver(in_flight - 1)
-            pending.append((pool.submit(analyze_batch, games, options, pgn_names, arrow), advance))
+            backlog.append((games, advance))
+            backlog_bytes += size
+            if backlog_bytes >= BACKLOG_BYTES:
+                pool_ready(wait=True)
+
+    def deliver_all() -> None:
+        pool_ready(wait=True)
+        deliver(0)
 
     def flush_epd() -> None:
         flush_tables(sink, tables, names)
@@ -212,7 +264,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     try:
         for path in paths:
             if is_epd(path):
-                deliver(0)  # rows of earlier games first (they share the issues table)
+                deliver_all()  # rows of earlier games first (they share the issues table)
                 run_epd_source(path, tables, tally, flush_epd, bar, batch_rows)
                 flush_epd()
                 continue
@@ -225,20 +277,27 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                     size += len(raw._mt) + 1
                     if len(batch) >= batch_games or size >= batch_bytes:
                         now = stream.bytes_read
-                        submit(batch, now - seen, True)
+                        submit(batch, now - seen, size, True)
                         seen = now
                         batch, size = [], 0
                 if batch:
-                    submit(batch, stream.bytes_read - seen, False)
+                    submit(batch, stream.bytes_read - seen, size, False)
                 elif bar is not None and stream.bytes_read > seen:
                     bar.update(stream.bytes_read - seen)  # blank tail after the last game
-        deliver(0)
+        deliver_all()
     except BaseException:
+        if starting is not None:
+            try:
+                pool = starting.result()
+            except BaseException:
+                pass  # the start failed: nothing to shut down, the first error is the one to see
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
             pool = None
         raise
     finally:
+        if starter is not None:
+            starter.shutdown(wait=True)
         if pool is not None:
             pool.shutdown(wait=True)
         if bar is not None:

@@ -255,12 +255,14 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                                     | ((FILE_ATTACKS[to][FILE_MASKS[to] & occ2] | RANK_ATTACKS[to][RANK_MASKS[to] & occ2])
                                        & (pieces[ROOK] | queens))) & their:
                                 cands = 0
+                    frm = cands.bit_length() - 1
                     if cands & (cands - 1):
                         cands = 0  # several candidates: resolve_san disambiguates
                     elif cands & QUEEN_PSEUDO[own_king] and piece != KING \
-                            and not RAYS[own_king][cands.bit_length() - 1] & to_bb:
-                        # Pin test: the piece leaves a line through its king; does an enemy
-                        # slider then see the king?
+                            and not (line := RAYS[own_king][frm]) & to_bb \
+                            and line & their & (pieces[BISHOP] | pieces[ROOK] | pieces[QUEEN]):
+                        # Pin test: the piece leaves a line through its king with an enemy
+                        # slider on it; does an enemy slider then see the king?
                         occ2 = (occ ^ cands) | to_bb
                         their &= ~to_bb
                         queens = pieces[QUEEN]
@@ -271,7 +273,6 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                             cands = 0
             if cands:
                 from_bb = cands
-                frm = cands.bit_length() - 1
                 pt = piece
             elif (piece == CASTLE_H_SIDE or piece == CASTLE_A_SIDE) and not checking \
                     and (to := _standard_castling(pos, rights, own_king, us, piece == CASTLE_H_SIDE)) >= 0:
@@ -404,9 +405,9 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
 
         # The side to move is now ``them``. Checks (module doc).
         own_king = kings[them]
-        occ = occ_co[0] | occ_co[1]
         checking = 0
         if changed & CHECK_ZONE[own_king]:
+            occ = occ_co[0] | occ_co[1]
             king_bb = 1 << own_king
             if dest >= 0:
                 arrived_pt = mailbox[dest]
@@ -432,13 +433,16 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 low = opened & -opened
                 opened ^= low
                 line = RAYS[own_king][low.bit_length() - 1]
+                # (the attack lookup only when one of our sliders of the line's kind is on it)
                 if line & ROOK_PSEUDO[own_king]:
-                    checking |= (FILE_ATTACKS[own_king][FILE_MASKS[own_king] & occ]
-                                 | RANK_ATTACKS[own_king][RANK_MASKS[own_king] & occ]) \
-                        & line & (pieces[ROOK] | pieces[QUEEN]) & occ_co[us]
+                    sliders = line & (pieces[ROOK] | pieces[QUEEN]) & occ_co[us]
+                    if sliders:
+                        checking |= (FILE_ATTACKS[own_king][FILE_MASKS[own_king] & occ]
+                                     | RANK_ATTACKS[own_king][RANK_MASKS[own_king] & occ]) & sliders
                 else:
-                    checking |= DIAG_ATTACKS[own_king][DIAG_MASKS[own_king] & occ] \
-                        & line & (pieces[BISHOP] | pieces[QUEEN]) & occ_co[us]
+                    sliders = line & (pieces[BISHOP] | pieces[QUEEN]) & occ_co[us]
+                    if sliders:
+                        checking |= DIAG_ATTACKS[own_king][DIAG_MASKS[own_king] & occ] & sliders
         if checking:
             if checking & (checking - 1):
                 kind = DOUBLE

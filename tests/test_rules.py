@@ -131,6 +131,21 @@ def test_result_tag_contradicts_mate(tmp_path):
     assert row.severity == "error" and "checkmate by black, so 0-1" in row.message
 
 
+def test_result_tag_that_is_no_result(tmp_path):
+    """'?' (and any value other than the four of §8.1.1.7) is reported once; the movetext's
+    token then stands for the claim, checked against the board as usual."""
+    t = run(tmp_path, game("1. f3 e5 2. g4 Qh4#", "0-1", tag_result="?"),
+            game("1. f3 e5 2. g4 Qh4#", "1-0", tag_result="?"),
+            game("1. e4 e5", "*", tag_result="unknown"),
+            game("1. e4 e5", "*"))
+    games, issues = t["games"], t["issues"]
+    codes = [sorted(issues[issues.game_index == i].code) for i in range(4)]
+    assert codes == [["result-tag-invalid"], ["result-mismatch", "result-tag-invalid"], ["result-tag-invalid"], []]
+    assert list(games.result_consistent) == [False, False, False, True]
+    row = issues[issues.code == "result-tag-invalid"].iloc[0]
+    assert row.severity == "warning" and row.message.startswith("Result tag '?' is not one of")
+
+
 def test_stalemate_with_decisive_result(tmp_path):
     t = run(tmp_path, game("1. Qf7", "1-0", "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1"))
     assert t["games"].outcome[0] == "stalemate"

@@ -151,6 +151,8 @@ class GameState:
 AUTOMATIC_ENDS = ("checkmate", "stalemate", "insufficient_material", "seventyfive_moves",
                   "fivefold_repetition")
 DECISIVE = {"1-0": "white", "0-1": "black"}
+# The Result tag's values (PGN standard §8.1.1.7).
+RESULT_VALUES = {"1-0", "0-1", "1/2-1/2", "*"}
 
 
 def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally) -> bool:
@@ -285,7 +287,14 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, st
     tag = raw.tags.get("Result")
     token = raw.result
     ok = True
-    if tag is not None and token is not None and tag != token:
+    if tag is not None and tag not in RESULT_VALUES:
+        # PGN standard §8.1.1.7: "?" and other values are no result. The movetext's token
+        # then stands for the game's claim.
+        add_issue(issues, tally, source, gi, raw.line, None, None, "warning", "result-tag-invalid",
+                  f"Result tag {tag!r} is not one of 1-0, 0-1, 1/2-1/2, * (PGN standard §8.1.1.7)")
+        ok = False
+        tag = None
+    elif tag is not None and token is not None and tag != token:
         add_issue(issues, tally, source, gi, raw.line, None, None, "warning", "result-token-mismatch",
                   f"Result tag {tag!r} but the movetext ends with {token!r}")
         ok = False
@@ -299,7 +308,7 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, st
         expected = "1/2-1/2"
     else:
         return ok, None
-    if claimed in (None, "*", "?"):
+    if claimed in (None, "*"):
         add_issue(issues, tally, source, gi, raw.line, None, state.plies, "warning", "result-unfinished",
                   f"the game ended by {outcome.replace('_', ' ')} but its result is {claimed or 'missing'!r}")
         return False, None

@@ -8,10 +8,13 @@ core API. The common cases take shortcuts whose rules are stated here and checke
 the plain core API by the cross-check and the tests (``tests/test_hotloop.py``,
 ``tests/test_analyze.py``, ``tests/test_crosscheck.py``):
 
-- SAN: the parse is cached (:func:`chessscan.core.san.parse_san`). For a piece move or a pawn
+- SAN: the parse is cached per token (``_token``: :func:`chessscan.core.san.parse_san`'s
+  fields and what the text alone decides — the destination bitboard, a promotion missing or
+  misplaced, a pawn move naming its origin square). For a piece move or a pawn
   push/capture (not castling, not en passant) the origin is found through the attack tables;
   a single candidate is legal unless it stands on a line through its own king and leaves
-  that line while an enemy slider then attacks the king (the pin test runs only then). A
+  that line while an enemy slider then attacks the king (the pin test runs only then, and
+  only with an enemy bishop, rook or queen on that line). A
   king move is legal when its square is not attacked with the king lifted off the board.
   In check, a non-king move must land on the checking line (the checker's square or between
   it and the king; in double check only the king may move). Castling from the standard
@@ -25,7 +28,8 @@ the plain core API by the cross-check and the tests (``tests/test_hotloop.py``,
   knight's jump from it can give check. Then the only possible checkers are the piece that
   arrived (the moved or promoted piece, or the castling rook) and our sliders standing behind
   a square the move vacated (its from-square, the en-passant victim's square, the castling
-  rook's square) on a line through the enemy king. Only those are tested.
+  rook's square) on a line through the enemy king. Only those are tested, a line's attack
+  lookup only when one of our sliders of its kind stands on it.
 - Mate and stalemate: a position followed by a legal move is neither. The full test
   (:func:`chessscan.core.movegen.has_legal_move`) runs only for a game's last position and
   when the next token is not a legal move (an error or a null move, which proves nothing),
@@ -47,7 +51,6 @@ from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE, NONE, square_list
 from chessscan.core.movegen import attackers_mask, has_legal_en_passant, has_legal_move
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES, is_insufficient_material
-from chessscan.core.san import _cache as SAN_CACHE
 from chessscan.core.san import CASTLE_A_SIDE, CASTLE_H_SIDE, NULL, IllegalMove, SanError, parse_san, resolve_san
 from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, SQUARE_NAMES
 from chessscan.core.zobrist import EP_KEYS, MASK64, PIECE_KEYS, TURN_KEY, castling_key
@@ -65,6 +68,30 @@ _BULK = 1024
 _COLORS = (["black", "white"] * (_BULK // 2), ["white", "black"] * (_BULK // 2))  # [white_first]
 _MOVE_NUMBERS = ([1 + k // 2 for k in range(1, _BULK + 1)],   # black moves first from move 1
                  [1 + k // 2 for k in range(_BULK)])          # white moves first from move 1
+
+
+# The hot loop's view of a SAN token, cached per token text (bounded like parse_san's cache).
+_TOKENS: dict[str, tuple] = {}
+_TOKENS_MAX = 100_000
+
+
+def _token(san: str) -> tuple:
+    """``(piece, from_mask, to, to_bb, promotion, suffix, uci_like)`` for the hot loop:
+    :func:`~chessscan.core.san.parse_san`'s fields, ``to_bb`` the destination bitboard (0 for
+    castling and null moves), ``uci_like`` whether a pawn move names its origin square. A
+    pawn move with its promotion missing or misplaced (PGN standard §8.2.3.4) gets piece 0:
+    never the fast path, and :func:`~chessscan.core.san.resolve_san` explains the error.
+    Raises :class:`~chessscan.core.san.InvalidSan` as ``parse_san`` does."""
+    piece, from_mask, to, promotion, suffix = parse_san(san)
+    uci_like = False
+    if piece == PAWN:
+        uci_like = from_mask != BB_ALL and not from_mask & (from_mask - 1)
+        if (to >> 3 in (0, 7)) != bool(promotion):
+            piece = 0
+    token = (piece, from_mask, to, 1 << to if to >= 0 else 0, promotion, suffix, uci_like)
+    if len(_TOKENS) < _TOKENS_MAX:
+        _TOKENS[san] = token
+    return token
 
 
 def _sync(pos: Position, us: bool, rights: int, ep: int, clock: int, fullmove: int, key: int) -> None:
@@ -118,7 +145,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     rows_before = len(rows["ply"])
     keys_append = state.keys.append
     counts = state.counts
-    san_cache = SAN_CACHE
+    tokens = _TOKENS
     check_rows: list[tuple] = []  # (ply, kind, checkers, by_en_passant, by_castling, by_promotion)
     repeated_rows: list[tuple] = []  # (ply, repetition) where the position occurred before
     last_flags = None  # (ply, is_checkmate, is_stalemate) of a game-ending ply
@@ -204,16 +231,15 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         them = not us
         try:
             try:
-                piece, from_mask, to, promotion, suffix = san_cache[san]
+                piece, from_mask, to, to_bb, promotion, suffix, uci_like = tokens[san]
             except KeyError:
-                piece, from_mask, to, promotion, suffix = parse_san(san)
+                piece, from_mask, to, to_bb, promotion, suffix, uci_like = _token(san)
             cands = 0
             if piece > 0 and (not checking or piece == KING or (
                     # In check: a single check answered on the checking line.
                     not checking & (checking - 1)
                     and (BETWEEN[own_king][checking.bit_length() - 1] | checking) >> to & 1)):
                 # Fast path: resolve through the attack tables (module doc).
-                to_bb = 1 << to
                 our = occ_co[us]
                 if not our & to_bb:
                     their = occ_co[them]
@@ -231,8 +257,6 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                         elif their & to_bb:
                             # (an en-passant capture never lands on an enemy piece: slow path)
                             cands = PAWN_ATTACKS[them][to] & pieces[PAWN] & our & from_mask
-                        if cands and ((to >> 3) in (0, 7)) != bool(promotion):
-                            cands = 0  # promotion missing or misplaced: let resolve_san explain
                     elif piece == KNIGHT:
                         cands = KNIGHT_ATTACKS[to] & pieces[KNIGHT] & our & from_mask
                     elif piece == BISHOP:
@@ -294,7 +318,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                               f"null move {san!r} played as a pass", san)
                     pt = 0
                 else:
-                    move = resolve_san(pos, san_cache.get(san) or san, san)
+                    move = resolve_san(pos, san, san)
                     frm = move & 63
                     to = (move >> 6) & 63
                     promotion = move >> 12
@@ -304,7 +328,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             if pending is not None:  # a legal move follows: the last position was no mate
                 check_suffix(*pending, False)
                 pending = None
-            if from_mask != BB_ALL and piece == PAWN and not from_mask & (from_mask - 1):
+            if uci_like:
                 add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
                           f"{san!r} names its origin square without a piece letter "
                           f"(long algebraic / UCI), not SAN", san)

@@ -204,6 +204,21 @@ def test_cli_reads_stdin(tmp_path):
     assert len(games) == 300 and set(games.source) == {"<stdin>"}
 
 
+def test_utf16_file_gives_the_utf8_tables(tmp_path):
+    """A UTF-16 copy (as PowerShell 5's `>` writes it) reads as the UTF-8 file: the same
+    rows, byte offsets included (they count the UTF-8 bytes), names with accents intact."""
+    text = ('[Event "Café"]\n[White "Jürgen Müller"]\n[Black "Åsa Öberg"]\n[Result "1-0"]\n\n'
+            "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n") + VARIANTS.read_text(encoding="utf-8")
+    utf8, utf16 = tmp_path / "games.pgn", tmp_path / "games-utf16.pgn"
+    utf8.write_bytes(text.encode("utf-8"))
+    utf16.write_bytes(b"\xff\xfe" + text.encode("utf-16-le"))
+    expected, got = scan(utf8), scan(utf16)
+    assert got["games"].white[0] == "Jürgen Müller" and got["games"].outcome[0] == "checkmate"
+    assert len(got["games"]) == 109 and len(got["positions"]) > 5000
+    for name in ("positions", "games", "issues"):
+        pd.testing.assert_frame_equal(got[name].drop(columns="source"), expected[name].drop(columns="source"))
+
+
 def test_cli_missing_file_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(main, ["analyze", str(tmp_path / "nope.pgn")])
     assert result.exit_code == 2

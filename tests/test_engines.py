@@ -247,6 +247,17 @@ def test_shards_of_the_samples(tmp_path):
     assert_same_tables(expected, read_report(tmp_path / "shards", expected))
 
 
+def test_utf16_file_is_one_shard(tmp_path):
+    """UTF-16 text is read transcoded from its start: never cut into byte ranges."""
+    path = tmp_path / "utf16.pgn"
+    path.write_bytes(b"\xff\xfe" + TRICKY_PGN.encode("utf-16-le"))
+    shards = dask_engine.plan_shards([str(path)], 97)
+    assert [(s.kind, s.start, s.end) for s in shards] == [("pgn", 0, path.stat().st_size)]
+    plain = tmp_path / "plain.pgn"
+    plain.write_bytes(TRICKY_PGN.encode())
+    assert len(dask_engine.plan_shards([str(plain)], 97)) > 5
+
+
 def test_dask_local_cluster_equals_local_run(tmp_path, single):
     pytest.importorskip("dask.dataframe")
     distributed = pytest.importorskip("distributed")

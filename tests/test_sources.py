@@ -16,6 +16,7 @@ from chessscan.readers.sources import (
     CountingReader,
     TruncatedInput,
     detect_compression,
+    detect_utf16,
     open_source,
     source_name,
     source_size,
@@ -267,3 +268,62 @@ def test_corrupt_zstd_block_keeps_the_blocks_before_it(tmp_path):
     assert isinstance(err, TruncatedInput)
     whole = b"".join(parts)
     assert whole.startswith(data) and len(data) >= sum(map(len, parts[: bad - 1]))
+
+
+# UTF-16 text, as PowerShell 5's `>` writes it: read transcoded to UTF-8.
+NAMES = '[Event "x"]\n[White "Jürgen Müller"]\n[Black "Åsa"]\n[Result "1-0"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n'
+UTF16_FORMS = {
+    "le-bom": lambda text: b"\xff\xfe" + text.encode("utf-16-le"),
+    "be-bom": lambda text: b"\xfe\xff" + text.encode("utf-16-be"),
+    "le": lambda text: text.encode("utf-16-le"),
+    "be": lambda text: text.encode("utf-16-be"),
+}
+
+
+def test_detect_utf16():
+    assert detect_utf16(b"\xff\xfe[\x00") == "utf-16"
+    assert detect_utf16(b"\xfe\xff\x00[") == "utf-16"
+    assert detect_utf16(b"[\x00E\x00") == "utf-16-le"
+    assert detect_utf16(b"\x00[\x00E") == "utf-16-be"
+    for head in (b"[Eve", b"\xef\xbb\xbf[", b"", b"[\x00", b"\x00\x00\x00\x00", b"\x1f\x8b\x08\x00"):
+        assert detect_utf16(head) is None
+
+
+@pytest.mark.parametrize("form", sorted(UTF16_FORMS))
+@pytest.mark.parametrize("suffix", ["", ".gz", ".zst"])
+def test_utf16_is_read_as_utf8(tmp_path, form, suffix):
+    text = NAMES * 3000  # several buffers' worth
+    blob = UTF16_FORMS[form](text)
+    p = tmp_path / ("u16.pgn" + suffix)
+    p.write_bytes(COMPRESSORS[suffix](blob) if suffix else blob)
+    with open_source(p) as s:
+        assert s.text_encoding == ("utf-16" if form.endswith("bom") else "utf-16-" + form)
+        assert s.read() == text.encode("utf-8")
+        assert s.bytes_read == p.stat().st_size
+
+
+def test_utf16_on_stdin(monkeypatch):
+    blob = UTF16_FORMS["le-bom"](NAMES)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(blob)))
+    with open_source("-") as s:
+        assert s.read() == NAMES.encode("utf-8")
+
+
+def test_utf16_odd_byte_becomes_replacement_character(tmp_path):
+    p = tmp_path / "odd.pgn"
+    p.write_bytes(UTF16_FORMS["le-bom"](NAMES) + b"\x41")
+    assert read_all(p) == NAMES.encode("utf-8") + "\ufffd".encode("utf-8")
+
+
+def test_utf16_truncated_compressed_stream_yields_text_then_raises(tmp_path):
+    text = NAMES * 3000
+    blob = gzip.compress(UTF16_FORMS["le-bom"](text))
+    p = tmp_path / "cut.pgn.gz"
+    p.write_bytes(blob[: len(blob) // 2])
+    got = []
+    with open_source(p) as s:
+        with pytest.raises(TruncatedInput):
+            while chunk := s.read(1 << 14):
+                got.append(chunk)
+    data = b"".join(got)
+    assert len(data) > 1000 and text.encode("utf-8").startswith(data[:-3])

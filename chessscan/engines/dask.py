@@ -8,7 +8,7 @@ How a run goes:
 
 1. **Shards** (:func:`plan_shards`, on the client): an uncompressed PGN file larger than
    ``shard_size`` is cut into byte ranges, each starting at a game boundary; a compressed
-   file (no random access) and an EPD file are one shard each. A cut is made only where the
+   file (no random access), a UTF-16 one (read transcoded) and an EPD file are one shard each. A cut is made only where the
    reader is sure to start a game, whatever state it is in: a line beginning ``[Event "``
    after one or more blank lines, where the last non-blank line before them ends with a
    termination marker (or opens a comment) and is neither a tag nor an escape line. If no such
@@ -48,7 +48,7 @@ from chessscan.engines.local import (
     tables_for,
 )
 from chessscan.readers.pgn import read_games
-from chessscan.readers.sources import detect_compression, open_source, source_name
+from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
 from chessscan.reports.writers import buffered_rows, clear
 
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "plan_shards", "count_range", "analyze_shard", "run_dask",
@@ -89,10 +89,12 @@ class Shard(NamedTuple):
     first: bool
 
 
-def _is_compressed(path: str) -> bool:
+def _whole_file(path: str) -> bool:
+    """Whether ``path`` must be read from its start: compressed, or UTF-16 text (read
+    transcoded; byte ranges of it would not be)."""
     with open(path, "rb") as f:
         head = f.read(4)
-    return detect_compression(head) is not None or (
+    return detect_compression(head) is not None or detect_utf16(head) is not None or (
         bool(head) and os.path.splitext(path)[1].lower() in _COMPRESSED_SUFFIXES)
 
 
@@ -150,7 +152,7 @@ def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE) -> l
         path = os.path.abspath(p)
         name = source_name(p)
         size = os.path.getsize(path)
-        if is_epd(p) or size <= shard_size or _is_compressed(path):
+        if is_epd(p) or size <= shard_size or _whole_file(path):
             kind = "epd" if is_epd(p) else "pgn"
             shards.append(Shard(len(shards), path, name, kind, 0, size, size, True))
             continue

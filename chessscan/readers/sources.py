@@ -9,11 +9,16 @@ progress bar over compressed input can use ``stream.bytes_read`` against
 
 A truncated or corrupt compressed stream raises :class:`TruncatedInput` from
 ``read()``; the PGN reader turns it into a ``truncated-input`` issue.
+
+UTF-16 text (what Windows tools such as PowerShell 5's ``>`` write) is recognised by its
+byte order mark, or without one by the NULs of its ASCII characters, and handed on
+transcoded to UTF-8: the readers parse 8-bit text (PGN standard §4.1).
 """
 
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import io
 import os
@@ -29,6 +34,7 @@ __all__ = [
     "SourceStream",
     "TruncatedInput",
     "detect_compression",
+    "detect_utf16",
     "open_source",
     "source_name",
     "source_size",
@@ -103,6 +109,21 @@ def detect_compression(head: bytes) -> str | None:
     return None
 
 
+def detect_utf16(head: bytes) -> str | None:
+    """Codec name for the first bytes of (decompressed) text if it is UTF-16: ``'utf-16'``
+    with a byte order mark (the codec reads it and drops it), ``'utf-16-le'`` or
+    ``'utf-16-be'`` without one when two ASCII characters come each with a NUL byte (no
+    8-bit PGN or EPD text has NULs there). Else None."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    if len(head) >= 4:
+        if head[1] == head[3] == 0 and 0 < head[0] < 128 and 0 < head[2] < 128:
+            return "utf-16-le"
+        if head[0] == head[2] == 0 and 0 < head[1] < 128 and 0 < head[3] < 128:
+            return "utf-16-be"
+    return None
+
+
 class CountingReader(io.RawIOBase):
     """Raw binary reader that counts the bytes read from the wrapped file.
 
@@ -149,6 +170,7 @@ class SourceStream(io.BufferedReader):
     """Buffered binary stream returned by :func:`open_source`.
 
     Extra attributes: ``compression`` (``'gzip'``, ``'bz2'``, ``'zstd'`` or
+    None), ``text_encoding`` (the codec of UTF-16 text handed on as UTF-8, or
     None), ``source`` (display name) and ``bytes_read`` (bytes read so far
     from the underlying file, for progress).
 
@@ -158,6 +180,7 @@ class SourceStream(io.BufferedReader):
 
     counter: CountingReader
     compression: str | None
+    text_encoding: str | None
     source: str
 
     @property
@@ -221,6 +244,52 @@ class _DecompressingRaw(io.RawIOBase):
             try:
                 self._inner.close()
                 self._below.close()
+            finally:
+                super().close()
+
+
+class _Utf16Raw(io.RawIOBase):
+    """Raw reader of UTF-8 bytes over a stream of UTF-16 text. Bytes that are no UTF-16 (an
+    odd last byte, a lone surrogate) become U+FFFD, which the readers then report where it
+    stands. A :class:`TruncatedInput` from below is raised after the text before it."""
+
+    def __init__(self, inner: io.BufferedReader, encoding: str) -> None:
+        super().__init__()
+        self._inner = inner
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._out = memoryview(b"")
+        self._done = False
+        self._eof_reported = False
+        self.error: TruncatedInput | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        while not self._out and not self._done:
+            try:
+                data = self._inner.read1(_OUTPUT_BUFFER)
+            except TruncatedInput as exc:
+                self.error = exc
+                data = b""
+            self._done = not data
+            self._out = memoryview(self._decoder.decode(data, self._done).encode("utf-8"))
+        if not self._out:
+            if self.error is not None and self._eof_reported:
+                raise self.error
+            # As _DecompressingRaw: EOF first, so that the layer above hands out what it holds
+            # (SourceStream then raises the error on the empty read).
+            self._eof_reported = True
+            return 0
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._inner.close()
             finally:
                 super().close()
 
@@ -375,6 +444,10 @@ def open_source(path: PathArg) -> SourceStream:
     concatenated frames) are decompressed; the format is taken from the magic
     bytes, else from the suffix, else the data is read as is.
 
+    UTF-16 text (see :func:`detect_utf16`) is transcoded to UTF-8; the stream's
+    ``text_encoding`` is then that codec's name, else None. Byte offsets count the bytes handed
+    on (decompressed, transcoded), ``bytes_read`` those of the file.
+
     Returns a :class:`SourceStream` (a ``io.BufferedReader``; use it as a
     context manager). Raises OSError if the file cannot be opened; ``read()``
     raises :class:`TruncatedInput` if compressed data is truncated or corrupt.
@@ -398,8 +471,9 @@ def open_source(path: PathArg) -> SourceStream:
         head.close()
         raise
     head.compression = None
+    head.text_encoding = None
     if fmt is None:
-        return head
+        return _text(head, magic, counter, name)
     if fmt == "gzip":
         inner = gzip.GzipFile(fileobj=head, mode="rb")
     elif fmt == "bz2":
@@ -410,4 +484,24 @@ def open_source(path: PathArg) -> SourceStream:
     out.counter = counter
     out.compression = fmt
     out.source = name
+    out.text_encoding = None
+    try:
+        first = out.peek(4)[:4]
+    except BaseException:
+        out.close()
+        raise
+    return _text(out, first, counter, name)
+
+
+def _text(stream: SourceStream, first: bytes, counter: CountingReader, name: str) -> SourceStream:
+    """``stream``, or over it a stream of UTF-8 if it holds UTF-16 text (``first``: its first
+    bytes)."""
+    encoding = detect_utf16(first)
+    if encoding is None:
+        return stream
+    out = SourceStream(_Utf16Raw(stream, encoding), buffer_size=_OUTPUT_BUFFER)
+    out.counter = counter
+    out.compression = stream.compression
+    out.source = name
+    out.text_encoding = encoding
     return out

@@ -54,9 +54,9 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .zst; .epd means EPD) or - for stdin
-    (PGN). Writes positions, games, epd_positions, issues and disagreements tables and
-    summary.json to the output folder. Games are analyzed on every core (--jobs), or on a
-    Dask cluster (--dask).
+    (EPD when it starts with a FEN, else PGN). Writes positions, games, epd_positions,
+    issues and disagreements tables and summary.json to the output folder. Games are
+    analyzed on every core (--jobs), or on a Dask cluster (--dask).
 
     \b
     Examples:

@@ -219,6 +219,28 @@ def test_utf16_file_gives_the_utf8_tables(tmp_path):
         pd.testing.assert_frame_equal(got[name].drop(columns="source"), expected[name].drop(columns="source"))
 
 
+def test_cli_reads_epd_from_stdin(tmp_path):
+    """stdin holding EPD (its first record starts with a FEN), compressed or not, is read as
+    EPD by analyze and validate."""
+    import gzip
+
+    suite = SAMPLES / "sf-books-stalemates-500.epd"
+    result = CliRunner().invoke(main, ["analyze", str(suite), "-o", str(tmp_path / "file"), "--silent"])
+    assert result.exit_code == 0, result.output
+    expected = pd.read_parquet(tmp_path / "file" / "epd_positions.parquet").drop(columns="source")
+    assert len(expected) == 500 and expected.valid.all()
+    for blob in (suite.read_bytes(), gzip.compress(suite.read_bytes())):
+        out = tmp_path / "r"
+        result = CliRunner().invoke(main, ["analyze", "-", "-o", str(out), "--silent"], input=blob)
+        assert result.exit_code == 0, result.output
+        assert sorted(p.name for p in out.glob("*.parquet")) == ["epd_positions.parquet", "issues.parquet"]
+        got = pd.read_parquet(out / "epd_positions.parquet")
+        assert set(got.source) == {"<stdin>"}
+        pd.testing.assert_frame_equal(got.drop(columns="source"), expected)
+    result = CliRunner().invoke(main, ["validate", "-"], input=suite.read_bytes())
+    assert result.exit_code == 0 and "500 EPD positions: 500 valid" in result.output
+
+
 def test_cli_missing_file_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(main, ["analyze", str(tmp_path / "nope.pgn")])
     assert result.exit_code == 2

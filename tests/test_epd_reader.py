@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from chessscan.readers.epd import (
+    looks_like_epd,
     EPD_ERROR_SEVERITY,
     EpdRecord,
     PerftCase,
@@ -448,3 +449,18 @@ def test_truncated_compressed_epd_file(tmp_path, suffix):
     cases = list(read_perft_suite(path))
     assert [e[0] for e in cases[-1].errors] == ["truncated-input"]
     assert len(cases) == len(recs)
+
+
+@pytest.mark.parametrize("head, expected", [
+    (b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - bm e4;\n", True),
+    (b"\xef\xbb\xbf\n# a suite\n\n8/8/8/8/8/8/8/K6k w - -\n", True),
+    (b"8/8/8/8/8/8/8/K6k", True),  # a first line cut short by the look-ahead, placement whole
+    (b'[Event "x"]\n\n1. e4 e5 *\n', False),
+    (b"1. e4 e5 2. Nf3 *\n", False),
+    (b"{ rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR }\n", False),
+    (b"8/8/8/8/8/8/K6k w - -\n", False),  # seven ranks: no FEN
+    (b"", False),
+    (b"\n\n# only comments\n", False),
+])
+def test_looks_like_epd(head, expected):
+    assert looks_like_epd(head) is expected

@@ -18,6 +18,7 @@ from chessscan.readers.sources import (
     detect_compression,
     detect_utf16,
     open_source,
+    peek_stdin,
     source_name,
     source_size,
 )
@@ -327,3 +328,24 @@ def test_utf16_truncated_compressed_stream_yields_text_then_raises(tmp_path):
                 got.append(chunk)
     data = b"".join(got)
     assert len(data) > 1000 and text.encode("utf-8").startswith(data[:-3])
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".bz2", ".zst"])
+def test_peek_stdin_loses_nothing(monkeypatch, suffix):
+    """What peek_stdin shows is still read by the next open_source('-'), the counts too."""
+    blob = COMPRESSORS[suffix](PGN) if suffix else PGN
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(blob)))
+    head = peek_stdin()
+    assert len(head) >= 64 and PGN.startswith(head)
+    assert peek_stdin() == head  # looking twice changes nothing
+    with open_source("-") as s:
+        assert s.read() == PGN
+        assert s.bytes_read == len(blob)
+
+
+def test_closed_stdin_is_an_os_error(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(OSError, match="stdin is closed"):
+        open_source("-")
+    with pytest.raises(OSError):
+        peek_stdin()

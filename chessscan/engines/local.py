@@ -18,9 +18,9 @@ from typing import Callable, Iterable
 from chessscan.analysis.epd import analyze_epd_record
 from chessscan.analysis.game import Tally, analyze_game
 from chessscan.analysis.options import AnalysisOptions
-from chessscan.readers.epd import read_epd
+from chessscan.readers.epd import looks_like_epd, read_epd
 from chessscan.readers.pgn import read_games
-from chessscan.readers.sources import open_source, source_name, source_size
+from chessscan.readers.sources import open_source, peek_stdin, source_name, source_size
 from chessscan.reports.writers import buffered_rows, clear, new_buffers
 
 #: Rows buffered per table before they go to the sink. Small enough that the column lists
@@ -30,13 +30,32 @@ _COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".zstd")
 
 
 def is_epd(path: str) -> bool:
-    """True if ``path`` names an EPD file (``.epd``, optionally compressed); PGN otherwise."""
+    """True if ``path`` names an EPD file (``.epd``, optionally compressed), or is ``'-'``
+    and stdin holds EPD (its first record starts with a FEN piece placement:
+    :func:`~chessscan.readers.epd.looks_like_epd`); PGN otherwise."""
+    if path == "-":
+        return _stdin_is_epd()
     name = os.fspath(path).lower()
     for suffix in _COMPRESSION_SUFFIXES:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
             break
     return name.endswith(".epd")
+
+
+_STDIN_KIND: list = [None, False]  # [the stdin buffer seen, whether it holds EPD]
+
+
+def _stdin_is_epd() -> bool:
+    # Decided once per stdin: the answer must not change once reading has consumed the head.
+    buffer = getattr(sys.stdin, "buffer", None)
+    if _STDIN_KIND[0] is not buffer:
+        try:
+            head = peek_stdin()
+        except OSError:
+            head = b""  # read as PGN: opening it again reports the error
+        _STDIN_KIND[:] = [buffer, looks_like_epd(head)]
+    return _STDIN_KIND[1]
 
 
 def tables_for(paths: Iterable[str], options: AnalysisOptions) -> tuple[str, ...]:
@@ -146,8 +165,8 @@ def flush_tables(sink, tables: dict[str, dict[str, list]], names) -> None:
 
 def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
         progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = 1) -> Tally:
-    """Analyze every source in ``paths`` (paths, or ``'-'`` for stdin; ``.epd`` files as EPD,
-    anything else as PGN), writing the tables of :func:`tables_for` to ``sink`` in batches.
+    """Analyze every source in ``paths`` (paths, or ``'-'`` for stdin; ``.epd`` files and EPD
+    on stdin as EPD, anything else as PGN: :func:`is_epd`), writing the tables of :func:`tables_for` to ``sink`` in batches.
     Returns the tally. Raises ``OSError`` when a source cannot be opened; bad content never
     raises.
 

@@ -552,6 +552,21 @@ def _split_unterminated(group, errs: list[ErrorTuple]):
 # ---------------------------------------------------------------------------
 
 
+_FEN_PLACEMENT_B = re.compile(rb"[pnbrqkPNBRQK1-8]+(?:/[pnbrqkPNBRQK1-8]+){7}")
+
+
+def looks_like_epd(head: bytes) -> bool:
+    """Whether text starting with ``head`` (bytes) is EPD rather than PGN: its first line
+    that is not blank or a ``#`` comment starts with a FEN piece placement (eight ranks),
+    which no PGN game can start with. Used to tell what stdin holds."""
+    for line in head.removeprefix(b"\xef\xbb\xbf").splitlines():
+        fields = line.split(None, 1)
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        return _FEN_PLACEMENT_B.fullmatch(fields[0]) is not None
+    return False
+
+
 def read_epd(path_or_stream: PathOrStream, source: str | None = None) -> Iterator[EpdRecord]:
     """Stream the EPD records (PGN standard §16.2) of a file, one per line.
 

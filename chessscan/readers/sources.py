@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import errno
 import gzip
 import io
 import os
@@ -36,6 +37,7 @@ __all__ = [
     "detect_compression",
     "detect_utf16",
     "open_source",
+    "peek_stdin",
     "source_name",
     "source_size",
 ]
@@ -435,6 +437,22 @@ class _Bz2Reader(io.RawIOBase):
         return len(data)
 
 
+# stdin opened by peek_stdin, kept for the next open_source('-'): [sys.stdin's buffer, stream].
+_PARKED: list = [None, None]
+
+
+def peek_stdin() -> bytes:
+    """The first bytes of stdin as :func:`open_source` hands them on (decompressed, UTF-16
+    transcoded), none of them lost: the stream opened to see them is the one the next
+    ``open_source('-')`` returns. One block's worth (at least a line unless the input is
+    that short); ``b""`` for empty input or when the first block is corrupt. Raises OSError
+    if stdin is closed or cannot be read."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if _PARKED[0] is not buffer or _PARKED[1] is None:
+        _PARKED[:] = [buffer, open_source(STDIN)]
+    return _PARKED[1].peek(1 << 16)
+
+
 def open_source(path: PathArg) -> SourceStream:
     """Open a game source for reading decompressed bytes.
 
@@ -454,7 +472,14 @@ def open_source(path: PathArg) -> SourceStream:
     """
     name = source_name(path)
     if isinstance(path, str) and path == STDIN:
-        counter = CountingReader(sys.stdin.buffer, close_underlying=False)
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # started with stdin closed (`<&-`)
+            raise OSError(errno.EBADF, "stdin is closed")
+        if _PARKED[1] is not None and _PARKED[0] is buffer:
+            stream = _PARKED[1]
+            _PARKED[:] = [None, None]
+            return stream
+        counter = CountingReader(buffer, close_underlying=False)
         suffix = ""
     else:
         counter = CountingReader(open(path, "rb", buffering=0))

@@ -79,7 +79,7 @@ def _token(san: str) -> tuple:
     """``(piece, from_mask, to, to_bb, promotion, suffix, uci_like)`` for the hot loop:
     :func:`~chessscan.core.san.parse_san`'s fields, ``to_bb`` the destination bitboard (0 for
     castling and null moves), ``uci_like`` whether a pawn move names its origin square. A
-    pawn move with its promotion missing or misplaced (PGN standard §8.2.3.4) gets piece 0:
+    pawn move with its promotion missing or misplaced (PGN standard §8.2.3.3) gets piece 0:
     never the fast path, and :func:`~chessscan.core.san.resolve_san` explains the error.
     Raises :class:`~chessscan.core.san.InvalidSan` as ``parse_san`` does."""
     piece, from_mask, to, promotion, suffix = parse_san(san)
@@ -615,7 +615,7 @@ def _append_row(rows, pos, ply, move_number, mover, san, uci, check_row, clock, 
 
 
 def _suffix_problem(suffix: str, checking: int, mate: bool) -> str | None:
-    """What is wrong with a written ``+``/``#`` (PGN standard §8.2.3.7), or None."""
+    """What is wrong with a written ``+``/``#`` (PGN standard §8.2.3.5), or None."""
     if suffix == "#" and not mate:
         return "it is written as mate but is " + ("only check" if checking else "not check")
     if suffix == "+" and not checking:

@@ -166,9 +166,9 @@ def flush_tables(sink, tables: dict[str, dict[str, list]], names) -> None:
 def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
         progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = 1) -> Tally:
     """Analyze every source in ``paths`` (paths, or ``'-'`` for stdin; ``.epd`` files and EPD
-    on stdin as EPD, anything else as PGN: :func:`is_epd`), writing the tables of :func:`tables_for` to ``sink`` in batches.
-    Returns the tally. Raises ``OSError`` when a source cannot be opened; bad content never
-    raises.
+    on stdin as EPD, anything else as PGN: :func:`is_epd`), writing the tables of
+    :func:`tables_for` to ``sink`` in batches. Returns the tally. Raises ``OSError`` when a
+    source cannot be opened; bad content never raises.
 
     ``jobs``: worker processes; 1 (the default) analyzes in this process, None uses every
     core, N > 1 hands over to :func:`chessscan.engines.parallel.run_parallel`, whose output

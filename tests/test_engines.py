@@ -189,6 +189,7 @@ def test_jobs_rejects_zero():
 TRICKY_PGN = "".join([
     '[Event "a"]\n[Site "x"]\n\n1. e4 e5 1-0\n\n[Event "b"]\n\n1. d4 {open comment 1-0\n\n',
     '[Event "c"]\n\n1. c4 (1. d4 1-0\n\n[Event "d"]\n[White "w"]\n\n[Event "e"]\n\n1. e4 *\n',
+    '[Event "u"]\n\n1. e4 {cut\n[Event "v"]\n\n1. d4 {x\n[Site "y"]\n\n[Event "w"]\n1. c4 *\n\n',
     '; only a comment 1-0\n\n[Event "f"]\n\n1. e4 1-0 1-0\n\n[Event "g"]\n\n1. e4 1-0 { tail\n\n',
     '[Event "h"]\n\n[Site "nox"]\n\n[Event "i"]\n1. e4 *\n\n%escape 1-0\n\n[Event "j"]\n\n',
     '1. Nf3 *\r\n\r\n[Event "k"]\r\n\r\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\r\r',

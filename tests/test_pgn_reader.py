@@ -252,6 +252,21 @@ def test_issue_unclosed_comment_does_not_swallow_next_game():
     assert gs[1].tags == {"Event": "b"} and gs[1].sans == ["d4"] and gs[1].issues == []
 
 
+def test_unclosed_comment_ends_at_an_event_line_without_a_blank_line():
+    """A whole [Event "..."] line ends an open comment even with no blank line before it
+    (a file cut inside a comment and joined to the next): the next game is not lost. A tag
+    line of another name, or an Event tag with more on its line, stays comment text."""
+    text = ('[Event "a"]\n\n1. e4 {oops e5 *\n[Event "b"]\n[White "B"]\n\n1. d4 *\n\n'
+            '[Event "c"]\n\n1. c4 { [Site "quoted"]\n[Event "q"] and more } c5 *\n')
+    gs = games(text)
+    assert [g.tags.get("Event") for g in gs] == ["a", "b", "c"]
+    assert codes(gs[0]) == ["unclosed-comment", "missing-result"]
+    assert issue(gs[0], "missing-result").line == 3
+    assert gs[1].tags == {"Event": "b", "White": "B"} and gs[1].sans == ["d4"] and gs[1].issues == []
+    assert gs[1].line == 4
+    assert gs[2].sans == ["c4", "c5"] and gs[2].issues == [] and gs[2].comments == 1
+
+
 def test_issue_unbalanced_variation():
     g = one('[Event "x"]\n\n1. e4 e5 ) 2. Nf3 *\n')
     assert g.sans == ["e4", "e5", "Nf3"]

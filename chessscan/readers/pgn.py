@@ -163,6 +163,8 @@ _TAG_NAME = r"[A-Za-z0-9][A-Za-z0-9_+#=:-]*"
 _TAG = r'\[\s*(' + _TAG_NAME + r')\s*"([^"\\\r\n]*(?:\\.[^"\\\r\n]*)*)"\s*\]'
 _TAGS_PREFIX_B = re.compile((r"(?:[ \t]*" + _TAG + r")+").encode())
 _TAG_START_B = re.compile((r'[ \t]*\[[ \t]*(' + _TAG_NAME + r')[ \t]+"').encode())
+# A whole line holding only an Event tag: the first tag of a game (§8.1.1).
+_EVENT_LINE_B = re.compile(rb'[ \t]*\[[ \t]*Event[ \t]+"[^"\\\r\n]*"[ \t]*\][ \t]*(?:\r\n|\r|\n)?')
 _TAG_NAME_B = re.compile((r"[ \t]*\[[ \t]*(" + _TAG_NAME + r")").encode())
 _TAG_RE = re.compile(_TAG)
 _TAG_AT_RE = re.compile(r"[ \t]*" + _TAG)
@@ -344,10 +346,11 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                                 if line[0] == 37:
                                     mt_lines.append(line)
                                     break
-                                if prev_blank and _TAG_START_B.match(line):
-                                    # A tag section after a blank line inside an open
-                                    # comment: the comment was never closed. End the
-                                    # game here so the following games are not lost.
+                                if (prev_blank and _TAG_START_B.match(line)) or _EVENT_LINE_B.fullmatch(line):
+                                    # A tag section after a blank line, or a whole
+                                    # [Event "..."] line, inside an open comment: the
+                                    # comment was never closed. End the game here so
+                                    # the following games are not lost.
                                     game, off = finish(True, None)
                                     yield game
                                     index += 1

@@ -128,6 +128,10 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     from chessscan.engines.dask import run_dask
 
     try:
+        _remove_stale_tables(Path(out_dir))
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write the report there: {exc}", param_hint="-o/--output") from exc
+    try:
         tally = run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
                          progress=progress)
     except ConnectionError as exc:
@@ -141,17 +145,28 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 
 
 def _remove_stale_tables(out_dir: Path) -> None:
-    """Remove the report tables of an earlier run, so a reused folder never mixes two runs
-    (only files named like chessscan's tables are touched)."""
+    """Remove the report tables of an earlier run, local (``<table>.parquet|csv|jsonl``) or
+    on Dask (``<table>/part-NNNNNN.parquet``, and the folder once empty), so a reused
+    folder never mixes two runs. Only files named like chessscan's tables are touched."""
+    import re
+
     from chessscan.reports.schema import TABLE_NAMES
 
     if not out_dir.is_dir():
         return
+    part = re.compile(r"part-\d{6}\.parquet\Z")
     for name in TABLE_NAMES:
         for ext in ("parquet", "csv", "jsonl"):
             path = out_dir / f"{name}.{ext}"
             if path.is_file():
                 path.unlink()
+        folder = out_dir / name
+        if folder.is_dir():
+            for entry in folder.iterdir():
+                if part.match(entry.name) and entry.is_file():
+                    entry.unlink()
+            if not any(folder.iterdir()):
+                folder.rmdir()
 
 
 @main.command(context_settings=CONTEXT)

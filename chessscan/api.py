@@ -16,7 +16,7 @@ def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], *, positions: s
     with a cross-check — with the columns and types ``chessscan analyze`` writes, and
     ``"summary"`` (dict).
 
-    ``paths``: one path, ``'-'`` for stdin, or a list; ``.gz``/``.bz2``/``.zst`` are
+    ``paths``: one path, ``'-'`` for stdin, or a list; ``.gz``/``.bz2``/``.xz``/``.zst`` are
     decompressed. Everything is held in memory: for large inputs use ``chessscan analyze``.
     Raises ``OSError`` if a source cannot be opened.
 

@@ -53,7 +53,7 @@ def main() -> None:
 def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
-    PATHS are PGN or EPD files (plain, .gz, .bz2, .zst; .epd means EPD) or - for stdin
+    PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD) or - for stdin
     (EPD when it starts with a FEN, else PGN). Writes positions, games, epd_positions,
     issues and disagreements tables and summary.json to the output folder. Games are
     analyzed on every core (--jobs), or on a Dask cluster (--dask).
@@ -310,6 +310,7 @@ def validate(paths, fmt, fail_on, cross_check):
 
     from chessscan.analysis.game import Tally
     from chessscan.engines.local import is_epd, run
+    from chessscan.readers.sources import open_source
     from chessscan.reports.diagnostics import DiagnosticSink, closing_line, format_github, format_text
 
     for p in paths:
@@ -321,7 +322,7 @@ def validate(paths, fmt, fail_on, cross_check):
         if not path.is_file():
             raise click.UsageError(f"not a file: {p}")
         try:  # fail before any output rather than halfway through the list
-            with open(path, "rb"):
+            with open_source(path):
                 pass
         except OSError as exc:
             raise InputError(f"cannot read input: {exc}") from exc

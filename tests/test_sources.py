@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import lzma
 import random
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import zstandard
 from chessscan.readers.sources import (
     CountingReader,
     TruncatedInput,
+    UnsupportedInput,
     detect_compression,
     detect_utf16,
     open_source,
@@ -41,6 +43,7 @@ def _zstd_long(data: bytes, window_log: int = 28) -> bytes:
 COMPRESSORS = {
     ".gz": gzip.compress,
     ".bz2": bz2.compress,
+    ".xz": lzma.compress,
     ".zst": lambda d: zstandard.ZstdCompressor(level=3).compress(d),
 }
 
@@ -62,13 +65,13 @@ def test_plain_file(tmp_path):
     assert source_name(str(p)) == str(p)
 
 
-@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".zst"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
 def test_compressed_roundtrip_and_progress(tmp_path, suffix):
     blob = COMPRESSORS[suffix](PGN)
     p = tmp_path / ("a.pgn" + suffix)
     p.write_bytes(blob)
     with open_source(p) as s:
-        assert s.compression == {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd"}[suffix]
+        assert s.compression == {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}[suffix]
         first = s.read(10)
         assert first == PGN[:10]
         assert 0 < s.bytes_read <= len(blob)
@@ -77,7 +80,7 @@ def test_compressed_roundtrip_and_progress(tmp_path, suffix):
         assert s.bytes_read == len(blob) == source_size(p)
 
 
-@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".zst"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
 def test_wrong_suffix_is_sniffed(tmp_path, suffix):
     p = tmp_path / "misnamed.pgn"
     p.write_bytes(COMPRESSORS[suffix](PGN))
@@ -117,7 +120,7 @@ def test_zstd_window_27_from_level(tmp_path):
     assert read_all(p) == PGN
 
 
-@pytest.mark.parametrize("suffix", [".gz", ".zst", ".bz2"])
+@pytest.mark.parametrize("suffix", [".gz", ".zst", ".bz2", ".xz"])
 def test_truncated_stream_yields_data_then_raises(tmp_path, suffix):
     big = PGN * 20
     blob = COMPRESSORS[suffix](big)
@@ -187,6 +190,7 @@ def test_detect_compression():
     assert detect_compression(b"BZh9") == "bz2"
     assert detect_compression(b"\x28\xb5\x2f\xfd") == "zstd"
     assert detect_compression(b"\x50\x2a\x4d\x18") == "zstd"  # skippable frame
+    assert detect_compression(b"\xfd7zXZ\x00\x00\x04") == "xz"
     assert detect_compression(b"[Eve") is None
     assert detect_compression(b"BZh ") is None
     assert detect_compression(b"") is None
@@ -226,7 +230,7 @@ def _read_until_error(path) -> tuple[bytes, BaseException | None]:
     return b"".join(got), err
 
 
-@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".zst"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
 @pytest.mark.parametrize("tail", ["junk", "bad-stream"])
 def test_bad_data_after_complete_streams_keeps_them(tmp_path, suffix, tail):
     # Several complete frames/members/streams (all in one 64 KiB input chunk),
@@ -243,7 +247,7 @@ def test_bad_data_after_complete_streams_keeps_them(tmp_path, suffix, tail):
     assert isinstance(err, TruncatedInput) and str(p) in str(err)
 
 
-@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
 def test_nul_padding_after_the_last_stream_is_ignored(tmp_path, suffix):
     p = tmp_path / ("padded.pgn" + suffix)
     p.write_bytes(COMPRESSORS[suffix](PGN) + COMPRESSORS[suffix](b"tail\n") + b"\0" * 1000)
@@ -349,3 +353,12 @@ def test_closed_stdin_is_an_os_error(monkeypatch):
         open_source("-")
     with pytest.raises(OSError):
         peek_stdin()
+
+
+@pytest.mark.parametrize("kind, head", [("zip", b"PK\x03\x04"), ("7z", b"7z\xbc\xaf\x27\x1c"), ("rar", b"Rar!\x1a\x07\x00")])
+def test_archives_are_refused_with_their_kind(tmp_path, kind, head):
+    p = tmp_path / "games.pgn"
+    p.write_bytes(head + b"\x00" * 100)
+    with pytest.raises(UnsupportedInput, match=f"is a {kind} archive: unpack it"):
+        open_source(p)
+    assert issubclass(UnsupportedInput, OSError)  # the CLI's "cannot read input"

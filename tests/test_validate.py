@@ -215,6 +215,16 @@ def test_exit_2_on_permission_denied(files):
     assert "cannot read input" in res.stderr and res.stdout == ""
 
 
+def test_exit_2_on_an_archive_before_any_output(files):
+    import zipfile
+
+    with zipfile.ZipFile(files / "games.zip", "w") as archive:
+        archive.writestr("games.pgn", CLEAN)
+    res = validate("clean.pgn", "games.zip")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert "cannot read input: games.zip is a zip archive: unpack it, then give its files" in res.stderr
+
+
 def test_exit_2_on_oserror_while_reading(files, monkeypatch):
     def failing_run(paths, sink, options):
         raise PermissionError(13, "Permission denied", paths[0])

@@ -60,7 +60,7 @@ __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "plan_shards", "count_range", "analyze
 DEFAULT_SHARD_SIZE = 32 << 20
 INSTALL_HINT = "pip install 'chessscan[dask]'"
 
-_COMPRESSED_SUFFIXES = (".gz", ".gzip", ".bz2", ".zst", ".zstd")
+_COMPRESSED_SUFFIXES = (".gz", ".gzip", ".bz2", ".zst", ".zstd", ".xz")
 _CANDIDATE = re.compile(rb'[\r\n]\[Event "')
 # A termination marker as the last token (the reader's rule: a number marker is preceded by
 # whitespace, a delimiter or a period; '*' anywhere).
@@ -94,7 +94,7 @@ def _whole_file(path: str) -> bool:
     """Whether ``path`` must be read from its start: compressed, or UTF-16 text (read
     transcoded; byte ranges of it would not be)."""
     with open(path, "rb") as f:
-        head = f.read(4)
+        head = f.read(8)
     return detect_compression(head) is not None or detect_utf16(head) is not None or (
         bool(head) and os.path.splitext(path)[1].lower() in _COMPRESSED_SUFFIXES)
 

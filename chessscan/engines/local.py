@@ -26,7 +26,7 @@ from chessscan.reports.writers import buffered_rows, clear, new_buffers
 #: Rows buffered per table before they go to the sink. Small enough that the column lists
 #: stay in cache as they grow: at 65,536 rows, growing a game's columns cost about 3x more.
 DEFAULT_BATCH_ROWS = 8192
-_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".zstd")
+_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".zstd", ".xz")
 
 
 def is_epd(path: str) -> bool:

@@ -571,7 +571,7 @@ def read_epd(path_or_stream: PathOrStream, source: str | None = None) -> Iterato
     """Stream the EPD records (PGN standard §16.2) of a file, one per line.
 
     Args:
-        path_or_stream: a path (``'-'`` = stdin; ``.gz`` / ``.bz2`` / ``.zst``
+        path_or_stream: a path (``'-'`` = stdin; ``.gz`` / ``.bz2`` / ``.xz`` / ``.zst``
             decompressed by :func:`chessscan.readers.sources.open_source`), or
             an open binary (preferred) or text stream, which is not closed.
         source: name stored in each record; default: the path, or the

@@ -1,4 +1,4 @@
-"""Open game sources: plain files, gzip, bzip2, zstandard, or stdin.
+"""Open game sources: plain files, gzip, bzip2, zstandard, xz, or stdin.
 
 :func:`open_source` returns a buffered binary stream of *decompressed* bytes.
 Compression is recognised by magic bytes first (so a compressed file with the
@@ -22,6 +22,7 @@ import codecs
 import errno
 import gzip
 import io
+import lzma
 import os
 import stat
 import sys
@@ -34,6 +35,7 @@ __all__ = [
     "CountingReader",
     "SourceStream",
     "TruncatedInput",
+    "UnsupportedInput",
     "detect_compression",
     "detect_utf16",
     "open_source",
@@ -52,7 +54,11 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _BZ2_MAGIC = b"BZh"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
-_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd"}
+_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz"}
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+# Archives hold files, not a stream of text: they are refused with a clear message.
+_ARCHIVES = ((b"PK\x03\x04", "zip"), (b"PK\x05\x06", "zip"), (b"7z\xbc\xaf\x27\x1c", "7z"),
+             (b"Rar!\x1a\x07", "rar"))
 
 # The shared corpora use `zstd --long=27`; allow any window the format permits.
 _ZSTD_MAX_WINDOW = 2**31
@@ -60,7 +66,7 @@ _ZSTD_INPUT_CHUNK = 1 << 16
 # Input fed to the decoder per call: an error loses only the output of its
 # own call, so this bounds what a corrupt block can take with it.
 _ZSTD_INPUT_SLICE = 1 << 13
-_BZ2_INPUT_CHUNK = 1 << 16
+_STREAMS_INPUT_CHUNK = 1 << 16
 _OUTPUT_BUFFER = 1 << 17
 
 
@@ -96,9 +102,9 @@ def source_size(path: PathArg) -> int | None:
 
 
 def detect_compression(head: bytes) -> str | None:
-    """Compression format from the first bytes of a stream.
+    """Compression format from the first bytes of a stream (6 are enough).
 
-    Returns ``'gzip'``, ``'bz2'``, ``'zstd'`` or None (not recognised: plain text).
+    Returns ``'gzip'``, ``'bz2'``, ``'zstd'``, ``'xz'`` or None (not recognised: plain text).
     """
     if head.startswith(_GZIP_MAGIC):
         return "gzip"
@@ -108,7 +114,13 @@ def detect_compression(head: bytes) -> str | None:
         return "zstd"  # skippable frame
     if head.startswith(_BZ2_MAGIC) and len(head) >= 4 and head[3:4].isdigit():
         return "bz2"
+    if head.startswith(_XZ_MAGIC):
+        return "xz"
     return None
+
+
+class UnsupportedInput(OSError):
+    """An archive (zip, 7z, rar) given as a source: it holds files, not a PGN or EPD text."""
 
 
 def detect_utf16(head: bytes) -> str | None:
@@ -148,10 +160,10 @@ class CountingReader(io.RawIOBase):
         n = self._raw.readinto(b) or 0
         if self._first and n:
             # A pipe may deliver a few bytes at a time; fill at least the
-            # 4 bytes needed to sniff the magic number.
+            # 8 bytes needed to sniff the magic number.
             self._first = False
             mv = memoryview(b)
-            while n < min(4, len(mv)):
+            while n < min(8, len(mv)):
                 m = self._raw.readinto(mv[n:]) or 0
                 if not m:
                     break
@@ -230,7 +242,7 @@ class _DecompressingRaw(io.RawIOBase):
         except TruncatedInput as exc:
             self.error = exc
             return 0
-        except (EOFError, OSError, zlib.error, zstandard.ZstdError, ValueError) as exc:
+        except (EOFError, OSError, zlib.error, zstandard.ZstdError, lzma.LZMAError, ValueError) as exc:
             self.error = TruncatedInput(
                 f"{self._source}: {self._fmt} stream is truncated or corrupt "
                 f"({type(exc).__name__}: {exc}); data after this point is lost"
@@ -382,21 +394,24 @@ class _ZstdReader(io.RawIOBase):
             super().close()
 
 
-class _Bz2Reader(io.RawIOBase):
-    """bzip2 decoder over any number of concatenated streams (as pbzip2 writes).
+class _StreamsReader(io.RawIOBase):
+    """bzip2 or xz decoder over any number of concatenated streams (as pbzip2 and
+    ``xz -T`` write); ``new_decoder`` makes one stream's decoder
+    (``bz2.BZ2Decompressor``, ``lzma.LZMADecompressor``).
 
     ``bz2.BZ2File`` silently stops at a stream that fails to start decoding,
-    so junk after the last stream, or a later stream corrupt at its start
-    (and every game in it), would be dropped without a word. Here such data
-    raises (OSError, mapped to :class:`TruncatedInput` above) once all the
-    data before it has been read. NUL padding after a stream is ignored, as
-    :mod:`gzip` does.
+    and ``lzma.LZMAFile`` ignores what follows the last stream, so junk there,
+    or a later stream corrupt at its start (and every game in it), would be
+    dropped without a word. Here such data raises (OSError or LZMAError,
+    mapped to :class:`TruncatedInput` above) once all the data before it has
+    been read. NUL padding after a stream is ignored, as :mod:`gzip` does.
     """
 
-    def __init__(self, src: BinaryIO) -> None:
+    def __init__(self, src: BinaryIO, new_decoder) -> None:
         super().__init__()
         self._src = src
-        self._dec: bz2.BZ2Decompressor | None = None  # None between streams
+        self._new_decoder = new_decoder
+        self._dec = None  # None between streams
         self._in = b""  # input read past the end of the last stream
 
     def readable(self) -> bool:
@@ -412,12 +427,12 @@ class _Bz2Reader(io.RawIOBase):
                     data = data.lstrip(b"\0")
                     if data:
                         break
-                    data = self._src.read(_BZ2_INPUT_CHUNK)
+                    data = self._src.read(_STREAMS_INPUT_CHUNK)
                     if not data:
                         return b""  # end of input between streams
-                self._dec = bz2.BZ2Decompressor()
+                self._dec = self._new_decoder()
             elif self._dec.needs_input:
-                data = self._src.read(_BZ2_INPUT_CHUNK)
+                data = self._src.read(_STREAMS_INPUT_CHUNK)
                 if not data:
                     raise EOFError("Compressed file ended before the end-of-stream marker was reached")
             else:
@@ -458,16 +473,17 @@ def open_source(path: PathArg) -> SourceStream:
 
     ``path`` is a file path (str or PathLike) or ``'-'`` for ``sys.stdin.buffer``
     (which is not closed when the returned stream is). gzip (``.gz``), bzip2
-    (``.bz2``, concatenated streams) and zstandard (``.zst``, any window size,
-    concatenated frames) are decompressed; the format is taken from the magic
-    bytes, else from the suffix, else the data is read as is.
+    (``.bz2``, concatenated streams), zstandard (``.zst``, any window size,
+    concatenated frames) and xz (``.xz``) are decompressed; the format is taken
+    from the magic bytes, else from the suffix, else the data is read as is.
 
     UTF-16 text (see :func:`detect_utf16`) is transcoded to UTF-8; the stream's
     ``text_encoding`` is then that codec's name, else None. Byte offsets count the bytes handed
     on (decompressed, transcoded), ``bytes_read`` those of the file.
 
     Returns a :class:`SourceStream` (a ``io.BufferedReader``; use it as a
-    context manager). Raises OSError if the file cannot be opened; ``read()``
+    context manager). Raises OSError if the file cannot be opened
+    (:class:`UnsupportedInput` for a zip, 7z or rar archive); ``read()``
     raises :class:`TruncatedInput` if compressed data is truncated or corrupt.
     """
     name = source_name(path)
@@ -488,7 +504,10 @@ def open_source(path: PathArg) -> SourceStream:
     head.counter = counter
     head.source = name
     try:
-        magic = head.peek(4)[:4]
+        magic = head.peek(8)[:8]
+        for start, kind in _ARCHIVES:
+            if magic.startswith(start):
+                raise UnsupportedInput(f"{name} is a {kind} archive: unpack it, then give its files")
         fmt = detect_compression(magic)
         if fmt is None and magic:
             fmt = _SUFFIXES.get(suffix)
@@ -501,8 +520,10 @@ def open_source(path: PathArg) -> SourceStream:
         return _text(head, magic, counter, name)
     if fmt == "gzip":
         inner = gzip.GzipFile(fileobj=head, mode="rb")
+    elif fmt == "xz":
+        inner = _StreamsReader(head, lzma.LZMADecompressor)
     elif fmt == "bz2":
-        inner = _Bz2Reader(head)
+        inner = _StreamsReader(head, bz2.BZ2Decompressor)
     else:
         inner = _ZstdReader(head, name)
     out = SourceStream(_DecompressingRaw(inner, fmt, name, head), buffer_size=_OUTPUT_BUFFER)

@@ -12,15 +12,15 @@ from chessscan.engines.local import MemorySink, run, tables_for
 def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], *, positions: str = "all",
          fen: bool = False, cross_check: str = "off") -> dict:
     """Analyze PGN and EPD sources and return the report tables as DataFrames — ``positions``,
-    ``games``, ``issues`` for PGN, ``epd_positions`` for ``.epd`` files, ``disagreements``
-    with a cross-check — with the columns and types ``chessscan analyze`` writes, and
-    ``"summary"`` (dict).
+    ``games``, ``perpetuals`` for PGN, ``epd_positions`` for EPD, ``issues``,
+    ``disagreements`` with a cross-check — with the columns and types ``chessscan analyze``
+    writes, and ``"summary"`` (dict).
 
     ``paths``: one path, ``'-'`` for stdin, or a list; ``.gz``/``.bz2``/``.xz``/``.zst`` are
     decompressed. Everything is held in memory: for large inputs use ``chessscan analyze``.
     Raises ``OSError`` if a source cannot be opened.
 
-    >>> tables = scan("data/samples/lichess-sample.pgn")        # doctest: +SKIP
+    >>> tables = scan("data/samples/lichess-magnus-300.pgn")    # doctest: +SKIP
     >>> tables["positions"].query("check_kind == 'double'")      # doctest: +SKIP
     """
     import pyarrow as pa

@@ -54,8 +54,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD) or - for stdin
-    (EPD when it starts with a FEN, else PGN). Writes positions, games, epd_positions,
-    issues and disagreements tables and summary.json to the output folder. Games are
+    (EPD when it starts with a FEN, else PGN). Writes positions, games, perpetuals,
+    epd_positions, issues and disagreements tables and summary.json to the output folder. Games are
     analyzed on every core (--jobs), or on a Dask cluster (--dask).
 
     \b
@@ -71,7 +71,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
 
     for p in paths:
         if p != "-" and not Path(p).is_file():
-            raise click.UsageError(f"no such file: {p}")
+            raise click.UsageError(f"{'not a file' if Path(p).exists() else 'no such file'}: {p}")
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     progress = not silent and sys.stderr.isatty()
     if dask_address is not None:
@@ -89,6 +89,11 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     with writer:
         try:
             tally = run(paths, writer, options, progress=progress, jobs=jobs)
+        except KeyboardInterrupt:
+            writer.close()
+            click.echo(f"\ninterrupted: the tables in {out_dir}/ hold only the games analyzed before, "
+                       "and no summary.json is written", err=True)
+            sys.exit(130)
         except OSError as exc:
             raise click.ClickException(f"cannot read input: {exc}") from exc
         except BrokenProcessPool as exc:
@@ -146,14 +151,18 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 
 def _remove_stale_tables(out_dir: Path) -> None:
     """Remove the report tables of an earlier run, local (``<table>.parquet|csv|jsonl``) or
-    on Dask (``<table>/part-NNNNNN.parquet``, and the folder once empty), so a reused
-    folder never mixes two runs. Only files named like chessscan's tables are touched."""
+    on Dask (``<table>/part-NNNNNN.parquet``, and the folder once empty), and its
+    summary.json, so a reused folder never mixes two runs (and a run that stops early leaves
+    no summary). Only files named like chessscan's outputs are touched."""
     import re
 
     from chessscan.reports.schema import TABLE_NAMES
 
     if not out_dir.is_dir():
         return
+    summary = out_dir / "summary.json"
+    if summary.is_file():
+        summary.unlink()
     part = re.compile(r"part-\d{6}\.parquet\Z")
     for name in TABLE_NAMES:
         for ext in ("parquet", "csv", "jsonl"):
@@ -266,7 +275,8 @@ def _perft_suite(path: str, max_nodes: int) -> int:
     click.echo(f"checked in {time.perf_counter() - start:.1f} s", err=True)
     click.echo(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     if not passed and not failed:
-        click.echo("no position was checked (raise --max-nodes, or 0 for no cap)", err=True)
+        click.echo("no position was checked (raise --max-nodes, or 0 for no cap)" if skipped
+                   else "the suite holds no position", err=True)
         return 1
     return 1 if failed else 0
 

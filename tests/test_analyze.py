@@ -245,6 +245,31 @@ def test_cli_missing_file_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(main, ["analyze", str(tmp_path / "nope.pgn")])
     assert result.exit_code == 2
     assert "no such file" in result.output
+    result = CliRunner().invoke(main, ["analyze", str(tmp_path)])
+    assert result.exit_code == 2 and f"not a file: {tmp_path}" in result.output
+
+
+def test_cli_interrupt_leaves_no_summary(tmp_path, monkeypatch):
+    """Ctrl-C: the tables keep what was analyzed, summary.json (an earlier run's too) is
+    gone, exit status 130."""
+    out = tmp_path / "r"
+    assert CliRunner().invoke(main, ["analyze", str(MAGNUS), "-o", str(out), "--silent"]).exit_code == 0
+    assert (out / "summary.json").is_file()
+
+    def interrupted(paths, sink, options, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("chessscan.engines.local.run", interrupted)
+    result = CliRunner().invoke(main, ["analyze", str(MAGNUS), "-o", str(out), "--silent"])
+    assert result.exit_code == 130
+    assert "interrupted: the tables in" in result.output and "no summary.json" in result.output
+    assert not (out / "summary.json").exists() and pd.read_parquet(out / "games.parquet").empty
+
+
+def test_scan_of_nothing_has_empty_game_tables():
+    tables = scan([])
+    assert [len(tables[name]) for name in ("positions", "games", "perpetuals", "issues")] == [0, 0, 0, 0]
+    assert tables["summary"]["games_read"] == 0
 
 
 @pytest.mark.slow

@@ -80,6 +80,15 @@ def test_suite_python_chess_layout_and_a_wrong_count_fails(tmp_path):
     ]
 
 
+def test_empty_suite_says_so(tmp_path):
+    suite = tmp_path / "empty.epd"
+    suite.write_text("# nothing here\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == "0 passed, 0 failed"
+    assert "the suite holds no position" in result.output
+
+
 def test_suite_with_an_invalid_position_fails(tmp_path):
     suite = tmp_path / "bad.epd"
     suite.write_text("8/8/8/8/8/8/8/8 w - - ;D1 0\n" + START + " ;D1 20\n")

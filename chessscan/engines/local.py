@@ -62,7 +62,7 @@ def tables_for(paths: Iterable[str], options: AnalysisOptions) -> tuple[str, ...
     """Names of the report tables a run over ``paths`` writes."""
     paths = list(paths)
     names = []
-    if any(not is_epd(p) for p in paths):
+    if not paths or any(not is_epd(p) for p in paths):
         names += ["positions", "games", "perpetuals"]
     if any(is_epd(p) for p in paths):
         names.append("epd_positions")

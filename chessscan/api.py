@@ -9,16 +9,16 @@ from chessscan.analysis.options import AnalysisOptions
 from chessscan.engines.local import MemorySink, run, tables_for
 
 
-def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], *, positions: str = "all",
-         fen: bool = False, cross_check: str = "off") -> dict:
+def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike], *,
+         positions: str = "all", fen: bool = False, cross_check: str = "off") -> dict:
     """Analyze PGN and EPD sources and return the report tables as DataFrames — ``positions``,
     ``games``, ``perpetuals`` for PGN, ``epd_positions`` for EPD, ``issues``,
     ``disagreements`` with a cross-check — with the columns and types ``chessscan analyze``
     writes, and ``"summary"`` (dict).
 
-    ``paths``: one path, ``'-'`` for stdin, or a list; ``.gz``/``.bz2``/``.xz``/``.zst`` are
-    decompressed. Everything is held in memory: for large inputs use ``chessscan analyze``.
-    Raises ``OSError`` if a source cannot be opened.
+    ``paths``: one path (str, bytes or PathLike), ``'-'`` for stdin, or a list of them;
+    ``.gz``/``.bz2``/``.xz``/``.zst`` are decompressed. Everything is held in memory: for
+    large inputs use ``chessscan analyze``. Raises ``OSError`` if a source cannot be opened.
 
     >>> tables = scan("data/samples/lichess-magnus-300.pgn")    # doctest: +SKIP
     >>> tables["positions"].query("check_kind == 'double'")      # doctest: +SKIP
@@ -28,9 +28,9 @@ def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], *, positions: s
     from chessscan.reports.schema import schema_for
     from chessscan.reports.writers import to_record_batch
 
-    if isinstance(paths, (str, os.PathLike)):
+    if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    paths = [os.fspath(p) for p in paths]
+    paths = [os.fsdecode(p) for p in paths]
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     sink = MemorySink()
     tally = run(paths, sink, options)

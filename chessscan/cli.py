@@ -6,6 +6,7 @@ stdout carries data, stderr progress and summaries; usage errors exit 2.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -72,6 +73,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     for p in paths:
         if p != "-" and not Path(p).is_file():
             raise click.UsageError(f"{'not a file' if Path(p).exists() else 'no such file'}: {p}")
+    _warn_repeated(paths)
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     progress = not silent and sys.stderr.isatty()
     if dask_address is not None:
@@ -104,6 +106,16 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         writer.write_summary(summary)
     click.echo(render_summary(summary), err=True)
     click.echo(f"tables written to {out_dir}/", err=True)
+
+
+def _warn_repeated(paths) -> None:
+    """A source given twice is read twice (its rows repeat with the same keys): say so."""
+    seen = set()
+    for p in paths:
+        key = p if p == "-" else os.path.realpath(p)
+        if key in seen:
+            click.echo(f"warning: {p} is given more than once: its games are read again", err=True)
+        seen.add(key)
 
 
 def _analyze_size(text: str) -> int:
@@ -336,6 +348,7 @@ def validate(paths, fmt, fail_on, cross_check):
                 pass
         except OSError as exc:
             raise InputError(f"cannot read input: {exc}") from exc
+    _warn_repeated(paths)
 
     collected = []
     if fmt == "json":

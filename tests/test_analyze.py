@@ -249,6 +249,14 @@ def test_cli_missing_file_is_a_usage_error(tmp_path):
     assert result.exit_code == 2 and f"not a file: {tmp_path}" in result.output
 
 
+def test_cli_warns_of_a_file_given_twice(tmp_path):
+    out = tmp_path / "r"
+    result = CliRunner().invoke(main, ["analyze", str(MAGNUS), str(MAGNUS), "-o", str(out), "--silent"])
+    assert result.exit_code == 0
+    assert result.output.count("is given more than once: its games are read again") == 1
+    assert len(pd.read_parquet(out / "games.parquet")) == 600
+
+
 def test_cli_interrupt_leaves_no_summary(tmp_path, monkeypatch):
     """Ctrl-C: the tables keep what was analyzed, summary.json (an earlier run's too) is
     gone, exit status 130."""
@@ -264,6 +272,11 @@ def test_cli_interrupt_leaves_no_summary(tmp_path, monkeypatch):
     assert result.exit_code == 130
     assert "interrupted: the tables in" in result.output and "no summary.json" in result.output
     assert not (out / "summary.json").exists() and pd.read_parquet(out / "games.parquet").empty
+
+
+def test_scan_takes_bytes_and_pathlike_paths():
+    for path in (bytes(MAGNUS), MAGNUS, [str(MAGNUS)]):
+        assert len(scan(path)["games"]) == 300
 
 
 def test_scan_of_nothing_has_empty_game_tables():

@@ -264,6 +264,24 @@ def test_shards_of_the_samples(tmp_path):
     assert_same_tables(expected, read_report(tmp_path / "shards", expected))
 
 
+def test_shards_name_sources_as_given(tmp_path, monkeypatch):
+    """A relative path stays relative in the rows and in messages (truncated-input here),
+    as in a local run, though the tasks open the absolute path."""
+    import gzip
+
+    monkeypatch.chdir(tmp_path)
+    blob = gzip.compress(MAGNUS.read_bytes())
+    Path("cut.pgn.gz").write_bytes(blob[: len(blob) // 2])
+    paths = ["cut.pgn.gz", str(SAMPLES / "sf-books-stalemates-500.epd")]
+    options = AnalysisOptions(cross_check="off")
+    _, expected = local_report(paths, tmp_path / "local", options)
+    shards_inline(paths, tmp_path / "shards", options, 1 << 20)
+    got = read_report(tmp_path / "shards", expected)
+    assert_same_tables(expected, got)
+    truncated = got["issues"][got["issues"].code == "truncated-input"]
+    assert list(truncated.source) == ["cut.pgn.gz"] and truncated.message.iloc[0].startswith("cut.pgn.gz: gzip")
+
+
 def test_utf16_file_is_one_shard(tmp_path):
     """UTF-16 text is read transcoded from its start: never cut into byte ranges."""
     path = tmp_path / "utf16.pgn"

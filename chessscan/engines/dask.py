@@ -277,7 +277,7 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
             if shard.kind == "range":
                 stream = _open_range(shard.path, shard.start, shard.end)
             else:
-                stream = open_source(shard.path)
+                stream = open_source(shard.path, name=shard.source)
             positions = tables["positions"]["ply"]
             games = tables["games"]["game_index"]
             with stream:
@@ -350,8 +350,6 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     shards = plan_shards(paths, shard_size)
     out_dir = os.path.abspath(out_dir)
     names = tables_for(paths, options)
-    os.makedirs(out_dir, exist_ok=True)
-    _remove_stale_parts(out_dir, names)
 
     cluster = None
     if client is None:
@@ -360,6 +358,9 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     else:
         own = False
     try:
+        # (only once the scheduler answers: an unreachable one leaves no folder behind)
+        os.makedirs(out_dir, exist_ok=True)
+        _remove_stale_parts(out_dir, names)
         # Game index and line number of each shard's first game: counts of the ranges
         # before it in its file (the last range of a file needs no count).
         needed = [s for k, s in enumerate(shards)

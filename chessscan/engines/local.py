@@ -140,10 +140,11 @@ def run_epd_source(path: str, tables: dict[str, dict[str, list]], tally: Tally,
     input bytes; ``source`` overrides the name written in the rows (default
     :func:`~chessscan.readers.sources.source_name`). Raises ``OSError`` if ``path`` cannot be
     opened."""
-    with open_source(path) as stream:
+    name = source if source is not None else source_name(path)
+    with open_source(path, name=name) as stream:
         seen = 0
         rows = tables["epd_positions"]["line"]
-        for rec in read_epd(stream, source=source if source is not None else source_name(path)):
+        for rec in read_epd(stream, source=name):
             analyze_epd_record(rec, tables, tally)
             if len(rows) >= batch_rows:
                 flush()

@@ -468,7 +468,7 @@ def peek_stdin() -> bytes:
     return _PARKED[1].peek(1 << 16)
 
 
-def open_source(path: PathArg) -> SourceStream:
+def open_source(path: PathArg, name: str | None = None) -> SourceStream:
     """Open a game source for reading decompressed bytes.
 
     ``path`` is a file path (str or PathLike) or ``'-'`` for ``sys.stdin.buffer``
@@ -481,12 +481,15 @@ def open_source(path: PathArg) -> SourceStream:
     ``text_encoding`` is then that codec's name, else None. Byte offsets count the bytes handed
     on (decompressed, transcoded), ``bytes_read`` those of the file.
 
+    ``name`` is the source's display name in messages and ``stream.source``
+    (default :func:`source_name` of ``path``).
+
     Returns a :class:`SourceStream` (a ``io.BufferedReader``; use it as a
     context manager). Raises OSError if the file cannot be opened
     (:class:`UnsupportedInput` for a zip, 7z or rar archive); ``read()``
     raises :class:`TruncatedInput` if compressed data is truncated or corrupt.
     """
-    name = source_name(path)
+    name = source_name(path) if name is None else name
     if isinstance(path, str) and path == STDIN:
         buffer = getattr(sys.stdin, "buffer", None)
         if buffer is None:  # started with stdin closed (`<&-`)

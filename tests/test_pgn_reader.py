@@ -252,19 +252,18 @@ def test_issue_unclosed_comment_does_not_swallow_next_game():
     assert gs[1].tags == {"Event": "b"} and gs[1].sans == ["d4"] and gs[1].issues == []
 
 
-def test_unclosed_comment_ends_at_an_event_line_without_a_blank_line():
-    """A whole [Event "..."] line ends an open comment even with no blank line before it
-    (a file cut inside a comment and joined to the next): the next game is not lost. A tag
-    line of another name, or an Event tag with more on its line, stays comment text."""
+def test_unclosed_comment_names_an_event_line_it_runs_over():
+    """An unclosed comment runs on to the next tag section after a blank line (§8.2.5: a
+    comment ends at '}'); when it runs over an [Event] line, the error says where, since a
+    game may be inside. A closed comment holding such a line is just a comment."""
     text = ('[Event "a"]\n\n1. e4 {oops e5 *\n[Event "b"]\n[White "B"]\n\n1. d4 *\n\n'
-            '[Event "c"]\n\n1. c4 { [Site "quoted"]\n[Event "q"] and more } c5 *\n')
+            '[Event "c"]\n\n1. c4 {see also\n[Event "Linares 1994"]\nfor this line} c5 *\n')
     gs = games(text)
-    assert [g.tags.get("Event") for g in gs] == ["a", "b", "c"]
+    assert [g.tags.get("Event") for g in gs] == ["a", "c"]
     assert codes(gs[0]) == ["unclosed-comment", "missing-result"]
-    assert issue(gs[0], "missing-result").line == 3
-    assert gs[1].tags == {"Event": "b", "White": "B"} and gs[1].sans == ["d4"] and gs[1].issues == []
-    assert gs[1].line == 4
-    assert gs[2].sans == ["c4", "c5"] and gs[2].issues == [] and gs[2].comments == 1
+    assert issue(gs[0], "unclosed-comment").message == (
+        "'{' comment is never closed; it runs over an [Event] tag line 1 line down: a game may be inside it")
+    assert gs[1].sans == ["c4", "c5"] and gs[1].issues == [] and gs[1].comments == 1
 
 
 def test_issue_unbalanced_variation():
@@ -359,7 +358,7 @@ def test_truncated_between_games_yields_issue_only_game(tmp_path):
 
 def test_every_issue_code_has_a_severity():
     assert set(ISSUE_CODES.values()) == {"error", "warning"}
-    assert len(ISSUE_CODES) == 9
+    assert len(ISSUE_CODES) == 10
 
 
 # --------------------------------------------------------------------------

@@ -131,6 +131,18 @@ def test_result_tag_contradicts_mate(tmp_path):
     assert row.severity == "error" and "checkmate by black, so 0-1" in row.message
 
 
+def test_setup_already_mated_has_its_winner(tmp_path):
+    """A [FEN] whose side to move is mated: the other side has won; the Result is checked
+    against that."""
+    black_mated, white_mated = "R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 30", "6k1/8/8/8/8/8/5PPP/r5K1 w - - 0 30"
+    t = run(tmp_path, game("", "1-0", black_mated), game("", "0-1", white_mated), game("", "1-0", white_mated))
+    games, issues = t["games"], t["issues"]
+    assert list(games.outcome) == ["checkmate"] * 3
+    assert list(games.winner) == ["white", "black", "black"]
+    assert list(games.result_consistent) == [True, True, False]
+    assert list(issues.code) == ["result-mismatch"] and list(issues.game_index) == [2]
+
+
 def test_result_tag_that_is_no_result(tmp_path):
     """'?' (and any value other than the four of §8.1.1.7) is reported once; the movetext's
     token then stands for the claim, checked against the board as usual."""

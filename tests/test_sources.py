@@ -286,12 +286,17 @@ UTF16_FORMS = {
 
 
 def test_detect_utf16():
+    text = '[Event "x"]\n[Site "Café"]\n'  # the accent after the first 16 characters
     assert detect_utf16(b"\xff\xfe[\x00") == "utf-16"
     assert detect_utf16(b"\xfe\xff\x00[") == "utf-16"
-    assert detect_utf16(b"[\x00E\x00") == "utf-16-le"
-    assert detect_utf16(b"\x00[\x00E") == "utf-16-be"
-    for head in (b"[Eve", b"\xef\xbb\xbf[", b"", b"[\x00", b"\x00\x00\x00\x00", b"\x1f\x8b\x08\x00"):
-        assert detect_utf16(head) is None
+    assert detect_utf16(text.encode("utf-16-le")[:32]) == "utf-16-le"
+    assert detect_utf16(text.encode("utf-16-be")[:32]) == "utf-16-be"
+    assert detect_utf16("1. e4".encode("utf-16-le")) == "utf-16-le"  # a short file: all of it
+    # 8-bit text with a few NULs is no UTF-16, however it starts (a robustness case):
+    for head in (b"\n\x00;\x00\n\n[Event \"A\"]\n[Result", b"\n\x00{\x00\n\n[Event", b"[\x00E\x00",
+                 b"[Eve", b"\xef\xbb\xbf[", b"", b"\x00\x00\x00\x00\x00\x00\x00\x00", b"\x1f\x8b\x08\x00",
+                 "[Event \"Café\"]".encode("utf-16-le")[:12] + b"\xe9\x01" + b"x\x00" * 9):
+        assert detect_utf16(head) is None, head
 
 
 @pytest.mark.parametrize("form", sorted(UTF16_FORMS))
@@ -357,8 +362,11 @@ def test_closed_stdin_is_an_os_error(monkeypatch):
 
 @pytest.mark.parametrize("kind, head", [("zip", b"PK\x03\x04"), ("7z", b"7z\xbc\xaf\x27\x1c"), ("rar", b"Rar!\x1a\x07\x00")])
 def test_archives_are_refused_with_their_kind(tmp_path, kind, head):
+    """Refused at the first read (a run reports it and goes on with the next source)."""
     p = tmp_path / "games.pgn"
     p.write_bytes(head + b"\x00" * 100)
-    with pytest.raises(UnsupportedInput, match=f"is a {kind} archive: unpack it"):
-        open_source(p)
-    assert issubclass(UnsupportedInput, OSError)  # the CLI's "cannot read input"
+    with open_source(p) as s:
+        assert s.compression == kind
+        with pytest.raises(UnsupportedInput, match=f"is a {kind} archive: unpack it") as ei:
+            s.read()
+    assert ei.value.code == "unsupported-input" and isinstance(ei.value, TruncatedInput)

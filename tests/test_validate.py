@@ -215,14 +215,16 @@ def test_exit_2_on_permission_denied(files):
     assert "cannot read input" in res.stderr and res.stdout == ""
 
 
-def test_exit_2_on_an_archive_before_any_output(files):
+def test_an_archive_is_an_issue_and_the_run_goes_on(files):
     import zipfile
 
     with zipfile.ZipFile(files / "games.zip", "w") as archive:
         archive.writestr("games.pgn", CLEAN)
-    res = validate("clean.pgn", "games.zip")
-    assert res.exit_code == 2 and res.stdout == ""
-    assert "cannot read input: games.zip is a zip archive: unpack it, then give its files" in res.stderr
+    res = validate("games.zip", "clean.pgn")
+    assert res.exit_code == 1
+    assert res.stdout.splitlines()[0].startswith(
+        "games.zip:1: error[unsupported-input]: games.zip is a zip archive: unpack it, then give its files")
+    assert "1 with errors" in res.stderr and "2 games" in res.stderr
 
 
 def test_exit_2_on_oserror_while_reading(files, monkeypatch):

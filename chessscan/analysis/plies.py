@@ -210,6 +210,8 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     keys_append(rkey)
     ended = _start_status(pos)
     ended_ply = 0 if ended else None
+    if ended == "checkmate":  # a setup already mated: the side not to move has won
+        state.winner = COLOR_NAMES[not us]
     warned_after_end = False
     own_king = kings[us]
     checking = attackers_mask(pos, not us, own_king)

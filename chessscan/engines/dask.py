@@ -94,7 +94,7 @@ def _whole_file(path: str) -> bool:
     """Whether ``path`` must be read from its start: compressed, or UTF-16 text (read
     transcoded; byte ranges of it would not be)."""
     with open(path, "rb") as f:
-        head = f.read(8)
+        head = f.read(32)
     return detect_compression(head) is not None or detect_utf16(head) is not None or (
         bool(head) and os.path.splitext(path)[1].lower() in _COMPRESSED_SUFFIXES)
 

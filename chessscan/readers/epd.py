@@ -74,6 +74,7 @@ EPD_ERROR_SEVERITY: dict[str, str] = {
     "no-depths": "warning",           # perft position without any node count
     # --- both ------------------------------------------------------------
     "truncated-input": "error",       # compressed stream cut or corrupt; the rest is lost
+    "unsupported-input": "error",     # an archive (zip, 7z, rar), not a text
 }
 
 #: Longest line kept in memory; longer lines are truncated (``line-too-long``)
@@ -328,7 +329,7 @@ def _decoded_lines(stream) -> Iterator[tuple[int, str, list[ErrorTuple], bool]]:
             message = str(truncated)
             if text.strip(_TRAILING_JUNK):
                 message += "; this line is cut off and not used"
-            yield lineno, text, [("truncated-input", message, None)], True
+            yield lineno, text, [(truncated.code, message, None)], True
             return
         lineno += 1
         errors: list[ErrorTuple] = []

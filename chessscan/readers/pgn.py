@@ -37,6 +37,7 @@ ISSUE_CODES = {
     "missing-tags": "warning",
     "decode-fallback": "warning",
     "truncated-input": "error",
+    "unsupported-input": "error",
 }
 
 
@@ -163,8 +164,9 @@ _TAG_NAME = r"[A-Za-z0-9][A-Za-z0-9_+#=:-]*"
 _TAG = r'\[\s*(' + _TAG_NAME + r')\s*"([^"\\\r\n]*(?:\\.[^"\\\r\n]*)*)"\s*\]'
 _TAGS_PREFIX_B = re.compile((r"(?:[ \t]*" + _TAG + r")+").encode())
 _TAG_START_B = re.compile((r'[ \t]*\[[ \t]*(' + _TAG_NAME + r')[ \t]+"').encode())
-# A whole line holding only an Event tag: the first tag of a game (§8.1.1).
-_EVENT_LINE_B = re.compile(rb'[ \t]*\[[ \t]*Event[ \t]+"[^"\\\r\n]*"[ \t]*\][ \t]*(?:\r\n|\r|\n)?')
+# A line holding only an Event tag (the first tag of a game, §8.1.1) inside an unclosed
+# comment: a game the comment may have swallowed.
+_EVENT_LINE_RE = re.compile(r'(?m)^[ \t]*\[[ \t]*Event[ \t]+"[^"\\\r\n]*"[ \t]*\][ \t]*\r?$')
 _TAG_NAME_B = re.compile((r"[ \t]*\[[ \t]*(" + _TAG_NAME + r")").encode())
 _TAG_RE = re.compile(_TAG)
 _TAG_AT_RE = re.compile(r"[ \t]*" + _TAG)
@@ -346,11 +348,10 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                                 if line[0] == 37:
                                     mt_lines.append(line)
                                     break
-                                if (prev_blank and _TAG_START_B.match(line)) or _EVENT_LINE_B.fullmatch(line):
-                                    # A tag section after a blank line, or a whole
-                                    # [Event "..."] line, inside an open comment: the
-                                    # comment was never closed. End the game here so
-                                    # the following games are not lost.
+                                if prev_blank and _TAG_START_B.match(line):
+                                    # A tag section after a blank line inside an open
+                                    # comment: the comment was never closed. End the
+                                    # game here so the following games are not lost.
                                     game, off = finish(True, None)
                                     yield game
                                     index += 1
@@ -480,9 +481,10 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                         if c == 91:
                             if tags_gap:
                                 tags_gap = False
-                                if _repeats_tag(line, tag_lines):
-                                    # A tag after a blank line repeating a tag name: a
-                                    # new game (the previous one has no movetext).
+                                if _starts_game(line, tag_lines):
+                                    # An Event tag, or one repeating a tag name, after a
+                                    # blank line: a new game (the previous one has no
+                                    # movetext).
                                     game, off = finish(False, None)
                                     yield game
                                     index += 1
@@ -560,7 +562,7 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
 
     extra = None
     if truncated is not None:
-        extra = _issue("truncated-input", max(lineno, 1), None, str(truncated))
+        extra = _issue(truncated.code, max(lineno, 1), None, str(truncated))
     if state == 2 and not has_tags and not in_comment and not b"".join(mt_lines if clean is None else clean).strip(_JUNK):
         state = 0  # only comments after the last game: not a game
     if state:
@@ -570,11 +572,15 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
         yield RawGame(source, index, off, max(lineno, 1), {}, [], None, 0, issues=[extra])
 
 
-def _repeats_tag(line: bytes, tag_lines: list[bytes]) -> bool:
-    """Whether the tag starting ``line`` names a tag already in ``tag_lines``."""
+def _starts_game(line: bytes, tag_lines: list[bytes]) -> bool:
+    """Whether the tag starting ``line``, after a blank line in a tag section, starts a new
+    game: an Event tag (the first of the Seven Tag Roster, §8.1.1), or a tag already in
+    ``tag_lines``."""
     m = _TAG_NAME_B.match(line)
     if m is None:
         return False
+    if m.group(1) == b"Event":
+        return True
     pat = rb"(?m)^[ \t]*\[[ \t]*" + re.escape(m.group(1)) + rb'[ \t"]'
     return re.search(pat, b"".join(tag_lines)) is not None
 
@@ -854,7 +860,14 @@ def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
             c = m.group(1)
             if len(c) < 2 or c[-1] != "}":
                 ln, col = _line_col(text, m.start(), line0)
-                issues.append(_issue("unclosed-comment", ln, col, "'{' comment is never closed"))
+                message = "'{' comment is never closed"
+                swallowed = _EVENT_LINE_RE.search(c)
+                if swallowed is not None:
+                    # (a distance, not a line number: a Dask shard's lines are shifted later)
+                    down = c.count("\n", 0, swallowed.start())
+                    message += (f"; it runs over an [Event] tag line {down} line{'s' if down > 1 else ''} "
+                                f"down: a game may be inside it")
+                issues.append(_issue("unclosed-comment", ln, col, message))
                 body = c[1:]
             else:
                 body = c[1:-1]

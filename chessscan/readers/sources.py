@@ -24,6 +24,7 @@ import gzip
 import io
 import lzma
 import os
+import re
 import stat
 import sys
 import zlib
@@ -75,8 +76,19 @@ class TruncatedInput(Exception):
 
     Raised by ``read()`` on streams returned by :func:`open_source`; the
     message names the source, the compression format and what went wrong.
-    Data decompressed before the error has already been returned.
+    Data decompressed before the error has already been returned. ``code``
+    is the issue code the readers report it under.
     """
+
+    code = "truncated-input"
+
+
+class UnsupportedInput(TruncatedInput):
+    """An archive (zip, 7z, rar) given as a source: it holds files, not a PGN or EPD text.
+    Raised by the first ``read()``, so that a run reports it and goes on with the next
+    source."""
+
+    code = "unsupported-input"
 
 
 def source_name(path: PathArg) -> str:
@@ -119,21 +131,23 @@ def detect_compression(head: bytes) -> str | None:
     return None
 
 
-class UnsupportedInput(OSError):
-    """An archive (zip, 7z, rar) given as a source: it holds files, not a PGN or EPD text."""
+_TEXT_B = re.compile(rb"[\t\n\r\x20-\x7e]+")
 
 
 def detect_utf16(head: bytes) -> str | None:
-    """Codec name for the first bytes of (decompressed) text if it is UTF-16: ``'utf-16'``
-    with a byte order mark (the codec reads it and drops it), ``'utf-16-le'`` or
-    ``'utf-16-be'`` without one when two ASCII characters come each with a NUL byte (no
-    8-bit PGN or EPD text has NULs there). Else None."""
+    """Codec name for the first bytes of (decompressed) text (32 are enough) if it is
+    UTF-16: ``'utf-16'`` with a byte order mark (the codec reads it and drops it),
+    ``'utf-16-le'`` or ``'utf-16-be'`` without one when every character of the first 16
+    (at least 4) is printable ASCII with a NUL byte — as no 8-bit text, however broken,
+    plausibly starts. Else None."""
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "utf-16"
-    if len(head) >= 4:
-        if head[1] == head[3] == 0 and 0 < head[0] < 128 and 0 < head[2] < 128:
+    units = min(len(head), 32) // 2
+    if units >= 4:
+        even, odd = head[: 2 * units : 2], head[1 : 2 * units : 2]
+        if not odd.strip(b"\0") and _TEXT_B.fullmatch(even):
             return "utf-16-le"
-        if head[0] == head[2] == 0 and 0 < head[1] < 128 and 0 < head[3] < 128:
+        if not even.strip(b"\0") and _TEXT_B.fullmatch(odd):
             return "utf-16-be"
     return None
 
@@ -304,6 +318,29 @@ class _Utf16Raw(io.RawIOBase):
         if not self.closed:
             try:
                 self._inner.close()
+            finally:
+                super().close()
+
+
+class _Refused(io.RawIOBase):
+    """Raw reader of an input refused at open (``error``): empty, so SourceStream raises
+    ``error`` on the first read."""
+
+    def __init__(self, error: TruncatedInput, below: io.IOBase) -> None:
+        super().__init__()
+        self.error = error
+        self._below = below
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        return 0
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._below.close()
             finally:
                 super().close()
 
@@ -485,9 +522,9 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
     (default :func:`source_name` of ``path``).
 
     Returns a :class:`SourceStream` (a ``io.BufferedReader``; use it as a
-    context manager). Raises OSError if the file cannot be opened
-    (:class:`UnsupportedInput` for a zip, 7z or rar archive); ``read()``
-    raises :class:`TruncatedInput` if compressed data is truncated or corrupt.
+    context manager). Raises OSError if the file cannot be opened; ``read()``
+    raises :class:`TruncatedInput` if compressed data is truncated or corrupt,
+    :class:`UnsupportedInput` at once for a zip, 7z or rar archive.
     """
     name = source_name(path) if name is None else name
     if isinstance(path, str) and path == STDIN:
@@ -510,7 +547,11 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
         magic = head.peek(8)[:8]
         for start, kind in _ARCHIVES:
             if magic.startswith(start):
-                raise UnsupportedInput(f"{name} is a {kind} archive: unpack it, then give its files")
+                refused = SourceStream(_Refused(UnsupportedInput(
+                    f"{name} is a {kind} archive: unpack it, then give its files"), head))
+                refused.counter, refused.compression, refused.text_encoding = counter, kind, None
+                refused.source = name
+                return refused
         fmt = detect_compression(magic)
         if fmt is None and magic:
             fmt = _SUFFIXES.get(suffix)
@@ -520,7 +561,7 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
     head.compression = None
     head.text_encoding = None
     if fmt is None:
-        return _text(head, magic, counter, name)
+        return _text(head, head.peek(32)[:32], counter, name)
     if fmt == "gzip":
         inner = gzip.GzipFile(fileobj=head, mode="rb")
     elif fmt == "xz":
@@ -535,7 +576,7 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
     out.source = name
     out.text_encoding = None
     try:
-        first = out.peek(4)[:4]
+        first = out.peek(32)[:32]
     except BaseException:
         out.close()
         raise

@@ -113,6 +113,7 @@ ISSUE_CODES: dict[str, IssueCode] = {
         ("decode-fallback", "warning", "the text is not valid UTF-8; decoded as CP1252 or Latin-1"),
         ("truncated-input", "error", "a compressed stream ends early or is corrupt; the game it cuts "
                                      "is incomplete"),
+        ("unsupported-input", "error", "an archive (zip, 7z, rar) given as an input: unpack it first"),
         ("line-too-long", "error", "an EPD line longer than 1 MiB, truncated"),
         ("control-character", "warning", "a control character inside an EPD line (read as a space)"),
         ("unsupported-variant", "warning", "a variant other than standard chess or Chess960: counted, "

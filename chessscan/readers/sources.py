@@ -276,27 +276,41 @@ class _DecompressingRaw(io.RawIOBase):
                 super().close()
 
 
-class _Utf16Raw(io.RawIOBase):
+class _Over(io.RawIOBase):
+    """A raw reader over another stream (``_below``), closed with it."""
+
+    def __init__(self, below: io.IOBase) -> None:
+        super().__init__()
+        self._below = below
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._below.close()
+            finally:
+                super().close()
+
+
+class _Utf16Raw(_Over):
     """Raw reader of UTF-8 bytes over a stream of UTF-16 text. Bytes that are no UTF-16 (an
     odd last byte, a lone surrogate) become U+FFFD, which the readers then report where it
     stands. A :class:`TruncatedInput` from below is raised after the text before it."""
 
     def __init__(self, inner: io.BufferedReader, encoding: str) -> None:
-        super().__init__()
-        self._inner = inner
+        super().__init__(inner)
         self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
         self._out = memoryview(b"")
         self._done = False
         self._eof_reported = False
         self.error: TruncatedInput | None = None
 
-    def readable(self) -> bool:
-        return True
-
     def readinto(self, b) -> int:  # type: ignore[override]
         while not self._out and not self._done:
             try:
-                data = self._inner.read1(_OUTPUT_BUFFER)
+                data = self._below.read1(_OUTPUT_BUFFER)
             except TruncatedInput as exc:
                 self.error = exc
                 data = b""
@@ -314,35 +328,17 @@ class _Utf16Raw(io.RawIOBase):
         self._out = self._out[n:]
         return n
 
-    def close(self) -> None:
-        if not self.closed:
-            try:
-                self._inner.close()
-            finally:
-                super().close()
 
-
-class _Refused(io.RawIOBase):
+class _Refused(_Over):
     """Raw reader of an input refused at open (``error``): empty, so SourceStream raises
     ``error`` on the first read."""
 
     def __init__(self, error: TruncatedInput, below: io.IOBase) -> None:
-        super().__init__()
+        super().__init__(below)
         self.error = error
-        self._below = below
-
-    def readable(self) -> bool:
-        return True
 
     def readinto(self, b) -> int:  # type: ignore[override]
         return 0
-
-    def close(self) -> None:
-        if not self.closed:
-            try:
-                self._below.close()
-            finally:
-                super().close()
 
 
 class _ZstdReader(io.RawIOBase):

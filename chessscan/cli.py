@@ -56,8 +56,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD) or - for stdin
     (EPD when it starts with a FEN, else PGN). Writes positions, games, perpetuals,
-    epd_positions, issues and disagreements tables and summary.json to the output folder. Games are
-    analyzed on every core (--jobs), or on a Dask cluster (--dask).
+    epd_positions, issues and disagreements tables and summary.json to the output folder.
+    Games are analyzed on every core (--jobs), or on a Dask cluster (--dask).
 
     \b
     Examples:

@@ -68,7 +68,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
 
     from chessscan.engines.local import run, tables_for
     from chessscan.reports.summary import render_summary
-    from chessscan.reports.writers import ReportWriter
+    from chessscan.reports.writers import ReportWriter, remove_report
 
     for p in paths:
         if p != "-" and not Path(p).is_file():
@@ -84,7 +84,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     optional = {"positions": ("fen",)} if fen else None
     tables = tables_for(paths, options)
     try:
-        _remove_stale_tables(Path(out_dir))
+        remove_report(out_dir)
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
     except OSError as exc:
         raise click.BadParameter(f"cannot write the report there: {exc}", param_hint="-o/--output") from exc
@@ -145,10 +145,6 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     from chessscan.engines.dask import run_dask
 
     try:
-        _remove_stale_tables(Path(out_dir))
-    except OSError as exc:
-        raise click.BadParameter(f"cannot write the report there: {exc}", param_hint="-o/--output") from exc
-    try:
         tally = run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
                          progress=progress)
     except ConnectionError as exc:
@@ -159,35 +155,6 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     summary["sources"] = [str(p) for p in paths]
     ReportWriter(out_dir, tables=()).write_summary(summary)
     return summary
-
-
-def _remove_stale_tables(out_dir: Path) -> None:
-    """Remove the report tables of an earlier run, local (``<table>.parquet|csv|jsonl``) or
-    on Dask (``<table>/part-NNNNNN.parquet``, and the folder once empty), and its
-    summary.json, so a reused folder never mixes two runs (and a run that stops early leaves
-    no summary). Only files named like chessscan's outputs are touched."""
-    import re
-
-    from chessscan.reports.schema import TABLE_NAMES
-
-    if not out_dir.is_dir():
-        return
-    summary = out_dir / "summary.json"
-    if summary.is_file():
-        summary.unlink()
-    part = re.compile(r"part-\d{6}\.parquet\Z")
-    for name in TABLE_NAMES:
-        for ext in ("parquet", "csv", "jsonl"):
-            path = out_dir / f"{name}.{ext}"
-            if path.is_file():
-                path.unlink()
-        folder = out_dir / name
-        if folder.is_dir():
-            for entry in folder.iterdir():
-                if part.match(entry.name) and entry.is_file():
-                    entry.unlink()
-            if not any(folder.iterdir()):
-                folder.rmdir()
 
 
 @main.command(context_settings=CONTEXT)

@@ -50,7 +50,7 @@ from chessscan.engines.local import (
 )
 from chessscan.readers.pgn import read_games
 from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
-from chessscan.reports.writers import buffered_rows, clear
+from chessscan.reports.writers import buffered_rows, clear, part_name, remove_report
 
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "plan_shards", "count_range", "analyze_shard", "run_dask",
            "INSTALL_HINT"]
@@ -233,11 +233,6 @@ def _rebase(raw, index0: int, offset0: int, line0: int):
     return raw
 
 
-def part_name(number: int, fmt: str = "parquet") -> str:
-    """File name of shard ``number``'s part in each table folder (sorts in input order)."""
-    return f"part-{number:06d}.{fmt}"
-
-
 def analyze_shard(shard: Shard, first_index: int, first_line: int, options: AnalysisOptions,
                   names: Sequence[str], out_dir: str, write_empty: bool = False,
                   batch_rows: int = DEFAULT_BATCH_ROWS) -> Tally:
@@ -297,17 +292,6 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
     return tally
 
 
-def _remove_stale_parts(out_dir: str, names: Sequence[str]) -> None:
-    # A part left by an earlier, larger run would be read back as part of this dataset.
-    pattern = re.compile(r"part-\d{6}\.parquet\Z")
-    for name in names:
-        folder = os.path.join(out_dir, name)
-        if os.path.isdir(folder):
-            for entry in os.listdir(folder):
-                if pattern.match(entry):
-                    os.remove(os.path.join(folder, entry))
-
-
 def _client(address: str, jobs: int | None):
     """A ``distributed.Client`` for ``address`` (``'local'``: a LocalCluster of ``jobs``
     one-thread worker processes) and the cluster to close after it (or None)."""
@@ -338,8 +322,8 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
 
     ``client``: a ``distributed.Client`` to use; else one is made for ``address`` (a
     scheduler address such as ``tcp://host:8786``, or ``'local'`` for a LocalCluster of
-    ``jobs`` workers, default every core) and closed at the end. Part files of an earlier run
-    in those folders are removed first. The rows equal a local run's once sorted by
+    ``jobs`` workers, default every core) and closed at the end. What an earlier run wrote to
+    ``out_dir`` is removed first (:func:`~chessscan.reports.writers.remove_report`). The rows equal a local run's once sorted by
     (source, game_index, ply); read in part order they are in input order too.
 
     Raises ``ImportError`` (with :data:`INSTALL_HINT`) when dask or distributed is missing,
@@ -359,8 +343,9 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
         own = False
     try:
         # (only once the scheduler answers: an unreachable one leaves no folder behind)
+        # (a part left by an earlier, larger run would be read back as part of this dataset)
+        remove_report(out_dir)
         os.makedirs(out_dir, exist_ok=True)
-        _remove_stale_parts(out_dir, names)
         # Game index and line number of each shard's first game: counts of the ranges
         # before it in its file (the last range of a file needs no count).
         needed = [s for k, s in enumerate(shards)

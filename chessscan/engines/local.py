@@ -43,19 +43,11 @@ def is_epd(path: str) -> bool:
     return name.endswith(".epd")
 
 
-_STDIN_KIND: list = [None, False]  # [the stdin buffer seen, whether it holds EPD]
-
-
 def _stdin_is_epd() -> bool:
-    # Decided once per stdin: the answer must not change once reading has consumed the head.
-    buffer = getattr(sys.stdin, "buffer", None)
-    if _STDIN_KIND[0] is not buffer:
-        try:
-            head = peek_stdin()
-        except OSError:
-            head = b""  # read as PGN: opening it again reports the error
-        _STDIN_KIND[:] = [buffer, looks_like_epd(head)]
-    return _STDIN_KIND[1]
+    try:
+        return looks_like_epd(peek_stdin())
+    except OSError:
+        return False  # read as PGN: opening it reports the error
 
 
 def tables_for(paths: Iterable[str], options: AnalysisOptions) -> tuple[str, ...]:

@@ -485,20 +485,22 @@ class _StreamsReader(io.RawIOBase):
         return len(data)
 
 
-# stdin opened by peek_stdin, kept for the next open_source('-'): [sys.stdin's buffer, stream].
-_PARKED: list = [None, None]
+# What peek_stdin saw of stdin: [sys.stdin's buffer, the stream it opened (until the next
+# open_source('-') takes it), the bytes seen].
+_PARKED: list = [None, None, b""]
 
 
 def peek_stdin() -> bytes:
     """The first bytes of stdin as :func:`open_source` hands them on (decompressed, UTF-16
     transcoded), none of them lost: the stream opened to see them is the one the next
-    ``open_source('-')`` returns. One block's worth (at least a line unless the input is
-    that short); ``b""`` for empty input or when the first block is corrupt. Raises OSError
-    if stdin is closed or cannot be read."""
+    ``open_source('-')`` returns, and later calls give the same bytes. One block's worth (at
+    least a line unless the input is that short); ``b""`` for empty input or when the first
+    block is corrupt. Raises OSError if stdin is closed or cannot be read."""
     buffer = getattr(sys.stdin, "buffer", None)
-    if _PARKED[0] is not buffer or _PARKED[1] is None:
-        _PARKED[:] = [buffer, open_source(STDIN)]
-    return _PARKED[1].peek(1 << 16)
+    if _PARKED[0] is not buffer:
+        stream = open_source(STDIN)
+        _PARKED[:] = [buffer, stream, stream.peek(1 << 16)]
+    return _PARKED[2]
 
 
 def open_source(path: PathArg, name: str | None = None) -> SourceStream:
@@ -528,8 +530,7 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
         if buffer is None:  # started with stdin closed (`<&-`)
             raise OSError(errno.EBADF, "stdin is closed")
         if _PARKED[1] is not None and _PARKED[0] is buffer:
-            stream = _PARKED[1]
-            _PARKED[:] = [None, None]
+            stream, _PARKED[1] = _PARKED[1], None
             return stream
         counter = CountingReader(buffer, close_underlying=False)
         suffix = ""

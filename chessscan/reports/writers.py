@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
@@ -60,6 +61,41 @@ ROW_GROUP_BYTES = 4 << 20
 DEFAULT_TABLES: tuple[str, ...] = ("positions", "games", "issues")
 
 Buffers = MutableMapping[str, list]
+
+
+# ---------------------------------------------------------------------------
+# Output folders
+# ---------------------------------------------------------------------------
+def part_name(number: int, fmt: str = "parquet") -> str:
+    """File name of part ``number`` in a table's dataset folder (sorts in input order)."""
+    return f"part-{number:06d}.{fmt}"
+
+
+_PART = re.compile(r"part-\d{6}\.parquet\Z")
+
+
+def remove_report(out_dir: str | os.PathLike) -> None:
+    """Remove what an earlier run wrote to ``out_dir``: the tables, single files
+    (``<table>.parquet|csv|jsonl``) or datasets (``<table>/part-NNNNNN.parquet``, the folder
+    too once empty), and ``summary.json``, so one folder never mixes two runs and a run that
+    stops early leaves no summary. Only files named like chessscan's outputs are touched.
+    Raises ``OSError`` when one cannot be removed."""
+    out = Path(out_dir)
+    if not out.is_dir():
+        return
+    (out / "summary.json").unlink(missing_ok=True)
+    for name in TABLE_NAMES:
+        for ext in ("parquet", "csv", "jsonl"):
+            path = out / f"{name}.{ext}"
+            if path.is_file():
+                path.unlink()
+        folder = out / name
+        if folder.is_dir():
+            for entry in folder.iterdir():
+                if _PART.match(entry.name) and entry.is_file():
+                    entry.unlink()
+            if not any(folder.iterdir()):
+                folder.rmdir()
 
 
 # ---------------------------------------------------------------------------

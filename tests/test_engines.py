@@ -17,6 +17,7 @@ from chessscan.analysis.game import Tally
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.cli import main
 from chessscan.engines import dask as dask_engine
+from chessscan.engines import parallel
 from chessscan.engines.local import MemorySink, run, tables_for
 from chessscan.engines.parallel import run_parallel
 from chessscan.reports.writers import ReportWriter
@@ -111,36 +112,136 @@ def test_small_batches_keep_order_and_tally(monkeypatch, backlog):
     """Many small batches, few in flight, a sink taking lists: same rows and tally. With a
     backlog of one batch, the main process waits for the pool at the first batch; by
     default the batches read while the pool starts wait in the backlog."""
-    import chessscan.engines.parallel as parallel
-
     if backlog == "one batch":
         monkeypatch.setattr(parallel, "BACKLOG_BYTES", 1)
     paths = [str(p) for p in INPUTS["multi"]]
     options = AnalysisOptions(cross_check="sample")
     ref, got = ListSink(), ListSink()
     tally1 = run(paths, ref, options)
-    tally2 = run_parallel(paths, got, options, jobs=2, batch_games=17, in_flight=3)
+    tally2 = run_parallel(paths, got, options, jobs=2, batch_bytes=20_000, in_flight=3)
     assert tally1.as_dict() == tally2.as_dict()
     assert list(json.dumps(tally1.as_dict())) == list(json.dumps(tally2.as_dict()))  # key order too
     assert ref.rows == got.rows
 
 
+def irregular_pgn(crlf: bool) -> bytes:
+    """The magnus sample with Event tags a count of ``[Event "`` lines gets wrong: every
+    37th game has none, and every 53rd quotes an Event line in a comment."""
+    text = MAGNUS.read_bytes()
+    games = text.split(b'\n\n[Event "')
+    out = []
+    for k, game in enumerate(games):
+        game = game.removeprefix(b'[Event "')
+        if k % 37 == 5:
+            out.append(game.split(b"\n", 1)[1])
+        else:
+            if k % 53 == 7:
+                game = game.replace(b" 2. ", b' {\n[Event "quoted"]\n} 2. ', 1)
+            out.append(b'[Event "' + game)
+    text = b"\n\n".join(out)
+    return text.replace(b"\n", b"\r\n") if crlf else text
+
+
+class Counting:
+    """Wraps a function of a module and counts its calls."""
+
+    def __init__(self, monkeypatch, module, name):
+        self.calls = 0
+        inner = getattr(module, name)
+
+        def counted(*args, **kwargs):
+            self.calls += 1
+            return inner(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+
+
+@pytest.mark.parametrize("cross_check", ["sample", "off"])
+@pytest.mark.parametrize("batch_bytes", [1, 5, 97])
+def test_chunks_cut_only_at_sure_game_starts(tmp_path, monkeypatch, cross_check, batch_bytes):
+    """Chunks cut wherever the tricky file allows: the rows and the tally are one process's."""
+    path = tmp_path / "tricky.pgn"
+    path.write_bytes(TRICKY_PGN.encode())
+    options = AnalysisOptions(cross_check=cross_check)
+    chunks = Counting(monkeypatch, parallel, "_estimated_games")  # once per chunk sent
+    ref, got = ListSink(), ListSink()
+    tally1 = run([str(path)], ref, options)
+    tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=batch_bytes, in_flight=3)
+    assert len(ref.rows["games"]["game_index"]) >= 20
+    assert chunks.calls >= 5
+    assert tally1.as_dict() == tally2.as_dict()
+    assert ref.rows == got.rows
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+@pytest.mark.parametrize("cross_check", ["sample", "off"])
+def test_chunks_with_wrong_game_index_estimates(tmp_path, monkeypatch, cross_check, crlf):
+    """Estimates off in both directions are corrected: by shifting game_index, or (sample
+    cross-check) by analyzing the chunk again and reading the rest of the file here. The
+    backlog is one chunk, so results come back while the file is still being cut."""
+    monkeypatch.setattr(parallel, "BACKLOG_BYTES", 1)
+    path = tmp_path / "irregular.pgn"
+    path.write_bytes(irregular_pgn(crlf))
+    options = AnalysisOptions(cross_check=cross_check)
+    shifts = Counting(monkeypatch, parallel, "_shift_game_index")
+    rest = Counting(monkeypatch, parallel, "_Rest")
+    ref, got = ListSink(), ListSink()
+    tally1 = run([str(path)], ref, options)
+    tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=20_000, batch_games=9, in_flight=3)
+    assert len(ref.rows["games"]["game_index"]) == 300
+    if cross_check == "sample":
+        assert rest.calls == 1 and shifts.calls == 0
+    else:
+        assert rest.calls == 0 and shifts.calls > 5
+    assert tally1.as_dict() == tally2.as_dict()
+    assert ref.rows == got.rows
+
+
+def test_source_without_sure_game_starts_is_read_here(tmp_path, monkeypatch):
+    """No line a chunk can be cut at (no Event tags) in MAX_CHUNK_BYTES: the main process
+    reads the rest of the file, in batches of games."""
+    monkeypatch.setattr(parallel, "MAX_CHUNK_BYTES", 50_000)
+    monkeypatch.setattr(parallel, "BACKLOG_BYTES", 1)
+    path = tmp_path / "no-event.pgn"
+    text = b"".join(line for line in MAGNUS.read_bytes().splitlines(True) if not line.startswith(b"[Event "))
+    path.write_bytes(text)
+    rest = Counting(monkeypatch, parallel, "_Rest")
+    options = AnalysisOptions(cross_check="sample")
+    ref, got = ListSink(), ListSink()
+    tally1 = run([str(path)], ref, options)
+    tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=20_000, batch_games=9)
+    assert rest.calls == 1
+    assert tally1.as_dict() == tally2.as_dict()
+    assert ref.rows == got.rows
+
+
+def test_truncated_source_in_chunks(tmp_path):
+    """A compressed file cut short: the last chunk carries the error, reported as by one
+    process (on the game it cut, with the line reached)."""
+    path = tmp_path / "cut.pgn.zst"
+    path.write_bytes(MAGNUS_ZST.read_bytes()[:100_000])
+    ref, got = ListSink(), ListSink()
+    tally1 = run([str(path)], ref, AnalysisOptions())
+    tally2 = run_parallel([str(path)], got, AnalysisOptions(), jobs=2, batch_bytes=50_000)
+    assert tally1.issues["truncated-input"] == 1
+    assert tally1.as_dict() == tally2.as_dict()
+    assert ref.rows == got.rows
+
+
 def test_pool_start_failure_is_raised(monkeypatch):
     """A pool that cannot start (no processes left, say) fails the run with its error."""
-    import chessscan.engines.parallel as parallel
-
     def no_pool(jobs):
         raise OSError("cannot start worker processes")
 
     monkeypatch.setattr(parallel, "_start_pool", no_pool)
     with pytest.raises(OSError, match="cannot start worker processes"):
-        run_parallel([str(MAGNUS)], ListSink(), jobs=2, batch_games=17)
+        run_parallel([str(MAGNUS)], ListSink(), jobs=2, batch_bytes=100_000)
 
 
 def test_memory_sink_accepts_arrow_batches():
     tally = Tally()
     sink = MemorySink()
-    tally.merge(run_parallel([str(MAGNUS)], sink, jobs=2, batch_games=150))
+    tally.merge(run_parallel([str(MAGNUS)], sink, jobs=2, batch_bytes=200_000))
     ref = MemorySink()
     run([str(MAGNUS)], ref)
     merged = {t: {c: sum((b[c] for b in bs), []) for c in bs[0]} for t, bs in sink.batches.items()}
@@ -164,12 +265,10 @@ class BarRecorder:
 
 
 def test_progress_counts_every_input_byte(monkeypatch):
-    import chessscan.engines.parallel as parallel
-
     bar = BarRecorder()
     monkeypatch.setattr(parallel, "_progress", lambda paths, enabled: bar if enabled else None)
     paths = [str(p) for p in INPUTS["multi"]]
-    run_parallel(paths, ListSink(), jobs=2, batch_games=64, progress=True)
+    run_parallel(paths, ListSink(), jobs=2, batch_bytes=100_000, progress=True)
     assert bar.n == sum(Path(p).stat().st_size for p in paths)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from chessscan.readers.pgn import ISSUE_CODES, RawGame, ReaderIssue, read_games
+from chessscan.readers.pgn import ISSUE_CODES, RawGame, ReaderIssue, last_sure_game_start, read_games, sure_game_start
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -746,3 +746,45 @@ def test_game_after_a_result_mid_line_columns_count_characters():
     assert g0.sans == ["e4"] and g1.sans == ["e5"] and codes(g1) == ["missing-tags"]
     assert g1.locate(0) == (3, 12) and g1.line == 3
     assert g1.byte_offset == data.index(b"e5")
+
+
+# --- where a source may be cut (chunks for --jobs, shards for --dask) ---------------------
+
+@pytest.mark.parametrize("before, line, sure", [
+    (b'1. e4 e5 1-0\n\n', b'[Event "b"]', True),            # after a finished game
+    (b'1. e4 e5 1-0\r\n\r\n', b'[Event "b"]', True),
+    (b'1. e4 e5 1-0\r\r', b'[Event "b"]', True),               # CR-only line ends
+    (b'1. e4 e5 1-0\n', b'[Event "b"]', False),               # no blank line before
+    (b'1. e4 e5\n\n', b'[Event "b"]', False),                 # the game has not ended
+    (b'[Site "x"]\n\n', b'[Event "b"]', False),               # still a tag section
+    (b'%escape 1-0\n\n', b'[Event "b"]', False),              # an escape line
+    (b'1. e4 { open 1-0\n\n', b'[Event "b"]', True),          # a tag line ends the open comment
+    (b'1. e4 { open\n\n', b'[Event "b}"]', False),            # ... unless a '}' on it closes it
+    (b'1. e4 {x} 1-0\n\n', b'[Event "b"]', True),
+    (b'1. e4 {1-0}\n\n', b'[Event "b"]', False),              # the marker is in a comment
+])
+def test_sure_game_start(before, line, sure):
+    assert sure_game_start(b"[Event \"a\"]\n\n" + before, line, True) is sure
+    # The reader agrees: a sure start begins the second game.
+    games = list(read_games(io.BytesIO(b"[Event \"a\"]\n\n" + before + line + b"\n\n1. d4 *\n")))
+    if sure:
+        assert games[-1].tags.get("Event") == line[8:-2].decode()
+
+
+def test_last_sure_game_start():
+    text = b'[Event "a"]\n\n1. e4 1-0\n\n[Event "b"]\n\n1. d4 *\n\n[Event "c"]\n[Site "x"]\n'
+    b, c = text.index(b'[Event "b"]'), text.index(b'[Event "c"]')
+    assert last_sure_game_start(text) == c
+    assert last_sure_game_start(text[: c + 5]) == b  # "c"'s line may go on: not yet a start
+    assert last_sure_game_start(text[: b + 5]) == -1
+    assert last_sure_game_start(text, lo=c) == -1  # only candidates after lo
+    assert last_sure_game_start(b'[Event "a"]\n\n1. e4\n\n[Event "b"]\n') == -1
+
+
+def test_rebase_moves_a_game_to_its_place():
+    text = b'[Event "a"]\n\n1. e4 {x\n'
+    game = next(read_games(io.BytesIO(text)))
+    game.rebase(10, 1000, 50)
+    assert (game.index, game.byte_offset, game.line, game.movetext_line) == (10, 1000, 51, 53)
+    assert [i.line for i in game.issues] == [53, 53]
+    assert game.locate(0) == (53, 4)

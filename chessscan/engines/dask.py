@@ -48,7 +48,7 @@ from chessscan.engines.local import (
     run_epd_source,
     tables_for,
 )
-from chessscan.readers.pgn import read_games
+from chessscan.readers.pgn import line_at, read_games, sure_game_start
 from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
 from chessscan.reports.writers import buffered_rows, clear, part_name, remove_report
 
@@ -62,10 +62,6 @@ INSTALL_HINT = "pip install 'chessscan[dask]'"
 
 _COMPRESSED_SUFFIXES = (".gz", ".gzip", ".bz2", ".zst", ".zstd", ".xz")
 _CANDIDATE = re.compile(rb'[\r\n]\[Event "')
-# A termination marker as the last token (the reader's rule: a number marker is preceded by
-# whitespace, a delimiter or a period; '*' anywhere).
-_ENDS_WITH_RESULT = re.compile(rb"(?:(?<![^\s(){}.])(?:1-0|0-1|1/2-1/2)|\*)\Z")
-_STRIP_COMMENTS = re.compile(rb"\{[^}]*\}|;[^\r\n]*")
 _LOOKBACK = 1 << 16
 _SCAN_CHUNK = 1 << 20
 
@@ -99,22 +95,6 @@ def _whole_file(path: str) -> bool:
         bool(head) and os.path.splitext(path)[1].lower() in _COMPRESSED_SUFFIXES)
 
 
-def _sure_start(before: bytes, at_file_start: bool) -> bool:
-    """Whether a ``[Event "`` line preceded by ``before`` (the bytes just before it, ending
-    with its line end) starts a game in every reader state (see the module doc)."""
-    lines = before.splitlines(True)
-    i = len(lines) - 1
-    while i >= 0 and not lines[i].strip():
-        i -= 1
-    if i == len(lines) - 1 or i < 0 or (i == 0 and not at_file_start):
-        return False  # no blank line before the tag, or the last movetext line is not in view
-    last = lines[i]
-    if last.lstrip()[:1] in (b"[", b"%"):
-        return False  # a tag or escape line: the reader may still be in the tag section
-    text = _STRIP_COMMENTS.sub(b" ", last).rstrip()
-    return b"{" in text or _ENDS_WITH_RESULT.search(text) is not None
-
-
 def _find_start(f, target: int, limit: int, size: int) -> int | None:
     """Offset of the first sure game start in ``[target, limit)`` of the open file ``f``
     (``size`` bytes), or None."""
@@ -131,7 +111,8 @@ def _find_start(f, target: int, limit: int, size: int) -> int | None:
             if start >= end:
                 return None
             lo = max(0, m.start() + 1 - _LOOKBACK)
-            if _sure_start(data[lo : m.start() + 1], back + lo == 0):
+            line = line_at(data, m.start() + 1)
+            if line is not None and sure_game_start(data[lo : m.start() + 1], line, back + lo == 0):
                 return start
         pos += _SCAN_CHUNK
     return None
@@ -221,18 +202,6 @@ def count_range(path: str, start: int, end: int) -> tuple[int, int]:
     return games, lines
 
 
-def _rebase(raw, index0: int, offset0: int, line0: int):
-    """Shift a game read from the middle of a file to its place in the whole file."""
-    raw.index += index0
-    raw.byte_offset += offset0
-    raw.line += line0
-    if raw.movetext_line:
-        raw.movetext_line += line0
-    if raw.issues:
-        raw.issues = [i._replace(line=i.line + line0) for i in raw.issues]
-    return raw
-
-
 def analyze_shard(shard: Shard, first_index: int, first_line: int, options: AnalysisOptions,
                   names: Sequence[str], out_dir: str, write_empty: bool = False,
                   batch_rows: int = DEFAULT_BATCH_ROWS) -> Tally:
@@ -278,7 +247,7 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
             with stream:
                 for raw in read_games(stream, source=shard.source):
                     if shard.start:
-                        _rebase(raw, first_index, shard.start, first_line)
+                        raw.rebase(first_index, shard.start, first_line)
                     analyze_one(raw, tables, options, tally)
                     if len(positions) >= batch_rows or len(games) >= batch_rows:
                         flush()

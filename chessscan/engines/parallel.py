@@ -1,28 +1,42 @@
-"""Run the analysis on every core: the main process reads, worker processes analyze.
+"""Run the analysis on every core: worker processes read and analyze, the main process writes.
 
 Shape of a run (``chessscan analyze --jobs N``):
 
-* The main process opens each source and reads it with the PGN reader (which is much faster
-  than the analysis), cutting the games into batches of ``batch_games`` games (or
-  ``batch_bytes`` bytes of movetext, whichever comes first).
-* Each batch (a list of :class:`~chessscan.readers.pgn.RawGame`, pickled) goes to a pool of
-  ``N`` worker processes, which analyze it (cross-check included) exactly as the single
-  process path does and send back a :class:`~chessscan.analysis.game.Tally` and one Arrow
-  record batch per table. Building the Arrow arrays in the workers matters: converting
-  Python lists to Arrow costs about half as much as the analysis itself.
+* The main process opens each PGN source (decompressing it) and cuts the text into chunks of
+  about ``batch_bytes`` bytes, each ending just before a *sure game start*
+  (:func:`chessscan.readers.pgn.last_sure_game_start`: a line where the reader starts a game
+  whatever state it is in). That is all it does with the text: finding a cut is a few
+  ``rfind`` calls, so one main process keeps many workers busy.
+* Each chunk (bytes, pickled) goes to a pool of ``N`` worker processes. A worker reads it
+  with the PGN reader, shifts its games to their place in the source
+  (:meth:`~chessscan.readers.pgn.RawGame.rebase`: byte offset and line counted by the main
+  process; game index estimated, see below), analyzes them (cross-check included) exactly
+  as the single process path does, and sends back a
+  :class:`~chessscan.analysis.game.Tally` and one Arrow record batch per table. Building
+  the Arrow arrays in the workers matters: converting Python lists to Arrow costs about
+  half as much as the analysis itself.
 * The main process writes the results **in submission order** and merges the tallies in that
   order, so every table has the same rows in the same order as with ``--jobs 1``, and the
   summary is the same (the counters' key order included).
-* At most ``in_flight`` batches (default ``2 * N``) are read ahead, so memory stays flat
-  however large the input. The progress bar counts the input bytes of the batches written.
+* At most ``in_flight`` chunks (default ``2 * N``) are read ahead, so memory stays flat
+  however large the input. The progress bar counts the input bytes of the chunks written.
 
-The pool starts in a background thread once the first full batch is read: the first
+Game index. Only the reader knows how many games a chunk holds, so the main process
+estimates each chunk's first game index by counting ``[Event "`` lines (exact for every
+regular file) and checks the estimate when the chunk's result comes back in order. A wrong
+estimate is corrected by shifting the ``game_index`` columns; with ``--cross-check sample``,
+whose sample depends on the game index, the chunk is analyzed again with the right index,
+and the rest of that source is read in the main process (as below). A source with no sure
+game start in ``MAX_CHUNK_BYTES`` bytes is read in the main process too: the main process
+then reads games and sends them to the workers in batches of ``batch_games`` games.
+
+The pool starts in a background thread once the first full chunk is read: the first
 worker's start waits for the forkserver to import chessscan and pandas (about 0.4 s), and
-the main process goes on reading meanwhile, holding up to ``BACKLOG_BYTES`` of movetext
-until the workers are up.
+the main process goes on reading meanwhile, holding up to ``BACKLOG_BYTES`` of input until
+the workers are up.
 
-EPD sources are analyzed in the main process (after the PGN batches before them are
-written). An input of less than one batch is analyzed in the main process too: starting
+EPD sources are analyzed in the main process (after the PGN chunks before them are
+written). An input of less than one chunk is analyzed in the main process too: starting
 the pool would cost more than it saves.
 """
 
@@ -50,21 +64,26 @@ from chessscan.engines.local import (
     run_epd_source,
     tables_for,
 )
-from chessscan.readers.pgn import read_games
-from chessscan.readers.sources import open_source, source_name
+from chessscan.readers.pgn import last_sure_game_start, read_games
+from chessscan.readers.sources import TruncatedInput, open_source, source_name
 from chessscan.reports.writers import buffered_rows
 
-__all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "BACKLOG_BYTES", "default_jobs", "analyze_batch",
-           "run_parallel"]
+__all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "MAX_CHUNK_BYTES", "BACKLOG_BYTES", "default_jobs",
+           "analyze_batch", "analyze_chunk", "run_parallel"]
 
-#: Games per batch sent to a worker: large enough that pickling and process switches are
-#: noise (a batch of Lichess games is ~0.2 s of work), small enough to keep every core busy
-#: until the end of the input.
+#: Input bytes per chunk sent to a worker (cut at the last sure game start before): large
+#: enough that pickling and process switches are noise (1 MiB of Lichess games with clock
+#: and eval comments is ~0.25 s of work), small enough to keep every core busy until the end.
+DEFAULT_BATCH_BYTES = 1 << 20
+#: A chunk grows up to this many bytes while it has no sure game start; beyond, the rest of
+#: the source is read in the main process.
+MAX_CHUNK_BYTES = 64 << 20
+#: Games per batch when the main process reads a source itself (see the module doc).
 DEFAULT_BATCH_GAMES = 200
-#: A batch is also cut at this many bytes of movetext, so that huge games keep memory flat.
-DEFAULT_BATCH_BYTES = 4 << 20
-#: Movetext bytes read ahead while the pool starts (games in memory take about twice that).
+#: Input bytes read ahead while the pool starts.
 BACKLOG_BYTES = 16 << 20
+_READ_SIZE = 1 << 20
+_LOOKBACK = 1 << 16  # bytes looked at before a candidate game start
 
 
 def default_jobs() -> int:
@@ -100,6 +119,66 @@ def analyze_batch(games: Sequence, options: AnalysisOptions, names: Sequence[str
             else:
                 out[name] = tables[name]
     return tally, out
+
+
+class _Chunk:
+    """A chunk of a source as a binary stream: its bytes, then ``error`` (the
+    TruncatedInput the source raised after them), if any."""
+
+    def __init__(self, data: bytes, error: BaseException | None) -> None:
+        self._data = data
+        self._pos = 0
+        self._error = error
+
+    def read(self, size: int = -1) -> bytes:
+        data, pos = self._data, self._pos
+        if pos >= len(data):
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
+            return b""
+        end = len(data) if size is None or size < 0 else pos + size
+        self._pos = min(end, len(data))
+        return data[pos:end] if pos or end < len(data) else data
+
+
+def analyze_chunk(data: bytes, error: BaseException | None, source: str, index0: int, offset0: int,
+                  line0: int, options: AnalysisOptions, names: Sequence[str],
+                  arrow: bool = True) -> tuple[Tally, dict, int]:
+    """Read the PGN text ``data`` (a part of ``source`` starting at a line start, after
+    ``offset0`` bytes and ``line0`` lines of it; ``error`` is raised after the last byte, as
+    the source raised it) and analyze its games, numbered from ``index0``; what a worker
+    runs for one chunk. Returns ``(tally, tables, games)``: as :func:`analyze_batch`, and
+    the number of games read."""
+    games = [raw.rebase(index0, offset0, line0) for raw in read_games(_Chunk(data, error), source=source)]
+    tally, tables = analyze_batch(games, options, names, arrow)
+    return tally, tables, len(games)
+
+
+def _estimated_games(data: bytes) -> int:
+    """Games in a chunk if every game has one ``[Event "`` line at a line start."""
+    first = data.startswith(b'[Event "') or data.startswith(b'\xef\xbb\xbf[Event "')
+    return first + data.count(b'\n[Event "') + data.count(b'\r[Event "')
+
+
+def _line_count(data: bytes) -> int:
+    """Line ends in ``data`` as ``bytes.splitlines`` sees them (\\n, \\r\\n, \\r)."""
+    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+
+
+def _shift_game_index(out: dict, delta: int, arrow: bool) -> None:
+    """Add ``delta`` to the ``game_index`` column of every table in ``out`` (a result of
+    :func:`analyze_chunk` whose index estimate was off by ``-delta``)."""
+    for name, batch in out.items():
+        if arrow:
+            import pyarrow.compute as pc
+
+            i = batch.schema.get_field_index("game_index")
+            if i >= 0:
+                column = batch.column(i)
+                out[name] = batch.set_column(i, "game_index", pc.add(column, delta).cast(column.type))
+        elif "game_index" in batch:
+            batch["game_index"] = [v + delta for v in batch["game_index"]]
 
 
 def _start_pool(jobs: int) -> ProcessPoolExecutor:
@@ -160,21 +239,33 @@ class _Done:
         return self.value
 
 
+class _Source:
+    """A PGN source's state while its chunks are in flight: the index of the next game whose
+    result has been written (exact), and whether its index estimates proved wrong."""
+
+    __slots__ = ("exact", "irregular")
+
+    def __init__(self) -> None:
+        self.exact = 0
+        self.irregular = False
+
+
 def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
                  progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = None,
-                 batch_games: int = DEFAULT_BATCH_GAMES, batch_bytes: int = DEFAULT_BATCH_BYTES,
+                 batch_bytes: int = DEFAULT_BATCH_BYTES, batch_games: int = DEFAULT_BATCH_GAMES,
                  in_flight: int | None = None) -> Tally:
-    """Like :func:`chessscan.engines.local.run`, with the games analyzed by ``jobs`` worker
-    processes (None: :func:`default_jobs`; 1: :func:`~chessscan.engines.local.run` itself).
+    """Like :func:`chessscan.engines.local.run`, with the games read and analyzed by ``jobs``
+    worker processes (None: :func:`default_jobs`; 1: :func:`~chessscan.engines.local.run`
+    itself).
 
     The sink receives the same rows in the same order as with one process (in batches of
     other sizes); the returned tally is the same. ``batch_rows`` applies to the EPD sources
-    (analyzed here); PGN games go to workers in batches of ``batch_games`` games or
-    ``batch_bytes`` bytes of movetext, at most ``in_flight`` batches at a time (default
-    ``2 * jobs``).
+    (analyzed here); PGN sources go to the workers in chunks of about ``batch_bytes`` input
+    bytes (or, read here, in batches of ``batch_games`` games: see the module doc), at most
+    ``in_flight`` at a time (default ``2 * jobs``).
 
-    Raises ``ValueError`` for ``jobs``, ``batch_games``, ``batch_bytes`` or ``in_flight`` < 1,
-    ``OSError`` when a source cannot be opened, and
+    Raises ``ValueError`` for ``jobs``, ``batch_bytes``, ``batch_games`` or ``in_flight``
+    < 1, ``OSError`` when a source cannot be opened or read, and
     ``concurrent.futures.process.BrokenProcessPool`` when a worker dies (killed, out of
     memory). Bad content never raises.
     """
@@ -193,21 +284,37 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     names = tables_for(paths, options)
     pgn_names = tuple(n for n in names if n != "epd_positions")
     arrow = _accepts_arrow(sink)
+    resample = options.cross_check == "sample"  # the analysis depends on the game index
     tally = Tally()
     tables = new_tables(names, options)  # for the EPD sources, analyzed here
     bar = _progress(paths, progress)
     pool: ProcessPoolExecutor | None = None
     starter: ThreadPoolExecutor | None = None
     starting: Future | None = None  # the pool, while a thread starts it
-    backlog: list[tuple[list, int]] = []  # (games, input bytes) read while the pool starts
+    backlog: list[tuple] = []  # tasks read while the pool starts: (fn, args, advance, check)
     backlog_bytes = 0
-    pending: deque[tuple[Future | _Done, int]] = deque()  # (result, input bytes it covers)
+    # (result, input bytes it covers, check): check is (source state, chunk task args) for a
+    # chunk, whose game index estimate is checked when its result is written, else None.
+    pending: deque[tuple[Future | _Done, int, tuple | None]] = deque()
 
     def deliver(limit: int) -> None:
         """Write queued results, oldest first, until at most ``limit`` remain."""
         while len(pending) > limit:
-            fut, advance = pending.popleft()
-            batch_tally, out = fut.result()
+            fut, advance, check = pending.popleft()
+            result = fut.result()
+            batch_tally, out = result[0], result[1]
+            if check is not None:
+                state, args = check
+                delta = state.exact - args[3]
+                if delta:
+                    if resample:
+                        state.irregular = True
+                        args = args[:3] + (state.exact,) + args[4:]
+                        result = pool.submit(analyze_chunk, *args).result() if pool else analyze_chunk(*args)
+                        batch_tally, out = result[0], result[1]
+                    else:
+                        _shift_game_index(out, delta, arrow)
+                state.exact += result[2]
             tally.merge(batch_tally)
             for name in pgn_names:  # table order does not matter, row order within one does
                 batch = out.get(name)
@@ -220,9 +327,9 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             if bar is not None:
                 bar.update(advance)
 
-    def dispatch(games: list, advance: int) -> None:
+    def dispatch(fn, args: tuple, advance: int, check) -> None:
         deliver(in_flight - 1)
-        pending.append((pool.submit(analyze_batch, games, options, pgn_names, arrow), advance))
+        pending.append((pool.submit(fn, *args), advance, check))
 
     def pool_ready(wait: bool) -> bool:
         """Whether the pool is up; once it is (waiting for it if ``wait``), the backlog goes
@@ -233,23 +340,25 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 return False
             pool = starting.result()
             starting = None
-            for games, advance in backlog:
-                dispatch(games, advance)
+            for task in backlog:
+                dispatch(*task)
             backlog.clear()
         return True
 
-    def submit(games: list, advance: int, size: int, full: bool) -> None:
+    def submit(fn, args: tuple, advance: int, size: int, full: bool, check=None) -> None:
+        """Queue a task (``analyze_batch`` or ``analyze_chunk``) covering ``size`` bytes;
+        ``full``: a whole batch or chunk (else the last of its source)."""
         nonlocal starter, starting, backlog_bytes
         if pool is None and starting is None:
             if not full:  # the whole input so far is less than one batch
-                pending.append((_Done(analyze_batch(games, options, pgn_names, arrow)), advance))
+                pending.append((_Done(fn(*args)), advance, check))
                 return
             starter = ThreadPoolExecutor(1, thread_name_prefix="chessscan-pool-start")
             starting = starter.submit(_start_pool, jobs)
         if pool_ready(wait=False):
-            dispatch(games, advance)
+            dispatch(fn, args, advance, check)
         else:
-            backlog.append((games, advance))
+            backlog.append((fn, args, advance, check))
             backlog_bytes += size
             if backlog_bytes >= BACKLOG_BYTES:
                 pool_ready(wait=True)
@@ -257,6 +366,76 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     def deliver_all() -> None:
         pool_ready(wait=True)
         deliver(0)
+
+    def read_here(stream, head: bytes, error, name: str, state: _Source, offset0: int, line0: int,
+                  seen: int) -> None:
+        """The main process reads the rest of a source (``head``, then ``error`` if the source
+        raised one, else the rest of ``stream``) and sends its games in batches; the chunks
+        before it are written first (their game count is then known)."""
+        deliver_all()
+        batch: list = []
+        size = 0
+        index0 = state.exact
+        for raw in read_games(_Rest(head, error, stream), source=name):
+            batch.append(raw.rebase(index0, offset0, line0))
+            size += len(raw._mt) + 1
+            if len(batch) >= batch_games or size >= batch_bytes:
+                now = stream.bytes_read
+                submit(analyze_batch, (batch, options, pgn_names, arrow), now - seen, size, True)
+                seen = now
+                batch, size = [], 0
+        if batch or stream.bytes_read > seen:
+            submit(analyze_batch, (batch, options, pgn_names, arrow), stream.bytes_read - seen, size, False)
+
+    def read_chunks(stream, name: str) -> None:
+        """Cut a PGN source into chunks and send them to the workers (module doc)."""
+        state = _Source()
+        parts: list[bytes] = []
+        held = 0  # bytes in parts
+        offset0 = line0 = 0  # bytes and lines of the source sent so far
+        estimate = 0  # the next chunk's first game index, as estimated
+        seen = 0  # input bytes (compressed) accounted for
+        error = None
+        searched = 0  # bytes of the buffer without a sure game start (a line end may follow)
+        read_size = min(_READ_SIZE, batch_bytes)
+        while True:
+            try:
+                data = stream.read(read_size)
+            except TruncatedInput as exc:
+                error, data = exc, b""
+            if data:
+                parts.append(data)
+                held += len(data)
+                if held < batch_bytes:
+                    continue
+            buf = b"".join(parts)
+            parts = [buf]
+            if state.irregular:
+                read_here(stream, buf, error, name, state, offset0, line0, seen)
+                return
+            if data:
+                cut = last_sure_game_start(buf, max(0, searched - _LOOKBACK))
+                if cut < 0:
+                    if held >= MAX_CHUNK_BYTES:
+                        read_here(stream, buf, None, name, state, offset0, line0, seen)
+                        return
+                    searched = len(buf)
+                    continue
+                searched = 0
+                chunk = buf[:cut]
+                parts, held = [buf[cut:]], len(buf) - cut
+            else:
+                chunk = buf
+            games = _estimated_games(chunk)
+            now = stream.bytes_read
+            args = (chunk, None if data else error, name, estimate, offset0, line0, options, pgn_names, arrow)
+            submit(analyze_chunk, args, now - seen, len(chunk), bool(data), (state, args))
+            seen = now
+            if not data:
+                return
+            estimate += games
+            offset0 += len(chunk)
+            line0 += _line_count(chunk)
 
     def flush_epd() -> None:
         flush_tables(sink, tables, names)
@@ -269,21 +448,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 flush_epd()
                 continue
             with open_source(path) as stream:
-                seen = 0
-                batch: list = []
-                size = 0
-                for raw in read_games(stream, source=source_name(path)):
-                    batch.append(raw)
-                    size += len(raw._mt) + 1
-                    if len(batch) >= batch_games or size >= batch_bytes:
-                        now = stream.bytes_read
-                        submit(batch, now - seen, size, True)
-                        seen = now
-                        batch, size = [], 0
-                if batch:
-                    submit(batch, stream.bytes_read - seen, size, False)
-                elif bar is not None and stream.bytes_read > seen:
-                    bar.update(stream.bytes_read - seen)  # blank tail after the last game
+                read_chunks(stream, source_name(path))
         deliver_all()
     except BaseException:
         if starting is not None:
@@ -303,3 +468,22 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         if bar is not None:
             bar.close()
     return tally
+
+
+class _Rest:
+    """``head``, then ``error`` if given (the source raised it), else what is left of
+    ``stream``: a source read on from the middle."""
+
+    def __init__(self, head: bytes, error: BaseException | None, stream) -> None:
+        self._head = head
+        self._error = error
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            head, self._head = self._head, b""
+            return head
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return self._stream.read(size)

@@ -24,7 +24,7 @@ from typing import BinaryIO, Iterator, NamedTuple, Union
 
 from .sources import TruncatedInput, open_source, source_name
 
-__all__ = ["RawGame", "ReaderIssue", "read_games", "ISSUE_CODES"]
+__all__ = ["RawGame", "ReaderIssue", "read_games", "ISSUE_CODES", "sure_game_start", "last_sure_game_start"]
 
 #: Issue codes and their severities.
 ISSUE_CODES = {
@@ -149,6 +149,19 @@ class RawGame:
             return (self.movetext_line or self.line), None
         return _line_col(text, pos, self.movetext_line)
 
+    def rebase(self, index0: int, offset0: int, line0: int) -> "RawGame":
+        """Shift a game read from the middle of a source to its place in the whole source:
+        ``index0`` games, ``offset0`` decompressed bytes and ``line0`` lines came before the
+        part it was read from (which must start at a line start). Returns ``self``."""
+        self.index += index0
+        self.byte_offset += offset0
+        self.line += line0
+        if self.movetext_line:
+            self.movetext_line += line0
+        if self.issues:
+            self.issues = [i._replace(line=i.line + line0) for i in self.issues]
+        return self
+
 
 # --------------------------------------------------------------------------
 # Regexes. Line-level ones work on bytes (every PGN delimiter is ASCII, so
@@ -190,6 +203,11 @@ _STRUCT_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*|[()]|" + _RES.encode())
 # matched too, so that a '%' line is only seen where the reader sees it.
 _ESCAPE_LINE_B = re.compile(rb"(?m)\{[^}]*\}?|;[^\n]*|^%[^\n]*")
 _FIRST_COMMENT_B = re.compile(rb"\s*\{([^}]*)\}")
+# Game starts a source can be cut at (sure_game_start): an Event line after a line end, and
+# a termination marker as the last token of a line (the reader's rule: a number marker is
+# preceded by whitespace, a delimiter or a period; '*' anywhere).
+_EVENT_AFTER_EOL_B = re.compile(rb'[\r\n]\[Event "')
+_ENDS_WITH_RESULT_B = re.compile(rb"(?:(?<![^\s(){}.])(?:1-0|0-1|1/2-1/2)|\*)\Z")
 
 # Fast path: plain SAN movetext, as written by lichess, pgnmentor, TCEC.
 _SAN_FAST = r"(?:[NBRQK][a-h]?[1-8]?x?[a-h][1-8]|[a-h](?:x[a-h])?[1-8](?:=[NBRQ])?|O-O(?:-O)?)[+#]?"
@@ -570,6 +588,57 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
         yield game
     elif extra is not None:
         yield RawGame(source, index, off, max(lineno, 1), {}, [], None, 0, issues=[extra])
+
+
+def sure_game_start(before: bytes, line: bytes, line_start: bool) -> bool:
+    """Whether ``line`` (without its line end), beginning ``[Event "`` and preceded by
+    ``before``, starts a game whatever state the reader is in, so that a source may be cut
+    there and its parts read apart.
+
+    ``before``: the bytes just before the line, ending with its line end; ``line_start``:
+    whether ``before`` itself begins at a line start (else its first line is partial and not
+    looked at). True when one or more blank lines come first and the last non-blank line is
+    neither a tag nor an escape line and either ends with a termination marker (PGN §8.2.6)
+    or leaves a brace comment open (a tag line after a blank line ends an unclosed comment,
+    unless a '}' on it closes the comment).
+    """
+    if b"}" in line:
+        return False
+    lines = before.splitlines(True)
+    i = len(lines) - 1
+    while i >= 0 and not lines[i].strip():
+        i -= 1
+    if i == len(lines) - 1 or i < 0 or (i == 0 and not line_start):
+        return False  # no blank line before the tag, or the last movetext line is not in view
+    last = lines[i]
+    if last.lstrip()[:1] in (b"[", b"%"):
+        return False  # a tag or escape line: the reader may still be in the tag section
+    text = _STRIP_B.sub(b" ", last).rstrip()
+    return b"{" in text or _ENDS_WITH_RESULT_B.search(text) is not None
+
+
+def line_at(buf: bytes, start: int) -> bytes | None:
+    """The line of ``buf`` beginning at ``start``, without its line end (None: no line end
+    in ``buf``, the line may go on)."""
+    ends = [e for e in (buf.find(b"\n", start), buf.find(b"\r", start)) if e >= 0]
+    return buf[start:min(ends)] if ends else None
+
+
+def last_sure_game_start(buf: bytes, lo: int = 0, lookback: int = 1 << 16) -> int:
+    """Offset in ``buf`` of the last line after ``lo`` that is a sure game start (see
+    :func:`sure_game_start`; ``buf`` must begin at a line start, and the line's own end must
+    be in ``buf``), or -1. ``lookback``: bytes looked at before a candidate."""
+    end = len(buf)
+    while True:
+        i = max(buf.rfind(b'\n[Event "', lo, end), buf.rfind(b'\r[Event "', lo, end))
+        if i < 0:
+            return -1
+        start = i + 1
+        line = line_at(buf, start)
+        back = max(0, start - lookback)
+        if line is not None and sure_game_start(buf[back:start], line, back == 0):
+            return start
+        end = i
 
 
 def _starts_game(line: bytes, tag_lines: list[bytes]) -> bool:

@@ -107,13 +107,11 @@ class ListSink:
             table[c].extend(v)
 
 
-@pytest.mark.parametrize("backlog", ["default", "one batch"])
-def test_small_batches_keep_order_and_tally(monkeypatch, backlog):
-    """Many small batches, few in flight, a sink taking lists: same rows and tally. With a
-    backlog of one batch, the main process waits for the pool at the first batch; by
-    default the batches read while the pool starts wait in the backlog."""
-    if backlog == "one batch":
-        monkeypatch.setattr(parallel, "BACKLOG_BYTES", 1)
+@pytest.mark.parametrize("work_while_starting", [True, False])
+def test_small_batches_keep_order_and_tally(monkeypatch, work_while_starting):
+    """Many small chunks, few in flight, a sink taking lists: same rows and tally, whether
+    the main process analyzes chunks while the pool starts or waits for it."""
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", work_while_starting)
     paths = [str(p) for p in INPUTS["multi"]]
     options = AnalysisOptions(cross_check="sample")
     ref, got = ListSink(), ListSink()
@@ -160,6 +158,7 @@ class Counting:
 @pytest.mark.parametrize("batch_bytes", [1, 5, 97])
 def test_chunks_cut_only_at_sure_game_starts(tmp_path, monkeypatch, cross_check, batch_bytes):
     """Chunks cut wherever the tricky file allows: the rows and the tally are one process's."""
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
     path = tmp_path / "tricky.pgn"
     path.write_bytes(TRICKY_PGN.encode())
     options = AnalysisOptions(cross_check=cross_check)
@@ -177,9 +176,8 @@ def test_chunks_cut_only_at_sure_game_starts(tmp_path, monkeypatch, cross_check,
 @pytest.mark.parametrize("cross_check", ["sample", "off"])
 def test_chunks_with_wrong_game_index_estimates(tmp_path, monkeypatch, cross_check, crlf):
     """Estimates off in both directions are corrected: by shifting game_index, or (sample
-    cross-check) by analyzing the chunk again and reading the rest of the file here. The
-    backlog is one chunk, so results come back while the file is still being cut."""
-    monkeypatch.setattr(parallel, "BACKLOG_BYTES", 1)
+    cross-check) by analyzing the chunk again and reading the rest of the file here."""
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
     path = tmp_path / "irregular.pgn"
     path.write_bytes(irregular_pgn(crlf))
     options = AnalysisOptions(cross_check=cross_check)
@@ -201,7 +199,7 @@ def test_source_without_sure_game_starts_is_read_here(tmp_path, monkeypatch):
     """No line a chunk can be cut at (no Event tags) in MAX_CHUNK_BYTES: the main process
     reads the rest of the file, in batches of games."""
     monkeypatch.setattr(parallel, "MAX_CHUNK_BYTES", 50_000)
-    monkeypatch.setattr(parallel, "BACKLOG_BYTES", 1)
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
     path = tmp_path / "no-event.pgn"
     text = b"".join(line for line in MAGNUS.read_bytes().splitlines(True) if not line.startswith(b"[Event "))
     path.write_bytes(text)

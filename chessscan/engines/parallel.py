@@ -32,8 +32,7 @@ then reads games and sends them to the workers in batches of ``batch_games`` gam
 
 The pool starts in a background thread once the first full chunk is read: the first
 worker's start waits for the forkserver to import chessscan and pandas (about 0.4 s), and
-the main process goes on reading meanwhile, holding up to ``BACKLOG_BYTES`` of input until
-the workers are up.
+meanwhile the main process analyzes the chunks it cuts itself, so that no core waits.
 
 EPD sources are analyzed in the main process (after the PGN chunks before them are
 written). An input of less than one chunk is analyzed in the main process too: starting
@@ -68,8 +67,8 @@ from chessscan.readers.pgn import last_sure_game_start, read_games
 from chessscan.readers.sources import TruncatedInput, open_source, source_name
 from chessscan.reports.writers import buffered_rows
 
-__all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "MAX_CHUNK_BYTES", "BACKLOG_BYTES", "default_jobs",
-           "analyze_batch", "analyze_chunk", "run_parallel"]
+__all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "MAX_CHUNK_BYTES", "default_jobs", "analyze_batch",
+           "analyze_chunk", "run_parallel"]
 
 #: Input bytes per chunk sent to a worker (cut at the last sure game start before): large
 #: enough that pickling and process switches are noise (1 MiB of Lichess games with clock
@@ -80,9 +79,10 @@ DEFAULT_BATCH_BYTES = 1 << 20
 MAX_CHUNK_BYTES = 64 << 20
 #: Games per batch when the main process reads a source itself (see the module doc).
 DEFAULT_BATCH_GAMES = 200
-#: Input bytes read ahead while the pool starts.
-BACKLOG_BYTES = 16 << 20
 _READ_SIZE = 1 << 20
+# Whether the main process analyzes chunks while the pool starts (tests turn it off to send
+# every chunk after the first to the workers).
+_WORK_WHILE_POOL_STARTS = True
 _LOOKBACK = 1 << 16  # bytes looked at before a candidate game start
 
 
@@ -291,8 +291,6 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     pool: ProcessPoolExecutor | None = None
     starter: ThreadPoolExecutor | None = None
     starting: Future | None = None  # the pool, while a thread starts it
-    backlog: list[tuple] = []  # tasks read while the pool starts: (fn, args, advance, check)
-    backlog_bytes = 0
     # (result, input bytes it covers, check): check is (source state, chunk task args) for a
     # chunk, whose game index estimate is checked when its result is written, else None.
     pending: deque[tuple[Future | _Done, int, tuple | None]] = deque()
@@ -332,36 +330,28 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         pending.append((pool.submit(fn, *args), advance, check))
 
     def pool_ready(wait: bool) -> bool:
-        """Whether the pool is up; once it is (waiting for it if ``wait``), the backlog goes
-        to it first."""
+        """Whether the pool is up (waiting for it to start if ``wait``)."""
         nonlocal pool, starting
         if pool is None:
             if starting is None or not (wait or starting.done()):
                 return False
             pool = starting.result()
             starting = None
-            for task in backlog:
-                dispatch(*task)
-            backlog.clear()
         return True
 
-    def submit(fn, args: tuple, advance: int, size: int, full: bool, check=None) -> None:
-        """Queue a task (``analyze_batch`` or ``analyze_chunk``) covering ``size`` bytes;
-        ``full``: a whole batch or chunk (else the last of its source)."""
-        nonlocal starter, starting, backlog_bytes
-        if pool is None and starting is None:
-            if not full:  # the whole input so far is less than one batch
-                pending.append((_Done(fn(*args)), advance, check))
-                return
+    def submit(fn, args: tuple, advance: int, full: bool, check=None) -> None:
+        """Queue a task (``analyze_batch`` or ``analyze_chunk``); ``full``: a whole batch or
+        chunk (else the last of its source). Until the pool is up, or when all the input is
+        less than one chunk, the main process runs the task itself."""
+        nonlocal starter, starting
+        if pool is None and starting is None and full:
             starter = ThreadPoolExecutor(1, thread_name_prefix="chessscan-pool-start")
             starting = starter.submit(_start_pool, jobs)
-        if pool_ready(wait=False):
+        if pool_ready(wait=not _WORK_WHILE_POOL_STARTS):
             dispatch(fn, args, advance, check)
         else:
-            backlog.append((fn, args, advance, check))
-            backlog_bytes += size
-            if backlog_bytes >= BACKLOG_BYTES:
-                pool_ready(wait=True)
+            deliver(in_flight - 1)
+            pending.append((_Done(fn(*args)), advance, check))
 
     def deliver_all() -> None:
         pool_ready(wait=True)
@@ -381,11 +371,11 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             size += len(raw._mt) + 1
             if len(batch) >= batch_games or size >= batch_bytes:
                 now = stream.bytes_read
-                submit(analyze_batch, (batch, options, pgn_names, arrow), now - seen, size, True)
+                submit(analyze_batch, (batch, options, pgn_names, arrow), now - seen, True)
                 seen = now
                 batch, size = [], 0
         if batch or stream.bytes_read > seen:
-            submit(analyze_batch, (batch, options, pgn_names, arrow), stream.bytes_read - seen, size, False)
+            submit(analyze_batch, (batch, options, pgn_names, arrow), stream.bytes_read - seen, False)
 
     def read_chunks(stream, name: str) -> None:
         """Cut a PGN source into chunks and send them to the workers (module doc)."""
@@ -429,7 +419,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             games = _estimated_games(chunk)
             now = stream.bytes_read
             args = (chunk, None if data else error, name, estimate, offset0, line0, options, pgn_names, arrow)
-            submit(analyze_chunk, args, now - seen, len(chunk), bool(data), (state, args))
+            submit(analyze_chunk, args, now - seen, bool(data), (state, args))
             seen = now
             if not data:
                 return

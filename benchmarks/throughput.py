@@ -178,6 +178,7 @@ def run_side(args) -> None:
     cpu = time.process_time() - cpu0
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     json.dump({"games": games, "positions": positions, "wall": wall, "cpu": cpu + sum(workers.cpu.values()),
+               "main_cpu": cpu,
                "rss_mib": rss_kib / 1024 + workers.peak_rss / 2**20, "summary": summary}, sys.stdout)
 
 
@@ -326,6 +327,13 @@ def main(argv=None) -> None:
                     for n, m in results.items()]
             print(table(rows, HEADER + ["speed-up"]))
             print("(cpu s and peak RSS: the main process plus the forkserver and workers, sampled every 50 ms with psutil; RSS is summed, so pages they share count once per process)")
+            for n, m in results.items():
+                if n > 1 and m["cpu"] > m["main_cpu"]:
+                    main_us = m["main_cpu"] / m["positions"] * 1e6
+                    worker_us = (m["cpu"] - m["main_cpu"]) / m["positions"] * 1e6
+                    print(f"--jobs {n}: the main process (decompressing, cutting chunks, writing) takes "
+                          f"{main_us:.2f} us of CPU per position, the workers {worker_us:.2f} us: one main "
+                          f"process keeps about {worker_us / main_us:.0f} workers busy")
             same = all(m["summary"] == base["summary"] for m in results.values())
             print(f"same summary for every --jobs: {'yes' if same else 'NO'}")
         elif args.memory:

@@ -298,7 +298,8 @@ def test_jobs_rejects_zero():
 # Game starts the shard planner must get right: a game ended by a new tag section inside an
 # open comment or an open variation, a tag section with no movetext and no Event tag, a
 # marker in a ';' comment of a game without tags, two markers on one line, escape lines,
-# CR-only and CRLF line ends, a NUL line, a last game without a final newline.
+# CR-only and CRLF line ends, a NUL line, comments after a marker (they open the next game),
+# a last game without a final newline.
 TRICKY_PGN = "".join([
     '[Event "a"]\n[Site "x"]\n\n1. e4 e5 1-0\n\n[Event "b"]\n\n1. d4 {open comment 1-0\n\n',
     '[Event "c"]\n\n1. c4 (1. d4 1-0\n\n[Event "d"]\n[White "w"]\n\n[Event "e"]\n\n1. e4 *\n',
@@ -309,7 +310,8 @@ TRICKY_PGN = "".join([
     '[Event "l"]\r\r1. e4 *\r\n\n{ pre } [Event "m"]\n1. e4 *\n\n[Event "n"] 1. e4 *\n\n',
     '[Foo "bar 1-0\n\n[Event "o"]\n\n1. e4 1/2-1/2\n\n\x00\n\n[Event "p"]\n\n1. e4 *\n',
     '1. e4 e5 2. Ke2 *\n\n[Event "q"]\n\n1. e4 {x} ; y 1-0\n\n[Event "r"]\n\n1. e4 } 1-0\n\n',
-    '[Event "s"]\n1. e4 (1. d4 { c\n\n[Event "t"]\n\n1. e4 *',
+    '[Event "s"]\n1. e4 (1. d4 { c\n\n[Event "t"]\n\n1. e4 *\n\n[Event "x"]\n\n1. e4 1-0 ;\n\n',
+    '[Event "y"]\n\n1. d4 1-0 {after}\n\n[Event "z"]\n\n1. c4 *',
 ])
 
 

@@ -762,6 +762,8 @@ def test_game_after_a_result_mid_line_columns_count_characters():
     (b'1. e4 { open\n\n', b'[Event "b}"]', False),            # ... unless a '}' on it closes it
     (b'1. e4 {x} 1-0\n\n', b'[Event "b"]', True),
     (b'1. e4 {1-0}\n\n', b'[Event "b"]', False),              # the marker is in a comment
+    (b'1. e4 1-0 ;\n\n', b'[Event "b"]', False),              # a comment after the marker
+    (b'1. e4 1-0 {x}\n\n', b'[Event "b"]', False),            # opens the next game
 ])
 def test_sure_game_start(before, line, sure):
     assert sure_game_start(b"[Event \"a\"]\n\n" + before, line, True) is sure

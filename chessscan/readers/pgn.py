@@ -598,9 +598,9 @@ def sure_game_start(before: bytes, line: bytes, line_start: bool) -> bool:
     ``before``: the bytes just before the line, ending with its line end; ``line_start``:
     whether ``before`` itself begins at a line start (else its first line is partial and not
     looked at). True when one or more blank lines come first and the last non-blank line is
-    neither a tag nor an escape line and either ends with a termination marker (PGN §8.2.6)
-    or leaves a brace comment open (a tag line after a blank line ends an unclosed comment,
-    unless a '}' on it closes the comment).
+    neither a tag nor an escape line and either ends with a termination marker (PGN §8.2.6;
+    a comment after it would open the next game) or leaves a brace comment open (a tag line
+    after a blank line ends an unclosed comment, unless a '}' on it closes the comment).
     """
     if b"}" in line:
         return False
@@ -614,7 +614,10 @@ def sure_game_start(before: bytes, line: bytes, line_start: bool) -> bool:
     if last.lstrip()[:1] in (b"[", b"%"):
         return False  # a tag or escape line: the reader may still be in the tag section
     text = _STRIP_B.sub(b" ", last).rstrip()
-    return b"{" in text or _ENDS_WITH_RESULT_B.search(text) is not None
+    if b"{" in text:
+        return True
+    # The marker ends the line, and is not inside a comment.
+    return _ENDS_WITH_RESULT_B.search(last.rstrip()) is not None and _ENDS_WITH_RESULT_B.search(text) is not None
 
 
 def line_at(buf: bytes, start: int) -> bytes | None:

@@ -45,6 +45,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Iterable, Sequence
@@ -183,14 +184,38 @@ def _shift_game_index(out: dict, delta: int, arrow: bool) -> None:
 
 def _start_pool(jobs: int) -> ProcessPoolExecutor:
     """A pool of ``jobs`` workers with its first worker running (the forkserver's imports
-    done: the other workers then start in milliseconds)."""
+    done: the other workers then start in milliseconds). Runs in a thread of its own."""
+    if hasattr(signal, "pthread_sigmask"):
+        # The forkserver and the workers inherit this thread's signal mask. Ctrl-C reaches
+        # the whole process group; with SIGINT blocked, the forkserver does not die with a
+        # traceback in its imports (it ignores SIGINT only after them): the main process
+        # alone handles it. The resource tracker is started first, as starting it unblocks
+        # SIGINT in the calling thread.
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     pool = ProcessPoolExecutor(jobs, mp_context=_mp_context(), initializer=_init_worker)
     try:
         pool.submit(int).result()
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_pool(pool)
         raise
     return pool
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool at once: queued tasks cancelled, running ones killed (workers ignore
+    SIGINT, and a chunk can take seconds)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # no public API before 3.14
+    if processes and hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
+        # The pool's threads may still write to the killed workers' pipes: that must fail
+        # with EPIPE (Python's default), not kill this process (the CLI's SIG_DFL).
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
 
 
 def _init_worker() -> None:
@@ -385,12 +410,24 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         offset0 = line0 = 0  # bytes and lines of the source sent so far
         estimate = 0  # the next chunk's first game index, as estimated
         seen = 0  # input bytes (compressed) accounted for
+        searched = 0  # bytes of the held text known to hold no sure game start
         error = None
-        searched = 0  # bytes of the buffer without a sure game start (a line end may follow)
-        read_size = min(_READ_SIZE, batch_bytes)
+
+        def send(chunk: bytes, last: bool) -> None:
+            nonlocal offset0, line0, estimate, seen
+            now = stream.bytes_read
+            args = (chunk, error if last else None, name, estimate, offset0, line0, options, pgn_names, arrow)
+            submit(analyze_chunk, args, now - seen, not last, (state, args))
+            seen = now
+            estimate += _estimated_games(chunk)
+            offset0 += len(chunk)
+            line0 += _line_count(chunk)
+
         while True:
             try:
-                data = stream.read(read_size)
+                # Always whole blocks: how much a corrupt stream gives before its error
+                # depends on the read size, and the reader in one process reads the same.
+                data = stream.read(_READ_SIZE)
             except TruncatedInput as exc:
                 error, data = exc, b""
             if data:
@@ -399,33 +436,32 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 if held < batch_bytes:
                     continue
             buf = b"".join(parts)
-            parts = [buf]
             if state.irregular:
                 read_here(stream, buf, error, name, state, offset0, line0, seen)
                 return
-            if data:
-                cut = last_sure_game_start(buf, max(0, searched - _LOOKBACK))
-                if cut < 0:
-                    if held >= MAX_CHUNK_BYTES:
-                        read_here(stream, buf, None, name, state, offset0, line0, seen)
-                        return
-                    searched = len(buf)
-                    continue
-                searched = 0
-                chunk = buf[:cut]
-                parts, held = [buf[cut:]], len(buf) - cut
-            else:
-                chunk = buf
-            games = _estimated_games(chunk)
-            now = stream.bytes_read
-            args = (chunk, None if data else error, name, estimate, offset0, line0, options, pgn_names, arrow)
-            submit(analyze_chunk, args, now - seen, bool(data), (state, args))
-            seen = now
             if not data:
+                send(buf, True)
                 return
-            estimate += games
-            offset0 += len(chunk)
-            line0 += _line_count(chunk)
+            # As many chunks of about batch_bytes as the text allows: each ends at the last
+            # sure game start within batch_bytes, or within twice, four times... that.
+            pos = 0
+            while len(buf) - pos >= batch_bytes:
+                hi = pos + batch_bytes
+                while (cut := last_sure_game_start(buf, max(pos, searched - _LOOKBACK), hi)) < 0 and hi < len(buf):
+                    hi = min(len(buf), pos + 2 * (hi - pos))
+                if cut < 0:
+                    searched = len(buf)
+                    break
+                send(buf[pos:cut], False)
+                pos = cut
+                searched = 0
+                if state.irregular:
+                    break
+            parts, held = [buf[pos:]], len(buf) - pos
+            searched = max(0, searched - pos)
+            if held >= MAX_CHUNK_BYTES:
+                read_here(stream, parts[0], None, name, state, offset0, line0, seen)
+                return
 
     def flush_epd() -> None:
         flush_tables(sink, tables, names)
@@ -447,7 +483,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             except BaseException:
                 pass  # the start failed: nothing to shut down, the first error is the one to see
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            _stop_pool(pool)
             pool = None
         raise
     finally:

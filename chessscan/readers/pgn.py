@@ -627,11 +627,12 @@ def line_at(buf: bytes, start: int) -> bytes | None:
     return buf[start:min(ends)] if ends else None
 
 
-def last_sure_game_start(buf: bytes, lo: int = 0, lookback: int = 1 << 16) -> int:
-    """Offset in ``buf`` of the last line after ``lo`` that is a sure game start (see
-    :func:`sure_game_start`; ``buf`` must begin at a line start, and the line's own end must
-    be in ``buf``), or -1. ``lookback``: bytes looked at before a candidate."""
-    end = len(buf)
+def last_sure_game_start(buf: bytes, lo: int = 0, hi: int | None = None, lookback: int = 1 << 16) -> int:
+    """Offset in ``buf`` of the last line starting after ``lo`` and before ``hi`` (default:
+    the end) that is a sure game start (see :func:`sure_game_start`; ``buf`` must begin at a
+    line start, and the line's own end must be in ``buf``), or -1. ``lookback``: bytes looked
+    at before a candidate."""
+    end = len(buf) if hi is None else min(hi, len(buf))
     while True:
         i = max(buf.rfind(b'\n[Event "', lo, end), buf.rfind(b'\r[Event "', lo, end))
         if i < 0:

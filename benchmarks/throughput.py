@@ -331,9 +331,9 @@ def main(argv=None) -> None:
                 if n > 1 and m["cpu"] > m["main_cpu"]:
                     main_us = m["main_cpu"] / m["positions"] * 1e6
                     worker_us = (m["cpu"] - m["main_cpu"]) / m["positions"] * 1e6
-                    print(f"--jobs {n}: the main process (decompressing, cutting chunks, writing) takes "
-                          f"{main_us:.2f} us of CPU per position, the workers {worker_us:.2f} us: one main "
-                          f"process keeps about {worker_us / main_us:.0f} workers busy")
+                    print(f"--jobs {n}: CPU per position {main_us:.2f} us in the main process (decompressing, "
+                          f"cutting chunks, writing, and analyzing chunks while the pool starts), "
+                          f"{worker_us:.2f} us in the forkserver and workers")
             same = all(m["summary"] == base["summary"] for m in results.values())
             print(f"same summary for every --jobs: {'yes' if same else 'NO'}")
         elif args.memory:

@@ -10,10 +10,11 @@ How a run goes:
    ``shard_size`` is cut into byte ranges, each starting at a game boundary; a compressed
    file (no random access), a UTF-16 one (read transcoded) and an EPD file are one shard
    each. A cut is made only where the reader is sure to start a game, whatever state it is
-   in: a line beginning ``[Event "`` after one or more blank lines, where the last non-blank
-   line before them ends with a termination marker (or opens a comment) and is neither a tag
-   nor an escape line. If no such line lies within ``shard_size`` bytes after a target
-   offset, the shard just grows.
+   in (:func:`chessscan.readers.pgn.sure_game_start`, the rule ``--jobs`` cuts chunks by): a
+   line beginning ``[Event "`` after one or more blank lines, where the last non-blank line
+   before them ends with a termination marker (or opens a comment) and is neither a tag nor
+   an escape line. If no such line lies within ``shard_size`` bytes after a target offset,
+   the shard just grows.
 2. **Counts** (one task per cut): the games and lines in each range before the last one of
    a file, read with the same PGN reader, give every shard the game index and line number
    of its first game, so ``game_index``, ``line`` and the cross-check sample (which depends

@@ -24,7 +24,8 @@ from typing import BinaryIO, Iterator, NamedTuple, Union
 
 from .sources import TruncatedInput, open_source, source_name
 
-__all__ = ["RawGame", "ReaderIssue", "read_games", "ISSUE_CODES", "sure_game_start", "last_sure_game_start"]
+__all__ = ["RawGame", "ReaderIssue", "read_games", "ISSUE_CODES", "sure_game_start", "last_sure_game_start",
+           "line_at"]
 
 #: Issue codes and their severities.
 ISSUE_CODES = {
@@ -203,10 +204,8 @@ _STRUCT_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*|[()]|" + _RES.encode())
 # matched too, so that a '%' line is only seen where the reader sees it.
 _ESCAPE_LINE_B = re.compile(rb"(?m)\{[^}]*\}?|;[^\n]*|^%[^\n]*")
 _FIRST_COMMENT_B = re.compile(rb"\s*\{([^}]*)\}")
-# Game starts a source can be cut at (sure_game_start): an Event line after a line end, and
-# a termination marker as the last token of a line (the reader's rule: a number marker is
-# preceded by whitespace, a delimiter or a period; '*' anywhere).
-_EVENT_AFTER_EOL_B = re.compile(rb'[\r\n]\[Event "')
+# For sure_game_start: a termination marker as the last token of a line (the reader's rule:
+# a number marker is preceded by whitespace, a delimiter or a period; '*' anywhere).
 _ENDS_WITH_RESULT_B = re.compile(rb"(?:(?<![^\s(){}.])(?:1-0|0-1|1/2-1/2)|\*)\Z")
 
 # Fast path: plain SAN movetext, as written by lichess, pgnmentor, TCEC.

@@ -49,7 +49,7 @@ from chessscan.engines.local import (
     run_epd_source,
     tables_for,
 )
-from chessscan.readers.pgn import line_at, read_games, sure_game_start
+from chessscan.readers.pgn import count_line_ends, line_at, read_games, sure_game_start
 from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
 from chessscan.reports.writers import buffered_rows, clear, part_name, remove_report
 
@@ -195,8 +195,7 @@ def count_range(path: str, start: int, end: int) -> tuple[int, int]:
             chunk = stream.read(_SCAN_CHUNK)
             if not chunk:
                 break
-            # Line ends as bytes.splitlines sees them: \n, \r\n and a lone \r.
-            lines += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+            lines += count_line_ends(chunk)
             if cr_end and chunk[:1] == b"\n":
                 lines -= 1  # a \r\n split between two chunks
             cr_end = chunk[-1:] == b"\r"

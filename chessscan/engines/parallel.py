@@ -64,7 +64,7 @@ from chessscan.engines.local import (
     run_epd_source,
     tables_for,
 )
-from chessscan.readers.pgn import last_sure_game_start, read_games
+from chessscan.readers.pgn import count_line_ends, last_sure_game_start, read_games
 from chessscan.readers.sources import TruncatedInput, open_source, source_name
 from chessscan.reports.writers import buffered_rows
 
@@ -122,27 +122,6 @@ def analyze_batch(games: Sequence, options: AnalysisOptions, names: Sequence[str
     return tally, out
 
 
-class _Chunk:
-    """A chunk of a source as a binary stream: its bytes, then ``error`` (the
-    TruncatedInput the source raised after them), if any."""
-
-    def __init__(self, data: bytes, error: BaseException | None) -> None:
-        self._data = data
-        self._pos = 0
-        self._error = error
-
-    def read(self, size: int = -1) -> bytes:
-        data, pos = self._data, self._pos
-        if pos >= len(data):
-            if self._error is not None:
-                error, self._error = self._error, None
-                raise error
-            return b""
-        end = len(data) if size is None or size < 0 else pos + size
-        self._pos = min(end, len(data))
-        return data[pos:end] if pos or end < len(data) else data
-
-
 def analyze_chunk(data: bytes, error: BaseException | None, source: str, index0: int, offset0: int,
                   line0: int, options: AnalysisOptions, names: Sequence[str],
                   arrow: bool = True) -> tuple[Tally, dict, int]:
@@ -151,7 +130,7 @@ def analyze_chunk(data: bytes, error: BaseException | None, source: str, index0:
     the source raised it) and analyze its games, numbered from ``index0``; what a worker
     runs for one chunk. Returns ``(tally, tables, games)``: as :func:`analyze_batch`, and
     the number of games read."""
-    games = [raw.rebase(index0, offset0, line0) for raw in read_games(_Chunk(data, error), source=source)]
+    games = [raw.rebase(index0, offset0, line0) for raw in read_games(_Rest(data, error), source=source)]
     tally, tables = analyze_batch(games, options, names, arrow)
     return tally, tables, len(games)
 
@@ -160,11 +139,6 @@ def _estimated_games(data: bytes) -> int:
     """Games in a chunk if every game has one ``[Event "`` line at a line start."""
     first = data.startswith(b'[Event "') or data.startswith(b'\xef\xbb\xbf[Event "')
     return first + data.count(b'\n[Event "') + data.count(b'\r[Event "')
-
-
-def _line_count(data: bytes) -> int:
-    """Line ends in ``data`` as ``bytes.splitlines`` sees them (\\n, \\r\\n, \\r)."""
-    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
 
 
 def _shift_game_index(out: dict, delta: int, arrow: bool) -> None:
@@ -421,7 +395,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             seen = now
             estimate += _estimated_games(chunk)
             offset0 += len(chunk)
-            line0 += _line_count(chunk)
+            line0 += count_line_ends(chunk)
 
         while True:
             try:
@@ -497,19 +471,23 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
 
 
 class _Rest:
-    """``head``, then ``error`` if given (the source raised it), else what is left of
-    ``stream``: a source read on from the middle."""
+    """A binary stream of text already in hand (``head``), then ``error`` if given (the
+    source raised it after that text), else what is left of ``stream`` if given: a chunk,
+    or a source read on from the middle."""
 
-    def __init__(self, head: bytes, error: BaseException | None, stream) -> None:
+    def __init__(self, head: bytes, error: BaseException | None, stream=None) -> None:
         self._head = head
+        self._pos = 0
         self._error = error
         self._stream = stream
 
     def read(self, size: int = -1) -> bytes:
-        if self._head:
-            head, self._head = self._head, b""
-            return head
+        head, pos = self._head, self._pos
+        if pos < len(head):
+            end = len(head) if size is None or size < 0 else min(pos + size, len(head))
+            self._pos = end
+            return head if pos == 0 and end == len(head) else head[pos:end]
         if self._error is not None:
             error, self._error = self._error, None
             raise error
-        return self._stream.read(size)
+        return self._stream.read(size) if self._stream is not None else b""

@@ -25,7 +25,7 @@ from typing import BinaryIO, Iterator, NamedTuple, Union
 from .sources import TruncatedInput, open_source, source_name
 
 __all__ = ["RawGame", "ReaderIssue", "read_games", "ISSUE_CODES", "sure_game_start", "last_sure_game_start",
-           "line_at"]
+           "line_at", "count_line_ends"]
 
 #: Issue codes and their severities.
 ISSUE_CODES = {
@@ -624,6 +624,12 @@ def line_at(buf: bytes, start: int) -> bytes | None:
     in ``buf``, the line may go on)."""
     ends = [e for e in (buf.find(b"\n", start), buf.find(b"\r", start)) if e >= 0]
     return buf[start:min(ends)] if ends else None
+
+
+def count_line_ends(data: bytes) -> int:
+    """Line ends in ``data`` as the reader counts lines (``bytes.splitlines``: \\n, \\r\\n
+    and a lone \\r); a \\r\\n split between two parts counts in both."""
+    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
 
 
 def last_sure_game_start(buf: bytes, lo: int = 0, hi: int | None = None, lookback: int = 1 << 16) -> int:

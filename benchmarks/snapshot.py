@@ -1,0 +1,147 @@
+"""Snapshot every input's report tables, and compare two snapshots (run by hand).
+
+A change that must not alter results (a rewrite, a compiled core) is checked by writing the
+tables of every input before and after it and comparing them value for value:
+
+    python benchmarks/snapshot.py write SNAPSHOT_DIR [--jobs N] [--only SUBSTRING]
+    python benchmarks/snapshot.py compare OLD_DIR NEW_DIR
+
+``write`` runs ``python -m chessscan analyze INPUT --positions all --fen --cross-check off``
+for every input in ``data/samples/`` and ``../shared/data/`` (games, messy, EPD suites,
+puzzles' PGNs, perft suites read as EPD), each into its own folder, and
+with ``--perft``, ``chessscan perft --suite FILE --max-nodes 1000000`` for every perft suite
+(its stdout in ``perft.txt``). The code analyzed is whatever ``python -m chessscan`` imports from the
+current directory. ``compare`` reads every table of both snapshots with pyarrow and prints
+each difference (rows, columns, the first rows that differ), ``summary.json`` and
+``perft.txt``; exit status 1 when anything differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data"
+INPUT_SUFFIXES = (".pgn", ".epd", ".perft", ".pgn.zst", ".epd.zst")
+
+
+def inputs() -> list[tuple[str, Path]]:
+    """(label, path) of every input: data/samples first, then ../shared/data when present."""
+    found = []
+    for root, label in ((REPO / "data" / "samples", "samples"), (SHARED, "shared")):
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and path.name.endswith(INPUT_SUFFIXES):
+                found.append((f"{label}/{path.relative_to(root)}", path))
+    return found
+
+
+def is_perft_suite(path: Path) -> bool:
+    return "perft" in path.parts or path.name.startswith("perft-")
+
+
+def write(out: Path, jobs: int, only: str | None, perft: bool) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    for label, path in inputs():
+        if only and only not in label:
+            continue
+        folder = out / label.replace("/", "__")
+        start = time.perf_counter()
+        cmd = [sys.executable, "-m", "chessscan", "analyze", str(path), "-o", str(folder), "--positions",
+               "all", "--fen", "--cross-check", "off", "--silent", "--jobs", str(jobs)]
+        done = subprocess.run(cmd, capture_output=True, env=env, cwd=REPO)
+        (folder / "stderr.txt").write_bytes(done.stderr)
+        status = f"exit {done.returncode}"
+        if perft and is_perft_suite(path):
+            p = subprocess.run([sys.executable, "-m", "chessscan", "perft", "--suite", str(path), "--max-nodes",
+                                "1000000"], capture_output=True, env=env, cwd=REPO)
+            (folder / "perft.txt").write_bytes(p.stdout)
+            status += f", perft exit {p.returncode}: {p.stdout.decode(errors='replace').strip().splitlines()[-1:]}"
+        print(f"{label}: {status} ({time.perf_counter() - start:.1f} s)", flush=True)
+    return 0
+
+
+def _table_files(folder: Path) -> dict[str, Path]:
+    return {p.name: p for p in folder.iterdir() if p.suffix in (".parquet", ".csv")}
+
+
+def compare(old: Path, new: Path) -> int:
+    import pyarrow.parquet as pq
+
+    bad = 0
+    labels = sorted({p.name for p in old.iterdir() if p.is_dir()} | {p.name for p in new.iterdir() if p.is_dir()})
+    for label in labels:
+        a, b = old / label, new / label
+        if not a.is_dir() or not b.is_dir():
+            print(f"{label}: only in {'old' if a.is_dir() else 'new'}")
+            bad += 1
+            continue
+        ta, tb = _table_files(a), _table_files(b)
+        if set(ta) != set(tb):
+            print(f"{label}: tables differ: {sorted(ta)} vs {sorted(tb)}")
+            bad += 1
+        for name in sorted(set(ta) & set(tb)):
+            x, y = pq.read_table(ta[name]), pq.read_table(tb[name])
+            if x.schema.remove_metadata() != y.schema.remove_metadata():
+                print(f"{label}/{name}: schema differs:\n  old {x.schema.remove_metadata()}\n  new {y.schema.remove_metadata()}")
+                bad += 1
+            if x.num_rows != y.num_rows:
+                print(f"{label}/{name}: {x.num_rows} rows vs {y.num_rows}")
+                bad += 1
+                continue
+            for col in x.column_names:
+                if col not in y.column_names:
+                    continue
+                cx, cy = x.column(col), y.column(col)
+                if cx.type != cy.type:
+                    cy = cy.cast(cx.type)
+                if not cx.equals(cy):
+                    lx, ly = cx.to_pylist(), cy.to_pylist()
+                    rows = [i for i in range(len(lx)) if lx[i] != ly[i]]
+                    print(f"{label}/{name}: column {col!r} differs in {len(rows)} rows, first at row "
+                          f"{rows[:5]}: {[lx[i] for i in rows[:3]]} vs {[ly[i] for i in rows[:3]]}")
+                    bad += 1
+        for extra in ("summary.json", "perft.txt"):
+            fa, fb = a / extra, b / extra
+            if fa.exists() or fb.exists():
+                ca = fa.read_bytes() if fa.exists() else None
+                cb = fb.read_bytes() if fb.exists() else None
+                if extra == "summary.json" and ca and cb:
+                    ca, cb = json.loads(ca), json.loads(cb)
+                    for d in (ca, cb):
+                        d.pop("sources", None)
+                        d.pop("elapsed_seconds", None)
+                if ca != cb:
+                    print(f"{label}/{extra} differs")
+                    bad += 1
+    print(f"{len(labels)} inputs compared, {bad} difference(s)")
+    return 1 if bad else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("out", type=Path)
+    w.add_argument("--jobs", type=int, default=1)
+    w.add_argument("--only", help="only inputs whose label contains this")
+    w.add_argument("--perft", action="store_true", help="also run every perft suite (slow)")
+    c = sub.add_parser("compare")
+    c.add_argument("old", type=Path)
+    c.add_argument("new", type=Path)
+    args = parser.parse_args()
+    if args.command == "write":
+        return write(args.out, args.jobs, args.only, args.perft)
+    return compare(args.old, args.new)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -38,13 +38,13 @@ from chessscan.analysis.rows import PositionRows
 from chessscan.core.bitboard import BB_FILES, BB_RANKS
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES
-from chessscan.core.san import CASTLE_A_SIDE, CASTLE_H_SIDE, NULL_PIECE, IllegalMove, SanError, parse_san
+from chessscan.core.san import IllegalMove, SanError, parse_san
 
 if not cython.compiled:
-    from chessscan.core.bitboard import BB_ALL, bit, popcount
-    from chessscan.core.movegen import attackers, has_legal_en_passant, has_legal_move
+    from chessscan.core.bitboard import BB_ALL, BB_FILE_A, BB_RANK_1, bit
+    from chessscan.core.movegen import attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
     from chessscan.core.rules import is_insufficient_material
-    from chessscan.core.san import resolve
+    from chessscan.core.san import NULL_PIECE, resolve_known
     from chessscan.core.squares import KING, PAWN
 
 COLOR_NAMES = ("black", "white")
@@ -199,7 +199,11 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     if ended == _CHECKMATE:  # a setup already mated: the side not to move has won
         state.winner = COLOR_NAMES[not us]
     warned_after_end = False
-    checking = attackers(pos, not us, pos.king(us), pos.occupied)
+    # The side to move's king, checkers and pinned pieces, computed once per position for
+    # the move test, the check columns and the next move's resolution.
+    king = pos.king(us)
+    checking = attackers(pos, not us, king, pos.occupied)
+    blockers = pinned(pos, king, us)
     plies = 0
     sans = raw.sans
     n_tokens = len(sans)
@@ -231,11 +235,12 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             else:
                 from_mask = BB_ALL
                 if (token >> 4) & 15 < 8:
-                    from_mask &= BB_FILES[(token >> 4) & 15]
+                    from_mask &= BB_FILE_A << ((token >> 4) & 15)
                 if (token >> 8) & 15 < 8:
-                    from_mask &= BB_RANKS[(token >> 8) & 15]
+                    from_mask &= BB_RANK_1 << (8 * ((token >> 8) & 15))
                 to = (token >> 12) & 127
-                move = resolve(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, san)
+                move = resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, san,
+                                     king, checking, blockers)
             if (token >> 24) & 1:
                 add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
                           f"{san!r} names its origin square without a piece letter "
@@ -266,7 +271,9 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         mover = us
         us = pos.turn
 
-        checking = attackers(pos, not us, pos.king(us), pos.occupied)
+        king = pos.king(us)
+        checking = attackers(pos, not us, king, pos.occupied)
+        blockers = pinned(pos, king, us)
         kind = 0
         flags = 0
         if checking:
@@ -311,7 +318,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             ended = _SEVENTYFIVE  # (reported before a fivefold repetition at the same ply)
             ended_ply = plies
         mate = False
-        if not has_legal_move(pos):
+        if not has_legal_move_known(pos, king, checking, blockers):
             mate = checking != 0
             flags |= _MATE if mate else _STALE
             if not ended or ended_ply == plies:  # mate and stalemate come before the other ends

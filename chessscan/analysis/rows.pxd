@@ -2,6 +2,7 @@ cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 
+@cython.final
 cdef class PositionRows:
     cdef public Py_ssize_t n
     cdef public list sources

@@ -4,6 +4,7 @@ from libc.stdint cimport uint64_t
 from chessscan.core._bits cimport BB_ALL, bit
 
 
+@cython.final
 cdef class AttackTables:
     cdef readonly uint64_t knight[64]
     cdef readonly uint64_t king[64]
@@ -32,13 +33,13 @@ cpdef uint64_t _step_attacks(int sq, tuple deltas)
 cpdef uint64_t _sliding_attacks(int sq, uint64_t occupied, tuple deltas)
 
 cpdef AttackTables tables()
-cpdef uint64_t knight_attacks(int sq)
-cpdef uint64_t king_attacks(int sq)
-cpdef uint64_t pawn_attacks(bint color, int sq)
-cpdef uint64_t bishop_attacks(int sq, uint64_t occupied)
-cpdef uint64_t rook_attacks(int sq, uint64_t occupied)
-cpdef uint64_t queen_attacks(int sq, uint64_t occupied)
-cpdef uint64_t between(int a, int b)
-cpdef uint64_t ray(int a, int b)
-cpdef uint64_t bishop_pseudo(int sq)
-cpdef uint64_t rook_pseudo(int sq)
+cpdef uint64_t knight_attacks(int sq) noexcept
+cpdef uint64_t king_attacks(int sq) noexcept
+cpdef uint64_t pawn_attacks(bint color, int sq) noexcept
+cpdef uint64_t bishop_attacks(int sq, uint64_t occupied) noexcept
+cpdef uint64_t rook_attacks(int sq, uint64_t occupied) noexcept
+cpdef uint64_t queen_attacks(int sq, uint64_t occupied) noexcept
+cpdef uint64_t between(int a, int b) noexcept
+cpdef uint64_t ray(int a, int b) noexcept
+cpdef uint64_t bishop_pseudo(int sq) noexcept
+cpdef uint64_t rook_pseudo(int sq) noexcept

@@ -139,18 +139,25 @@ def generate(pos: Position, moves, from_mask: int, to_mask: int, first_only: boo
     for :data:`MAX_MOVES`), in the order knights, bishops, rooks, queens, pawns (promotions
     as queen, rook, bishop, knight), en passant, king, castling; return how many.
     ``first_only`` stops after the first one (is there any legal move?)."""
+    king = pos.king(pos.turn)
+    checking = 0
+    blockers = 0
+    if king >= 0:
+        checking = attackers(pos, not pos.turn, king, pos.occupied)
+        blockers = pinned(pos, king, pos.turn)
+    return generate_known(pos, moves, from_mask, to_mask, first_only, king, checking, blockers)
+
+
+def generate_known(pos: Position, moves, from_mask: int, to_mask: int, first_only: bool, king: int,
+                   checking: int, blockers: int) -> int:
+    """:func:`generate` for a caller that knows the side to move's king square (-1: none),
+    its ``checking`` pieces and its pinned pieces (``blockers``, see :func:`pinned`)."""
     us = pos.turn
     our = pos.occupied_co[us]
     their = pos.occupied_co[not us]
     occupied = pos.occupied
     n = 0
-    king_bb = pos.pieces[KING] & our
-    king = msb(king_bb)
-    checking = 0
-    blockers = 0
-    if king >= 0:
-        checking = attackers(pos, not us, king, occupied)
-        blockers = pinned(pos, king, us)
+    king_bb = bit(king) if king >= 0 else 0
 
     if checking:
         if checking & (checking - 1):
@@ -211,10 +218,12 @@ def generate(pos: Position, moves, from_mask: int, to_mask: int, first_only: boo
             while att:
                 to = lsb(att)
                 att &= att - 1
-                if bit(to) & last_rank:
-                    for promo in (QUEEN, ROOK, BISHOP, KNIGHT):
-                        moves[n] = frm | (to << 6) | (promo << 12)
-                        n += 1
+                if bit(to) & last_rank:  # promotions: queen, rook, bishop, knight
+                    moves[n] = frm | (to << 6) | (QUEEN << 12)
+                    moves[n + 1] = frm | (to << 6) | (ROOK << 12)
+                    moves[n + 2] = frm | (to << 6) | (BISHOP << 12)
+                    moves[n + 3] = frm | (to << 6) | (KNIGHT << 12)
+                    n += 4
                 else:
                     moves[n] = frm | (to << 6)
                     n += 1
@@ -274,6 +283,16 @@ def has_legal_move(pos: Position) -> bool:
     else:
         moves = [0] * MAX_MOVES
     return generate(pos, moves, BB_ALL, BB_ALL, True) > 0
+
+
+def has_legal_move_known(pos: Position, king: int, checking: int, blockers: int) -> bool:
+    """:func:`has_legal_move` for a caller that knows the king, checkers and pinned pieces
+    (see :func:`generate_known`)."""
+    if cython.compiled:
+        moves = cython.declare(cython.int[256])
+    else:
+        moves = [0] * MAX_MOVES
+    return generate_known(pos, moves, BB_ALL, BB_ALL, True, king, checking, blockers) > 0
 
 
 def has_legal_en_passant(pos: Position) -> bool:

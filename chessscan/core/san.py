@@ -30,7 +30,7 @@ from chessscan.core.squares import PIECE_SYMBOLS, SQUARE_BY_NAME, SQUARE_NAMES
 if not cython.compiled:
     from chessscan.core.attacks import bishop_attacks, rook_attacks
     from chessscan.core.bitboard import BB_ALL, BB_FILE_A, bit, lsb, msb
-    from chessscan.core.movegen import attackers, castling, generate, has_legal_move
+    from chessscan.core.movegen import attackers, castling, generate_known, has_legal_move, pinned
     from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
 
 T = tables()
@@ -177,6 +177,19 @@ def resolve_san(pos: Position, san, text=None) -> int:
 def resolve(pos: Position, piece: int, from_mask: int, to: int, promotion: int, text: str) -> int:
     """:func:`resolve_san` on the fields of a :class:`SanMove` (``text`` names the move in
     error messages)."""
+    king = pos.king(pos.turn)
+    checking = 0
+    blockers = 0
+    if king >= 0:
+        checking = attackers(pos, not pos.turn, king, pos.occupied)
+        blockers = pinned(pos, king, pos.turn)
+    return resolve_known(pos, piece, from_mask, to, promotion, text, king, checking, blockers)
+
+
+def resolve_known(pos: Position, piece: int, from_mask: int, to: int, promotion: int, text: str,
+                  king: int, checking: int, blockers: int) -> int:
+    """:func:`resolve` for a caller that knows the side to move's king square, checkers and
+    pinned pieces (see :func:`chessscan.core.movegen.generate_known`)."""
     if cython.compiled:
         found = cython.declare(cython.int[256])
     else:
@@ -185,12 +198,11 @@ def resolve(pos: Position, piece: int, from_mask: int, to: int, promotion: int, 
     if piece < 0:
         if piece == NULL_PIECE:
             return 0
-        king = pos.king(us)
         if king < 0:
             raise IllegalMove(text, f"{text}: no king to castle")
         side = bit(king) - 1 if piece == CASTLE_A_SIDE else ~(bit(king) - 1)
         n = 0
-        if not attackers(pos, not us, king, pos.occupied):
+        if not checking:
             n = castling(pos, king, side, found, 0)
         if n == 0:
             raise IllegalMove(text, f"{text} is illegal: castling is not possible here")
@@ -208,7 +220,7 @@ def resolve(pos: Position, piece: int, from_mask: int, to: int, promotion: int, 
                                      or (abs((to & 7) - (frm & 7)) == 2 and to >> 3 == frm >> 3
                                          and not pos.chess960)):
                 n = 0
-                if not attackers(pos, not us, frm, pos.occupied):
+                if not checking:
                     n = castling(pos, frm, BB_ALL, found, 0)
                 a_side = to < frm
                 match = 0
@@ -238,7 +250,7 @@ def resolve(pos: Position, piece: int, from_mask: int, to: int, promotion: int, 
         if last_rank:
             raise IllegalMove(text, f"{text} is illegal: a pawn reaching {SQUARE_NAMES[to]} must promote")
         raise IllegalMove(text, f"{text} is illegal: a pawn promotes only on the last rank")
-    n = generate(pos, found, origins, to_bb, False)
+    n = generate_known(pos, found, origins, to_bb, False, king, checking, blockers)
     match = 0
     count = 0
     for i in range(n):
@@ -249,8 +261,7 @@ def resolve(pos: Position, piece: int, from_mask: int, to: int, promotion: int, 
     if count == 1:
         return match
     if count == 0:
-        king = pos.king(us)
-        if king >= 0 and attackers(pos, not us, king, pos.occupied):
+        if checking:
             raise IllegalMove(text, f"{text} is illegal: it does not answer the check")
         raise IllegalMove(text, f"{text} is illegal: it would leave the king in check")
     squares = ", ".join([SQUARE_NAMES[found[i] & 63] for i in range(n) if found[i] >> 12 == promotion])

@@ -28,6 +28,14 @@ def compiled_modules() -> list[str]:
 class OptionalBuildExt(build_ext):
     """build_ext that falls back to the pure-Python package when compiling fails."""
 
+    failed = False
+
+    def build_extensions(self) -> None:
+        if self.compiler.compiler_type != "msvc":
+            for ext in self.extensions:
+                ext.extra_compile_args = ["-g0"]  # no debug info: a smaller wheel
+        super().build_extensions()
+
     def run(self) -> None:
         try:
             super().run()
@@ -41,8 +49,10 @@ class OptionalBuildExt(build_ext):
             self._skip(exc)
 
     def _skip(self, exc: Exception) -> None:
-        print(f"chessscan: the compiled core could not be built ({exc}); installing the "
-              "pure-Python core (same results, much slower)", file=sys.stderr)
+        if not self.failed:
+            self.failed = True
+            print(f"chessscan: the compiled core could not be built ({exc}); installing the "
+                  "pure-Python core (same results, much slower)", file=sys.stderr)
 
 
 def extensions() -> list:

@@ -8,9 +8,16 @@ from libc.stdint cimport uint64_t
 
 cdef extern from *:
     """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static __inline int cs_lsb(unsigned long long b) { unsigned long i; return _BitScanForward64(&i, b) ? (int)i : -1; }
+    static __inline int cs_msb(unsigned long long b) { unsigned long i; return _BitScanReverse64(&i, b) ? (int)i : -1; }
+    static __inline int cs_popcount(unsigned long long b) { return (int)__popcnt64(b); }
+    #else
     static inline int cs_lsb(unsigned long long b) { return b ? __builtin_ctzll(b) : -1; }
     static inline int cs_msb(unsigned long long b) { return b ? 63 - __builtin_clzll(b) : -1; }
     static inline int cs_popcount(unsigned long long b) { return __builtin_popcountll(b); }
+    #endif
     #define CS_BIT(n) (1ULL << (n))
     """
     int lsb "cs_lsb"(uint64_t b) nogil

@@ -44,7 +44,8 @@ ISSUE_CODES: dict[str, IssueCode] = {
     **_codes(
         "syntax",
         # PGN reader (readers/pgn.py)
-        ("unclosed-comment", "error", "a '{' comment is never closed; the game's moves are not read"),
+        ("unclosed-comment", "error", "a '{' comment is never closed (it runs into the next game's tag "
+                                      "section, where that game starts); the game's moves after it are not read"),
         ("unbalanced-variation", "error", "a ')' without its '(' or a '(' never closed"),
         ("unexpected-token", "error", "a token that is not a move, move number, NAG, comment or result; "
                                       "later moves of the game are ignored"),

@@ -97,7 +97,8 @@ ISSUE_CODES: dict[str, IssueCode] = {
     ),
     **_codes(
         "consistency",
-        ("result-mismatch", "error", "the Result tag contradicts a checkmate or stalemate on the board"),
+        ("result-mismatch", "error", "the Result tag contradicts a checkmate, stalemate or dead position "
+                                     "(insufficient material) on the board"),
         ("result-unfinished", "warning", "the result is '*' (or missing) but the game is over on the board"),
         ("result-token-mismatch", "warning", "the Result tag and the movetext's result token differ"),
         ("result-tag-invalid", "warning", "a Result tag other than 1-0, 0-1, 1/2-1/2 or * (such as '?')"),

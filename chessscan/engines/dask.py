@@ -9,8 +9,9 @@ How a run goes:
 1. **Shards** (:func:`plan_shards`, on the client): an uncompressed PGN file larger than
    ``shard_size`` is cut into byte ranges, each starting at a game boundary; a compressed
    file (no random access), a UTF-16 one (read transcoded) and an EPD file are one shard
-   each. A cut is made only where the reader is sure to start a game, whatever state it is
-   in (:func:`chessscan.readers.pgn.sure_game_start`, the rule ``--jobs`` cuts chunks by): a
+   each. A cut is made only where the reader starts a game whatever state it is in, unless
+   a comment opened before is still open there (see 2.)
+   (:func:`chessscan.readers.pgn.sure_game_start`, the rule ``--jobs`` cuts chunks by): a
    line beginning ``[Event "`` after one or more blank lines, where the last non-blank line
    before them ends with a termination marker outside comments and is neither a tag nor
    an escape line. If no such line lies within ``shard_size`` bytes after a target offset,

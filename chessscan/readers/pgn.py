@@ -46,8 +46,8 @@ from typing import BinaryIO, Iterator, NamedTuple, Union
 
 from .sources import TruncatedInput, open_source, source_name
 
-__all__ = ["RawGame", "ReaderIssue", "read_games", "ISSUE_CODES", "sure_game_start", "last_sure_game_start",
-           "line_at", "count_line_ends"]
+__all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "sure_game_start",
+           "last_sure_game_start", "line_at", "count_line_ends"]
 
 #: Issue codes and their severities.
 ISSUE_CODES = {
@@ -952,7 +952,7 @@ def _finish(
             ln = _last_content_line(tag_lines, tag_line0) if tag_lines else g_line
         issues.append(_issue("missing-result", ln, None, "game has no termination marker (1-0, 0-1, 1/2-1/2, *)"))
     if extra is not None:
-        if mt_lines and extra.severity == "error":
+        if mt_lines:
             extra = extra._replace(ply=len(sans) + 1)  # the movetext was cut: where
         issues.append(extra)
 

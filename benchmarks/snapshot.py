@@ -31,15 +31,16 @@ SHARED = REPO.parent / "shared" / "data"
 INPUT_SUFFIXES = (".pgn", ".epd", ".perft", ".pgn.zst", ".epd.zst")
 
 
-def inputs() -> list[tuple[str, Path]]:
-    """(label, path) of every input: data/samples first, then ../shared/data when present."""
+def inputs(shared: Path) -> list[tuple[str, Path, Path]]:
+    """(label, root, path relative to root) of every input: data/samples first, then the
+    shared data folder when present."""
     found = []
-    for root, label in ((REPO / "data" / "samples", "samples"), (SHARED, "shared")):
+    for root, label in ((REPO / "data" / "samples", "samples"), (shared, "shared")):
         if not root.is_dir():
             continue
         for path in sorted(root.rglob("*")):
             if path.is_file() and path.name.endswith(INPUT_SUFFIXES):
-                found.append((f"{label}/{path.relative_to(root)}", path))
+                found.append((f"{label}/{path.relative_to(root)}", root, path.relative_to(root)))
     return found
 
 
@@ -47,22 +48,25 @@ def is_perft_suite(path: Path) -> bool:
     return "perft" in path.parts or path.name.startswith("perft-")
 
 
-def write(out: Path, jobs: int, only: str | None, perft: bool) -> int:
+def write(out: Path, jobs: int, only: str | None, perft: bool, shared: Path) -> int:
+    out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    for label, path in inputs():
+    # Run from the input's folder with a relative path, so that the source names in the
+    # tables do not depend on where the checkout is; import this checkout's chessscan.
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    for label, root, path in inputs(shared):
         if only and only not in label:
             continue
         folder = out / label.replace("/", "__")
         start = time.perf_counter()
         cmd = [sys.executable, "-m", "chessscan", "analyze", str(path), "-o", str(folder), "--positions",
                "all", "--fen", "--cross-check", "off", "--silent", "--jobs", str(jobs)]
-        done = subprocess.run(cmd, capture_output=True, env=env, cwd=REPO)
+        done = subprocess.run(cmd, capture_output=True, env=env, cwd=root)
         (folder / "stderr.txt").write_bytes(done.stderr)
         status = f"exit {done.returncode}"
         if perft and is_perft_suite(path):
             p = subprocess.run([sys.executable, "-m", "chessscan", "perft", "--suite", str(path), "--max-nodes",
-                                "1000000"], capture_output=True, env=env, cwd=REPO)
+                                "1000000"], capture_output=True, env=env, cwd=root)
             (folder / "perft.txt").write_bytes(p.stdout)
             status += f", perft exit {p.returncode}: {p.stdout.decode(errors='replace').strip().splitlines()[-1:]}"
         print(f"{label}: {status} ({time.perf_counter() - start:.1f} s)", flush=True)
@@ -134,12 +138,13 @@ def main() -> int:
     w.add_argument("--jobs", type=int, default=1)
     w.add_argument("--only", help="only inputs whose label contains this")
     w.add_argument("--perft", action="store_true", help="also run every perft suite (slow)")
+    w.add_argument("--shared", type=Path, default=SHARED, help=f"the shared data folder (default {SHARED})")
     c = sub.add_parser("compare")
     c.add_argument("old", type=Path)
     c.add_argument("new", type=Path)
     args = parser.parse_args()
     if args.command == "write":
-        return write(args.out, args.jobs, args.only, args.perft)
+        return write(args.out, args.jobs, args.only, args.perft, args.shared)
     return compare(args.old, args.new)
 
 

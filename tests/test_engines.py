@@ -240,6 +240,26 @@ def test_source_without_sure_game_starts_is_read_here(tmp_path, monkeypatch):
     assert ref.rows == got.rows
 
 
+def test_comment_at_every_cut_is_read_here(tmp_path, monkeypatch):
+    """Every cut the rule finds lies inside a comment (each game quotes one, and ends with a
+    ';' comment, which the rule never cuts after): chunks are joined until they reach
+    MAX_CHUNK_BYTES, then the main process reads the rest of the file."""
+    monkeypatch.setattr(parallel, "MAX_CHUNK_BYTES", 6_000)
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    game = '[Event "g{}"]\n\n1. e4 {{quoted\n1-0\n\n[Event "in"]\n\n1. d4 0-1\n}} e5 2. Nf3 1-0 ; end\n\n'
+    path = tmp_path / "quotes.pgn"
+    path.write_text("".join(game.format(k) for k in range(400)))
+    rest = Counting(monkeypatch, parallel, "_Rest")
+    options = AnalysisOptions(cross_check="sample")
+    ref, got = ListSink(), ListSink()
+    tally1 = run([str(path)], ref, options)
+    tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=500, batch_games=7, in_flight=3)
+    assert tally1.games == 400 and tally1.games_ok == 400
+    assert rest.calls == 1
+    assert tally1.as_dict() == tally2.as_dict()
+    assert ref.rows == got.rows
+
+
 def test_truncated_source_in_chunks(tmp_path):
     """A compressed file cut short: the last chunk carries the error, reported as by one
     process (on the game it cut, with the line reached)."""

@@ -30,7 +30,9 @@ lines). Each worker reports whether its chunk ended inside a comment
 chunks' text as one chunk (again, while it too ends inside a comment). A chunk whose next
 chunk is not queued yet waits for it at the head of the queue; if the rest of the source is
 then read here (below), the reading starts at that chunk. A comment decides within the
-reader's look-ahead (64 KiB) whether it holds a game start, so this re-reading stays short.
+reader's look-ahead (64 KiB) whether it holds a game start, so one more chunk is usually
+enough; should joined chunks reach ``MAX_CHUNK_BYTES`` (a comment at every cut), the rest of
+the source is read here.
 
 Game index. Only the reader knows how many games a chunk holds, so the main process
 estimates each chunk's first game index by counting ``[Event "`` lines (exact for every
@@ -326,6 +328,8 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                     args = (args[0] + after[0], after[1], args[2], state.exact) + args[4:]
                     result = pool.submit(analyze_chunk, *args).result() if pool else analyze_chunk(*args)
                     advance += more
+                    if len(args[0]) >= MAX_CHUNK_BYTES:
+                        state.irregular = True  # comments at every cut: read the rest here
             batch_tally, out = result[0], result[1]
             if check is not None:
                 delta = state.exact - args[3]

@@ -44,8 +44,9 @@ ISSUE_CODES: dict[str, IssueCode] = {
     **_codes(
         "syntax",
         # PGN reader (readers/pgn.py)
-        ("unclosed-comment", "error", "a '{' comment is never closed (it runs into the next game's tag "
-                                      "section, where that game starts); the game's moves after it are not read"),
+        ("unclosed-comment", "error", "a '{' comment is never closed: its game ends at the tag section the "
+                                      "comment runs into, or at the end of the input; its moves after the '{' "
+                                      "are not read"),
         ("unbalanced-variation", "error", "a ')' without its '(' or a '(' never closed"),
         ("unexpected-token", "error", "a token that is not a move, move number, NAG, comment or result; "
                                       "later moves of the game are ignored"),

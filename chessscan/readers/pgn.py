@@ -367,10 +367,12 @@ class ReadEnd:
     """How a read ended, filled in by :func:`read_games` once the source is exhausted.
 
     ``open``: the text ended inside a brace comment (or during the look-ahead that decides
-    whether a tag section inside one starts a game), or after movetext holding only
-    comments, so that text following it could still belong to the last game. False means
-    that a game start appended after the text would be read exactly as if read apart: the
-    check an engine makes before it joins the games of two parts of a source.
+    whether a tag section inside one starts a game), or after a game with only comments
+    and no tags (they would be the preamble of a game after them): text following it could
+    still belong to its last game. False means that a sure game start
+    (:func:`sure_game_start`) after the text is read exactly as if the text after it were
+    read apart: the check an engine makes before it joins the games of two parts of a
+    source.
     """
 
     __slots__ = ("open",)

@@ -481,12 +481,14 @@ def worker_pool():
 
 def check_mutations(tmp_path, monkeypatch, pool, seeds, games: int) -> None:
     """For each seed, mutate ``games`` real games (:func:`real_games_some_bare`) anywhere
-    (:func:`mutate_seeded`) and read the file with --jobs 1
-    and --jobs 2 (chunks of 1.5 kB, so the mutated text is cut everywhere it allows): the
-    accounting holds, every game read has one games row, and both give the same rows in
-    every table and the same summary."""
+    (:func:`mutate_seeded`) and read the file with --jobs 1 and --jobs 2 (chunks of 1.5 kB,
+    so the mutated text is cut everywhere it allows): the accounting holds, every game read
+    has one games row, and both give the same rows in every table and the same summary."""
     monkeypatch.setattr(parallel, "_start_pool", lambda jobs: KeptPool(pool))
     monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    chunks = []
+    estimate = parallel._estimated_games
+    monkeypatch.setattr(parallel, "_estimated_games", lambda chunk: chunks.append(1) or estimate(chunk))
     data = real_games_some_bare(games)
     path = tmp_path / "mutated.pgn"
     for seed in seeds:
@@ -504,6 +506,7 @@ def check_mutations(tmp_path, monkeypatch, pool, seeds, games: int) -> None:
         assert sum(e is not None for e in games_rows["error_code"]) == summary["games_with_errors"], seed
         assert json.dumps(tally2.as_dict()) == json.dumps(summary), seed
         assert two.rows == one.rows, seed
+    assert len(chunks) > 5 * len(seeds)  # the files were cut into chunks (about one per game)
 
 
 def test_mutated_games_read_alike_with_jobs_1_and_2(tmp_path, monkeypatch, worker_pool):

@@ -492,7 +492,9 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                     break
                                 c = t[0]
                             if c == 91:
-                                if not b"".join(mt_lines if clean is None else clean).strip():
+                                # (no comment so far, with tags: there is movetext)
+                                if (not has_tags or clean is not None) and not b"".join(
+                                        mt_lines if clean is None else clean).strip():
                                     if not has_tags:
                                         # Only comments so far (e.g. a file comment):
                                         # they are a preamble to this tag section.

@@ -336,6 +336,13 @@ def test_comments_in_the_tag_section_keep_one_game():
     # An Event tag (or a tag repeated) after the comments still starts the next game.
     gs = games('[Event "A"] {x}\n[Event "B"]\n\n1. e4 *\n')
     assert [g.tags for g in gs] == [{"Event": "A"}, {"Event": "B"}]
+    # CRLF, a comment over two lines, an escape line whose '{' opens nothing.
+    g = one('[Event "A"] {a\r\nb} ; c\r\n%{ esc\r\n; d\r\n[Site "S"]\r\n\r\n1. e4 *\r\n')
+    assert g.tags == {"Event": "A", "Site": "S"} and g.issues == [] and g.locate(0) == (7, 4)
+    # A tag value broken over two lines whose second half starts with '{' opens no comment
+    # that would hide the tags after it.
+    g = one('[Event "A long\n{value"]\n[Site "x"]\n\n1. e4 *\n')
+    assert g.tags == {"Site": "x"} and [(i.code, i.line) for i in g.issues] == [("bad-tag", 1), ("bad-tag", 2)]
 
 
 def test_reader_errors_in_the_movetext_carry_their_ply():

@@ -227,6 +227,7 @@ _PAREN_RES_B = re.compile(rb"[()]|" + _RES.encode())
 # §8.2.5 / §5: brace comments end at the first '}'; ';' runs to end of line.
 _STRIP_B = re.compile(rb"\{[^}]*\}|;[^\r\n]*")
 _COMMENTS_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*")
+_NOT_LINE_END_B = re.compile(rb"[^\r\n]")
 _STRUCT_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*|[()]|" + _RES.encode())
 # An escape line (§6) is a '%' in column 0 outside a brace comment: inside
 # one, the reader keeps the line as comment text. Brace and ';' comments are
@@ -511,12 +512,13 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                         # Comments between tag pairs (PGN standard §5:
                                         # comment text may appear in PGN data): the tag
                                         # section goes on, comments and all.
+                                        blanked = _blank_comments(mt_lines)
                                         if split_at:
-                                            tag_lines[-1] += mt_lines[0][split_at:]
+                                            tag_lines[-1] += blanked[0][split_at:]
                                             adj += split_at
-                                            tag_lines.extend(mt_lines[1:])
+                                            tag_lines.extend(blanked[1:])
                                         else:
-                                            tag_lines.extend(mt_lines)
+                                            tag_lines.extend(blanked)
                                         mt_lines = []
                                         clean = None
                                         pre_comments = ncom
@@ -1010,11 +1012,41 @@ def _fast_movetext(cb: bytes) -> tuple[list[str] | None, str | None]:
     return list(filter(None, vals)), result
 
 
+def _blank_spaces(m: re.Match) -> bytes:
+    return _NOT_LINE_END_B.sub(b" ", m.group())
+
+
+def _blank_comments(lines: list[bytes]) -> list[bytes]:
+    """Movetext lines that hold only comments (and blank or escape lines), with every comment
+    replaced by as many spaces (line ends kept), as the reader reads them: a comment open at
+    the end of a line goes on to the next '}', a '%' line outside one is an escape line."""
+    out = []
+    open_ = False
+    for line in lines:
+        head = b""
+        if open_:
+            j = line.find(b"}") + 1
+            if not j:
+                out.append(_NOT_LINE_END_B.sub(b" ", line))
+                continue
+            head, line, open_ = b" " * j, line[j:], False
+        elif line[:1] == b"%":
+            out.append(line)
+            continue
+        m = None
+        for m in _COMMENTS_B.finditer(line):
+            pass
+        open_ = m is not None and m.group()[:1] == b"{" and not m.group().endswith(b"}")
+        out.append(head + _COMMENTS_B.sub(_blank_spaces, line))
+    return out
+
+
 def _parse_tags_slow(tag_lines: list[bytes], line0: int, codec: str, issues: list[ReaderIssue]) -> dict[str, str]:
     """Tag pairs line by line, reporting bad-tag and duplicate-tag issues (§8.1).
 
-    Comments between tag pairs (PGN §5: ';' to the end of the line, '{' to the next '}',
-    over several lines if need be) are skipped.
+    Comments between tag pairs on a tag line (PGN §5: ';' to the end of the line, '{' to
+    the next '}') are skipped; comment lines of their own come blanked
+    (:func:`_blank_comments`).
     """
     tags: dict[str, str] = {}
 
@@ -1026,18 +1058,12 @@ def _parse_tags_slow(tag_lines: list[bytes], line0: int, codec: str, issues: lis
         else:
             tags[name] = value
 
-    in_brace = False
     for i, raw in enumerate(tag_lines):
         ln = line0 + i
         s = raw.decode(codec).rstrip("\r\n")
-        pos = 0
-        if in_brace:
-            pos = s.find("}") + 1
-            if not pos:
-                continue
-            in_brace = False
-        elif s[:1] == "%":
+        if s[:1] == "%":
             continue
+        pos = 0
         first = True
         while True:
             m = _TAG_AT_RE.match(s, pos)
@@ -1050,11 +1076,8 @@ def _parse_tags_slow(tag_lines: list[bytes], line0: int, codec: str, issues: lis
             t = rest.lstrip()
             if not t or t[0] == ";":
                 break
-            if t[0] == "{":
+            if t[0] == "{" and "}" in t:
                 pos = s.find("}", len(s) - len(t)) + 1
-                if not pos:
-                    in_brace = True
-                    break
                 continue
             col = pos + len(rest) - len(t) + 1
             lm = _TAG_LENIENT_RE.fullmatch(s, pos)

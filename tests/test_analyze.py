@@ -151,6 +151,31 @@ def test_errors_are_recorded_and_reading_goes_on(tmp_path):
     assert "d1" not in err2.message and "c3 holds a piece" in err2.message
 
 
+def test_reader_errors_have_their_ply_in_issues_and_games(tmp_path):
+    """An unexpected token stands at the ply it would have been (moves read before it + 1):
+    the issues row and games.error_ply say so. games.error_code/error_ply name the first error
+    in the text: a move error before the token wins, one after it cannot happen (the moves
+    after the token are not read); a stray ')' comes before an illegal move after it."""
+    path = tmp_path / "tokens.pgn"
+    path.write_text('[Event "a"]\n\n1. e4 e5 2. Sf3 Nc6 *\n\n'
+                    '[Event "b"]\n\n1. e4 e5 2. Nf3 1/2\n\n'
+                    '[Event "c"]\n\n1. d4 \u00bd-\u00bd\n\n'
+                    '[Event "d"]\n\n1. e4 e5 2. Ke3 Nc6 3. Sf3 *\n\n'
+                    '[Event "e"]\n\n1. e4 ) e5 2. Ke3 *\n\n'
+                    '[Event "f"]\n[Site x]\n\n1. e4 e5 2. Ke3 *\n\n')
+    tables = scan(path)
+    games, issues = tables["games"], tables["issues"]
+    errors = issues[issues.severity == "error"].fillna({"ply": -1})
+    assert errors[["game_index", "code", "ply"]].values.tolist() == [
+        [0, "unexpected-token", 3], [1, "unexpected-token", 4], [2, "unexpected-token", 2],
+        [3, "unexpected-token", 5], [3, "illegal-move", 3],
+        [4, "unbalanced-variation", 2], [4, "illegal-move", 3],
+        [5, "bad-tag", -1], [5, "illegal-move", 3]]
+    assert games.error_code.tolist() == ["unexpected-token"] * 3 + ["illegal-move", "unbalanced-variation", "bad-tag"]
+    assert games.error_ply.fillna(-1).tolist() == [3, 4, 2, 3, 2, -1]
+    assert list(games.plies) == [2, 3, 1, 2, 2, 2]
+
+
 def test_invalid_fen_tag_lists_every_fault(tmp_path):
     path = tmp_path / "fen.pgn"
     path.write_text('[Event "x"]\n[FEN "8/8/8/8/8/8/8/K7 w - - 0 1"]\n[SetUp "1"]\n\n1. Kb2 *\n\n'

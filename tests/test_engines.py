@@ -5,7 +5,9 @@ Timing is never asserted here (benchmarks/throughput.py measures it by hand).
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from chessscan.engines import dask as dask_engine
 from chessscan.engines import parallel
 from chessscan.engines.local import MemorySink, run, tables_for
 from chessscan.engines.parallel import run_parallel
+from chessscan.readers.pgn import last_sure_game_start, read_games
 from chessscan.reports.writers import ReportWriter
 from conftest import SAMPLES
 
@@ -154,10 +157,29 @@ class Counting:
         monkeypatch.setattr(module, name, counted)
 
 
+def test_tricky_file_has_cuts_inside_comments():
+    """The optimistic rule cuts the tricky file inside the quoting comments: the cases below
+    do test that such a cut is undone."""
+    data = TRICKY_PGN.encode()
+    quoted = [m.start() for m in re.finditer(rb'\[Event "in a comment"\]', data)]
+    assert len(quoted) == 3
+    assert all(last_sure_game_start(data, q - 1, q + 9) == q for q in quoted)
+    games = list(read_games(io.BytesIO(data)))
+    assert not any(g.tags.get("Event", "").startswith("in ") for g in games)
+    by_event = {g.tags.get("Event"): g for g in games}
+    assert by_event["qa"].issues == [] and by_event["qa"].sans == ["e4", "e5"]
+    assert by_event["qb"].issues == [] and by_event["qd"].issues == []
+    assert [i.code for i in by_event["qc"].issues] == ["unclosed-comment", "missing-result"]
+    assert by_event["qe"].tags == {"Event": "qe", "Site": "s", "Round": "1"} and by_event["qe"].issues == []
+
+
+@pytest.mark.parametrize("in_flight", [1, 3])
 @pytest.mark.parametrize("cross_check", ["sample", "off"])
 @pytest.mark.parametrize("batch_bytes", [1, 5, 97])
-def test_chunks_cut_only_at_sure_game_starts(tmp_path, monkeypatch, cross_check, batch_bytes):
-    """Chunks cut wherever the tricky file allows: the rows and the tally are one process's."""
+def test_chunks_cut_only_at_sure_game_starts(tmp_path, monkeypatch, cross_check, batch_bytes, in_flight):
+    """Chunks cut wherever the tricky file allows: the rows and the tally are one process's
+    (a chunk that ends inside a comment is read again with the next: at once, or when the
+    next is queued, or with the rest of the source read here)."""
     monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
     path = tmp_path / "tricky.pgn"
     path.write_bytes(TRICKY_PGN.encode())
@@ -165,7 +187,7 @@ def test_chunks_cut_only_at_sure_game_starts(tmp_path, monkeypatch, cross_check,
     chunks = Counting(monkeypatch, parallel, "_estimated_games")  # once per chunk sent
     ref, got = ListSink(), ListSink()
     tally1 = run([str(path)], ref, options)
-    tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=batch_bytes, in_flight=3)
+    tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=batch_bytes, in_flight=in_flight)
     assert len(ref.rows["games"]["game_index"]) >= 20
     assert chunks.calls >= 5
     assert tally1.as_dict() == tally2.as_dict()
@@ -213,6 +235,26 @@ def test_source_without_sure_game_starts_is_read_here(tmp_path, monkeypatch):
     ref, got = ListSink(), ListSink()
     tally1 = run([str(path)], ref, options)
     tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=20_000, batch_games=9)
+    assert rest.calls == 1
+    assert tally1.as_dict() == tally2.as_dict()
+    assert ref.rows == got.rows
+
+
+def test_comment_at_every_cut_is_read_here(tmp_path, monkeypatch):
+    """Every cut the rule finds lies inside a comment (each game quotes one, and ends with a
+    ';' comment, which the rule never cuts after): chunks are joined until they reach
+    MAX_CHUNK_BYTES, then the main process reads the rest of the file."""
+    monkeypatch.setattr(parallel, "MAX_CHUNK_BYTES", 6_000)
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    game = '[Event "g{}"]\n\n1. e4 {{quoted\n1-0\n\n[Event "in"]\n\n1. d4 0-1\n}} e5 2. Nf3 1-0 ; end\n\n'
+    path = tmp_path / "quotes.pgn"
+    path.write_text("".join(game.format(k) for k in range(400)))
+    rest = Counting(monkeypatch, parallel, "_Rest")
+    options = AnalysisOptions(cross_check="sample")
+    ref, got = ListSink(), ListSink()
+    tally1 = run([str(path)], ref, options)
+    tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=500, batch_games=7, in_flight=3)
+    assert tally1.games == 400 and tally1.games_ok == 400
     assert rest.calls == 1
     assert tally1.as_dict() == tally2.as_dict()
     assert ref.rows == got.rows
@@ -320,8 +362,15 @@ def test_jobs_rejects_zero():
 # open comment or an open variation, a tag section with no movetext and no Event tag, a
 # marker in a ';' comment of a game without tags, two markers on one line, escape lines,
 # CR-only and CRLF line ends, a NUL line, comments after a marker (they open the next game),
-# a last game without a final newline.
+# a last game without a final newline; a comment quoting games (a marker ending a line, a
+# blank line and an [Event] line inside it: a cut there is wrong, and is undone), an
+# unclosed one whose next line ends with a marker (a cut there is right), comments between
+# tag pairs.
+QUOTED = '{quoted\n1-0\n\n[Event "in a comment"]\n\n1. d4 0-1\n[Event "in it too"]\n\n}'
 TRICKY_PGN = "".join([
+    f'[Event "qa"]\n\n1. e4 {QUOTED} e5 1-0\n\n[Event "qb"]\n\n1. e4 {QUOTED} {QUOTED} *\n\n',
+    '[Event "qc"]\n\n1. e4 {never closed\n1-0\n\n[Event "qd"]\n\n1. d4 {x} *\n\n',
+    '[Event "qe"] ; note\n[Site "s"] {c}\n; a line\n[Round "1"]\n\n1. c4 *\n\n',
     '[Event "a"]\n[Site "x"]\n\n1. e4 e5 1-0\n\n[Event "b"]\n\n1. d4 {open comment 1-0\n\n',
     '[Event "c"]\n\n1. c4 (1. d4 1-0\n\n[Event "d"]\n[White "w"]\n\n[Event "e"]\n\n1. e4 *\n',
     '[Event "u"]\n\n1. e4 {cut\n[Event "v"]\n\n1. d4 {x\n[Site "y"]\n\n[Event "w"]\n1. c4 *\n\n',
@@ -339,16 +388,15 @@ TRICKY_PGN = "".join([
 def shards_inline(paths, out: Path, options, shard_size) -> tuple[Tally, int]:
     """What run_dask does, task by task in this process (no Dask needed)."""
     shards = dask_engine.plan_shards(paths, shard_size)
+
+    def count(needed):
+        return [dask_engine.count_range(s.path, s.start, s.end) for s in needed]
+
+    shards, firsts = dask_engine.settle_shards(shards, count)
     names = tables_for(paths, options)
     tally = Tally()
-    index0 = line0 = 0
-    for k, shard in enumerate(shards):
-        if shard.first:
-            index0 = line0 = 0
+    for k, (shard, (index0, line0)) in enumerate(zip(shards, firsts)):
         tally.merge(dask_engine.analyze_shard(shard, index0, line0, options, names, str(out), k == 0))
-        if shard.kind == "range" and k + 1 < len(shards) and not shards[k + 1].first:
-            games, lines = dask_engine.count_range(shard.path, shard.start, shard.end)
-            index0, line0 = index0 + games, line0 + lines
     return tally, len(shards)
 
 

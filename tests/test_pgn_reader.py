@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from chessscan.readers.pgn import ISSUE_CODES, RawGame, ReaderIssue, last_sure_game_start, read_games, sure_game_start
+from chessscan.readers.pgn import (ISSUE_CODES, RawGame, ReadEnd, ReaderIssue, last_sure_game_start, read_games,
+                                   sure_game_start)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -264,6 +265,102 @@ def test_unclosed_comment_names_an_event_line_it_runs_over():
     assert issue(gs[0], "unclosed-comment").message == (
         "'{' comment is never closed; it runs over an [Event] tag line 1 line down: a game may be inside it")
     assert gs[1].sans == ["c4", "c5"] and gs[1].issues == [] and gs[1].comments == 1
+
+
+# A comment that quotes a game: a blank line and a tag section inside one brace comment.
+QUOTING = ('[Event "a"]\n[Result "1-0"]\n\n1. e4 {the same idea as in\n\n[Event "Linares 1994"]\n'
+           '[Site "Linares"]\n\n1. e4 c5 1-0\n\nwhere White won} e5 2. Nf3 1-0\n\n'
+           '[Event "b"]\n\n1. d4 *\n')
+
+
+def test_comment_holding_a_blank_line_and_a_tag_section_is_one_comment():
+    """PGN §5: a brace comment runs to the next '}' whatever it holds, blank lines and tag
+    lines included: one game, no issue (this used to split into two games with errors)."""
+    a, b = games(QUOTING)
+    assert a.tags == {"Event": "a", "Result": "1-0"} and a.sans == ["e4", "e5", "Nf3"]
+    assert a.result == "1-0" and a.issues == [] and a.comments == 1
+    assert b.tags == {"Event": "b"} and b.sans == ["d4"] and b.issues == [] and b.line == 13
+    assert a.locate(2) == (11, 24)
+    # The same through the general tokenizer (a RAV), with CRLF and CR-only line ends.
+    for eol in ("\r\n", "\r"):
+        text = QUOTING.replace("e5 2. Nf3", "e5 (1... c5) 2. Nf3").replace("\n", eol)
+        a, b = games(text)
+        assert a.sans == ["e4", "e5", "Nf3"] and a.issues == [] and a.variations == 1
+        assert b.line == 13 and b.byte_offset == text.index('[Event "b"]')
+
+
+@pytest.mark.parametrize("after, why", [
+    ('[Site "x"]\n\n1. d4 {a comment} d5 1-0\n', "a '{' before the '}'"),
+    ('[Site "x"]\n\n1. d4 d5 1-0\n\n[Event "c"]\n\n1. c4 c5 }\n', "a second tag section first"),
+    ('[Site "x"]\n\n1. d4 d5 1-0\n', "the end of the input"),
+    ('\n' + "%\n" * 70_000 + "} 1. d4 *\n", "more than the look-ahead before the '}'"),
+])
+def test_unclosed_comment_ends_its_game_at_the_tag_section_it_runs_into(after, why):
+    """An open comment meets a blank line and a tag line: the game ends there with an
+    unclosed-comment error, unless the comment's '}' comes first (with no '{', no second tag
+    section, within the look-ahead); the tag section then starts a game, read in full."""
+    text = '[Event "a"]\n\n1. e4 {never closed\n\n[Event "b"]\n' + after
+    gs = games(text)
+    assert codes(gs[0]) == ["unclosed-comment", "missing-result"], why
+    assert gs[0].sans == ["e4"] and issue(gs[0], "unclosed-comment")[2:4] == (3, 7)
+    assert gs[1].tags.get("Event") == "b" and gs[1].line == 5, why
+    assert gs[1].byte_offset == text.index('[Event "b"]')
+    if "second" in why:
+        assert [g.tags.get("Event") for g in gs] == ["a", "b", "c"] and gs[1].sans == ["d4", "d5"]
+    elif "look-ahead" not in why:
+        assert len(gs) == 2 and gs[1].sans == ["d4", "d5"] and gs[1].issues == []
+
+
+def test_comments_in_the_tag_section_keep_one_game():
+    """PGN §5: comment text may appear in PGN data, the tag section included: a ';' comment
+    after a tag or on a line of its own, a brace comment after a tag pair or over several
+    lines. One game, its tags all read, no issue (these used to give a phantom game)."""
+    cases = [
+        '[Event "A"] ; note\n[Site "S"]\n[Round "1"]\n\n1. e4 *\n',
+        '[Event "A"] {note}\n[Site "S"]\n[Round "1"]\n\n1. e4 *\n',
+        '[Event "A"]\n; a line of its own\n[Site "S"]\n[Round "1"]\n\n1. e4 *\n',
+        '[Event "A"]\n{ a comment\nover two lines }\n[Site "S"]\n[Round "1"]\n\n1. e4 *\n',
+        '[Event "A"] {x} [Site "S"] ; y\n{z} [Round "1"]\n\n1. e4 *\n',
+        '[Event "A;{"] ;\n[Site "S"] { [Round "0"] }\n[Round "1"]\n\n1. e4 *\n',
+    ]
+    for text in cases:
+        g = one(text)
+        assert g.tags == {"Event": g.tags["Event"], "Site": "S", "Round": "1"}, text
+        assert g.sans == ["e4"] and g.result == "*" and g.issues == [], text
+        assert g.movetext_line == text.count("\n", 0, text.index("1. e4")) + 1
+        assert g.locate(0) == (g.movetext_line, 4)
+    assert one(cases[-1]).tags["Event"] == "A;{"
+    # A comment right before the movetext is still the movetext's first comment.
+    g = one('[Event "A"]\n[Site "S"]\n{intro}\n1. e4 *\n')
+    assert g.first_comment == "intro" and g.tags == {"Event": "A", "Site": "S"}
+    # An Event tag (or a tag repeated) after the comments still starts the next game.
+    gs = games('[Event "A"] {x}\n[Event "B"]\n\n1. e4 *\n')
+    assert [g.tags for g in gs] == [{"Event": "A"}, {"Event": "B"}]
+    # CRLF, a comment over two lines, an escape line whose '{' opens nothing.
+    g = one('[Event "A"] {a\r\nb} ; c\r\n%{ esc\r\n; d\r\n[Site "S"]\r\n\r\n1. e4 *\r\n')
+    assert g.tags == {"Event": "A", "Site": "S"} and g.issues == [] and g.locate(0) == (7, 4)
+    # A tag value broken over two lines whose second half starts with '{' opens no comment
+    # that would hide the tags after it.
+    g = one('[Event "A long\n{value"]\n[Site "x"]\n\n1. e4 *\n')
+    assert g.tags == {"Site": "x"} and [(i.code, i.line) for i in g.issues] == [("bad-tag", 1), ("bad-tag", 2)]
+
+
+def test_reader_errors_in_the_movetext_carry_their_ply():
+    """The ply at which an error stands: the main-line moves read before it, plus one."""
+    cases = {
+        "1. e4 e5 2. Sf3 Nc6 *": ("unexpected-token", 3),
+        "1. e4 e5 2. Nf3 1/2 *": ("unexpected-token", 4),
+        "1. e4 \u00bd-\u00bd": ("unexpected-token", 2),
+        "1. e4 (1. d4 Sf3) e5 $ 2. Nf3 *": ("unexpected-token", 3),
+        "1. e4 e5 } *": ("unexpected-token", 3),
+        "1. e4 ) e5 *": ("unbalanced-variation", 2),
+        "1. e4 e5 2. Nf3 (2. Nc3 (2. f4) *": ("unbalanced-variation", 4),
+        "1. e4 (1. d4) e5 {open *": ("unclosed-comment", 3),
+    }
+    for movetext, (code, ply) in cases.items():
+        g = one('[Event "x"]\n\n' + movetext + "\n")
+        assert [(i.code, i.ply) for i in g.issues if i.severity == "error"] == [(code, ply)], movetext
+    assert all(i.ply is None for i in one('[Event "x]\n\n1. e4 *\n').issues)  # the tag section
 
 
 def test_issue_unbalanced_variation():
@@ -758,19 +855,43 @@ def test_game_after_a_result_mid_line_columns_count_characters():
     (b'1. e4 e5\n\n', b'[Event "b"]', False),                 # the game has not ended
     (b'[Site "x"]\n\n', b'[Event "b"]', False),               # still a tag section
     (b'%escape 1-0\n\n', b'[Event "b"]', False),              # an escape line
-    (b'1. e4 { open 1-0\n\n', b'[Event "b"]', True),          # a tag line ends the open comment
-    (b'1. e4 { open\n\n', b'[Event "b}"]', False),            # ... unless a '}' on it closes it
+    (b'1. e4 { open 1-0\n\n', b'[Event "b"]', False),         # the comment may go on past the tag
+    (b'1. e4 { open\n\n', b'[Event "b}"]', False),            # a '}' on it closes it
+    (b'1. e4 {\n1-0\n\n', b'[Event "b"]', True),              # a comment the rule cannot see
     (b'1. e4 {x} 1-0\n\n', b'[Event "b"]', True),
     (b'1. e4 {1-0}\n\n', b'[Event "b"]', False),              # the marker is in a comment
     (b'1. e4 1-0 ;\n\n', b'[Event "b"]', False),              # a comment after the marker
     (b'1. e4 1-0 {x}\n\n', b'[Event "b"]', False),            # opens the next game
 ])
 def test_sure_game_start(before, line, sure):
-    assert sure_game_start(b"[Event \"a\"]\n\n" + before, line, True) is sure
-    # The reader agrees: a sure start begins the second game.
-    games = list(read_games(io.BytesIO(b"[Event \"a\"]\n\n" + before + line + b"\n\n1. d4 *\n")))
+    head = b"[Event \"a\"]\n\n" + before
+    assert sure_game_start(head, line, True) is sure
     if sure:
-        assert games[-1].tags.get("Event") == line[8:-2].decode()
+        # The reader of the text before the line says whether a comment may go on past it
+        # (a comment opened on an earlier line than the rule looks at); else a sure start
+        # begins the second game.
+        end = ReadEnd()
+        list(read_games(io.BytesIO(head), end=end))
+        assert end.open is (b"{\n" in before)
+        games = list(read_games(io.BytesIO(head + line + b"\n\n1. d4 *\n")))
+        if not end.open:
+            assert games[-1].tags.get("Event") == line[8:-2].decode()
+
+
+@pytest.mark.parametrize("text, open_", [
+    (b'[Event "a"]\n\n1. e4 *\n\n', False),
+    (b'[Event "a"]\n\n1. e4 {x} e5 1-0\n\n', False),
+    (b'[Event "a"]\n[Site "x"]\n\n', False),                       # a tag section
+    (b'[Event "a"]\n\n1. e4 (1. d4 1-0\n\n', False),               # an open variation
+    (b'[Event "a"]\n\n1. e4 {open\n1-0\n\n', True),                # an open comment
+    (b'[Event "a"]\n\n1. e4 {open\n\n[Event "b"]\n\n1. d4 1-0\n\n', True),  # its look-ahead
+    (b'[Event "a"]\n\n1. e4 1-0 {after}\n\n', True),               # comments only, no tags
+    (b'[Event "a"]\n\n1. e4 {open\n\n[Event "b"]\n\n1. d4 {x} 1-0\n\n', False),  # decided
+])
+def test_read_end_says_whether_text_after_could_belong_to_the_last_game(text, open_):
+    end = ReadEnd()
+    list(read_games(io.BytesIO(text), end=end))
+    assert end.open is open_
 
 
 def test_last_sure_game_start():

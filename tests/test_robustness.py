@@ -5,13 +5,17 @@ broken bytes and checks that it is read and analyzed in full; truncated compress
 which can hold nothing after the cut, get the sentinel in the next file of the same run.
 Every case also checks the accounting: every game is counted once, either ok or with errors.
 Property tests (hypothesis) throw random bytes, PGN token soup and mutated real games at
-the analysis with the same checks.
+the analysis with the same checks; seeded mutations of real games (PGN-significant characters
+inserted, bytes deleted or swapped) are also read with --jobs 2, which must give the rows and
+the summary of --jobs 1.
 """
 
 from __future__ import annotations
 
 import bz2
 import gzip
+import json
+import random
 import re
 
 import pytest
@@ -20,7 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chessscan.analysis.options import AnalysisOptions
+from chessscan.engines import parallel
 from chessscan.engines.local import run
+from chessscan.engines.parallel import run_parallel
 from chessscan.readers.sources import detect_compression
 from conftest import SAMPLES
 
@@ -398,6 +404,118 @@ def test_mutated_real_games_cross_checked(scratch, mutations):
     path = scratch / "mutated-cc.pgn"
     path.write_bytes(_mutate(REAL, mutations))
     analyze(path, cross_check="full")
+
+
+# --------------------------------------------------------------------------- mutations, --jobs 2
+
+# PGN-significant characters (and runs of them) a mutation inserts; any byte too.
+SIGNIFICANT = [b"{", b"}", b"(", b")", b"[", b"]", b'"', b";", b"%", b"\n", b"\r", b"\n\n", b"\r\n",
+               b"{\n", b"\n}", b"{\n\n", b"\n\n[", b'\n\n[Event "m"]\n', b"1-0\n\n", b"*", b"$", b"\\"]
+
+
+def real_games_some_bare(n: int) -> bytes:
+    """The first ``n`` real games, every other one without its comments (as TCEC and
+    pgnmentor write games): a comment a mutation opens can then reach a '}' far on."""
+    games = re.split(rb"(?m)^(?=\[Event )", _first_games(n))
+    return b"".join(re.sub(rb" ?\{[^}]*\}", b"", g) if k % 2 else g for k, g in enumerate(games))
+
+
+def mutate_seeded(data: bytes, rng: random.Random, count: int) -> bytes:
+    """``count`` mutations anywhere in ``data``: PGN-significant characters (or random bytes)
+    inserted, bytes deleted, two bytes swapped, or a '{' inserted with a '}' up to 4 kB after
+    it (a comment over several games' text)."""
+    buf = bytearray(data)
+    for _ in range(count):
+        i = rng.randrange(len(buf) + 1)
+        op = rng.choice(("insert", "insert", "delete", "swap", "enclose"))
+        if op == "enclose":
+            j = min(len(buf), i + rng.randrange(4000))
+            buf[j:j] = b"}"
+            buf[i:i] = rng.choice((b"{", b"{\n", b"{\n\n"))
+        elif op == "insert":
+            buf[i:i] = rng.choice(SIGNIFICANT) if rng.random() < 0.8 else bytes([rng.randrange(256)])
+        elif op == "delete":
+            del buf[i:i + rng.choice((1, 1, 2, 7))]
+        elif buf:
+            i, j = min(i, len(buf) - 1), rng.randrange(len(buf))
+            buf[i], buf[j] = buf[j], buf[i]
+    if detect_compression(bytes(buf[:4])):
+        buf[:0] = b"\n"
+    return bytes(buf)
+
+
+class RowSink:
+    """A run() sink keeping every table's rows as column lists."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, list]] = {}
+
+    def write(self, name, columns):
+        table = self.rows.setdefault(name, {c: [] for c in columns})
+        for c, v in columns.items():
+            table[c].extend(v.to_pylist() if hasattr(v, "to_pylist") else v)
+
+
+class KeptPool:
+    """One worker pool for many run_parallel calls: their shutdown leaves it running."""
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+
+    def submit(self, fn, *args, **kwargs):
+        return self.pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        pass
+
+
+@pytest.fixture(scope="module")
+def worker_pool():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as starter:  # as run_parallel starts it
+        pool = starter.submit(parallel._start_pool, 2).result()
+    yield pool
+    pool.shutdown(wait=True)
+
+
+def check_mutations(tmp_path, monkeypatch, pool, seeds, games: int) -> None:
+    """For each seed, mutate ``games`` real games (:func:`real_games_some_bare`) anywhere
+    (:func:`mutate_seeded`) and read the file with --jobs 1 and --jobs 2 (chunks of 1.5 kB,
+    so the mutated text is cut everywhere it allows): the accounting holds, every game read
+    has one games row, and both give the same rows in every table and the same summary."""
+    monkeypatch.setattr(parallel, "_start_pool", lambda jobs: KeptPool(pool))
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    chunks = []
+    estimate = parallel._estimated_games
+    monkeypatch.setattr(parallel, "_estimated_games", lambda chunk: chunks.append(1) or estimate(chunk))
+    data = real_games_some_bare(games)
+    path = tmp_path / "mutated.pgn"
+    for seed in seeds:
+        rng = random.Random(seed)
+        path.write_bytes(mutate_seeded(data, rng, rng.randint(1, 12)))
+        options = AnalysisOptions(cross_check=rng.choice(("off", "sample")))
+        one, two = RowSink(), RowSink()
+        tally1 = run([str(path)], one, options)
+        tally2 = run_parallel([str(path)], two, options, jobs=2, batch_bytes=1500, batch_games=3,
+                              in_flight=rng.choice((1, 2, 4)))
+        summary = tally1.as_dict()
+        games_rows = one.rows.get("games", {"game_index": [], "error_code": []})
+        assert summary["games_read"] == summary["games_ok"] + summary["games_with_errors"], seed
+        assert games_rows["game_index"] == list(range(summary["games_read"])), seed
+        assert sum(e is not None for e in games_rows["error_code"]) == summary["games_with_errors"], seed
+        assert json.dumps(tally2.as_dict()) == json.dumps(summary), seed
+        assert two.rows == one.rows, seed
+    assert len(chunks) > 5 * len(seeds)  # the files were cut into chunks (about one per game)
+
+
+def test_mutated_games_read_alike_with_jobs_1_and_2(tmp_path, monkeypatch, worker_pool):
+    check_mutations(tmp_path, monkeypatch, worker_pool, range(40), games=12)
+
+
+@pytest.mark.slow
+def test_mutated_games_read_alike_with_jobs_1_and_2_long(tmp_path, monkeypatch, worker_pool):
+    check_mutations(tmp_path, monkeypatch, worker_pool, range(1000, 2000), games=40)
 
 
 def test_stdin_like_stream_of_many_small_games(tmp_path):

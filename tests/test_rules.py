@@ -7,6 +7,7 @@ import random
 
 import chess
 import chess.polyglot
+import pandas as pd
 
 from chessscan import scan
 from chessscan.analysis.repetition import Perpetual, find_perpetuals
@@ -156,6 +157,35 @@ def test_result_tag_that_is_no_result(tmp_path):
     assert list(games.result_consistent) == [False, False, False, True]
     row = issues[issues.code == "result-tag-invalid"].iloc[0]
     assert row.severity == "warning" and row.message.startswith("Result tag '?' is not one of")
+
+
+def test_dead_position_with_decisive_result(tmp_path):
+    """FIDE art. 5.2.2: a dead position ends the game drawn, as a stalemate does, so a decisive
+    Result contradicts it (an error); '1/2-1/2' is consistent, '*' is unfinished. Moves after
+    the capture do not revive the game."""
+    fen = "4k3/8/8/8/8/8/3r4/3BK3 w - - 0 1"  # 1. Kxd2 leaves king and bishop against king
+    t = run(tmp_path, game("1. Kxd2", "1-0", fen), game("1. Kxd2 Ke7", "0-1", fen),
+            game("1. Kxd2", "1/2-1/2", fen), game("1. Kxd2", "*", fen))
+    games, issues = t["games"], t["issues"]
+    assert list(games.outcome) == ["insufficient_material"] * 4
+    assert list(games.result_consistent) == [False, False, True, False]
+    assert games.error_code.fillna("").tolist() == ["result-mismatch", "result-mismatch", "", ""]
+    assert games.error_ply.fillna(-1).tolist() == [1, 2, -1, -1]
+    codes = [sorted(issues[issues.game_index == i].code) for i in range(4)]
+    assert codes == [["result-mismatch"], ["moves-after-end", "result-mismatch"], [], ["result-unfinished"]]
+    row = issues[issues.code == "result-mismatch"].iloc[0]
+    assert (row.severity, row.ply) == ("error", 1)
+    assert row.message == ("Result '1-0' contradicts the final position: a dead position (insufficient "
+                           "material, FIDE art. 5.2.2), so 1/2-1/2")
+
+
+def test_other_automatic_draws_leave_a_decisive_result_alone(tmp_path):
+    """The 75-move and fivefold rules (art. 9.6) entered the Laws in 2014: an older game with
+    a decisive Result after such an end is not an error (the moves after it are reported)."""
+    t = run(tmp_path, game("80. Ra3 Kd8", "1-0", "4k3/8/8/8/8/8/R7/4K3 w - - 149 80"))
+    assert t["games"].outcome[0] == "seventyfive_moves"
+    assert pd.isna(t["games"].error_code[0]) and t["games"].result_consistent[0]
+    assert t["issues"].code.tolist() == ["moves-after-end"]
 
 
 def test_stalemate_with_decisive_result(tmp_path):

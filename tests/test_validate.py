@@ -138,6 +138,30 @@ def test_json_when_clean(files):
     assert doc["summary"]["exit_status"] == 0
 
 
+def test_comments_holding_tags_pass_the_gate(files):
+    """Valid PGN (§5: comments may hold blank lines and tag lines, and stand between tag
+    pairs) is one game per game: exit 0, no diagnostic. Both used to split a game in two,
+    the first with errors and a validate exit of 1, or silently."""
+    (files / "valid.pgn").write_text(
+        '[Event "Quoting"]\n[Result "1-0"]\n\n1. e4 {as in\n\n[Event "Linares 1994"]\n[Site "Linares"]\n\n'
+        '1. e4 c5 1-0\n\nwhere White won} e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n\n'
+        '[Event "Notes"] ; a note\n[White "W"] {who}\n; a line of its own\n[Result "1-0"]\n\n'
+        '1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n')
+    res = validate("--format", "json", "--fail-on", "warning", "valid.pgn")
+    doc = json.loads(res.stdout)
+    assert (res.exit_code, doc["diagnostics"]) == (0, [])
+    assert (doc["summary"]["games_read"], doc["summary"]["games_ok"], doc["summary"]["positions"]) == (2, 2, 14)
+
+
+def test_unexpected_token_diagnostic_names_its_ply(files):
+    (files / "token.pgn").write_text('[Event "x"]\n[White "A"]\n[Black "B"]\n\n1. e4 e5 2. Sf3 Nc6 *\n')
+    res = validate("token.pgn")
+    assert res.exit_code == 1
+    assert res.stdout.splitlines() == [
+        "token.pgn:5:13: error[unexpected-token]: 'Sf3' is not a move; later moves of this game are ignored "
+        '(game 1 "A - B", ply 3)']
+
+
 def test_cross_check_full_compares_games(files):
     res = validate("--format", "json", "--cross-check", "full", "clean.pgn")
     assert res.exit_code == 0

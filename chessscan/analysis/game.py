@@ -151,6 +151,12 @@ class GameState:
 AUTOMATIC_ENDS = ("checkmate", "stalemate", "insufficient_material", "seventyfive_moves",
                   "fivefold_repetition")
 DECISIVE = {"1-0": "white", "0-1": "black"}
+# Ends that decide the result whatever the players or an arbiter wrote (FIDE Laws art. 5.1.1
+# checkmate, 5.2.1 stalemate, 5.2.2 dead position), and how a result-mismatch names them.
+# A Result contradicting the other automatic ends (art. 9.6, in the Laws since July 2014)
+# stays unreported: older games were played on without them.
+RESULT_DECIDING_ENDS = {"checkmate": "checkmate", "stalemate": "stalemate",
+                        "insufficient_material": "a dead position (insufficient material, FIDE art. 5.2.2)"}
 # The Result tag's values (PGN standard §8.1.1.7).
 RESULT_VALUES = {"1-0", "0-1", "1/2-1/2", "*"}
 
@@ -171,13 +177,15 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     tags = raw.tags
     issues = tables["issues"]
     tally.games += 1
-    error_code = None
-    error_ply = None
+    # The first error in the text: (position, code, ply). Positions order the tag section
+    # (-1: a reader error there; 0: the [FEN]) before the movetext, where a reader error
+    # standing at ply p (before the move p would be) comes before a move error at ply p.
+    first_error = None
 
     for iss in raw.issues:
-        add_issue(issues, tally, source, gi, iss.line, iss.column, None, iss.severity, iss.code, iss.message)
-        if iss.severity == "error" and error_code is None:
-            error_code = iss.code
+        add_issue(issues, tally, source, gi, iss.line, iss.column, iss.ply, iss.severity, iss.code, iss.message)
+        if iss.severity == "error" and first_error is None:
+            first_error = (-1 if iss.ply is None else iss.ply - 0.5, iss.code, iss.ply)
 
     kind = variant_kind(tags)
     state = GameState()
@@ -197,8 +205,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             severity = fault_severity(code)
             add_issue(issues, tally, source, gi, raw.line, None, 0, severity, code,
                       f"[FEN \"{start_fen}\"]: {message}")
-            if severity == "error" and error_code is None:
-                error_code, error_ply = code, 0
+            if severity == "error" and (first_error is None or first_error[0] > 0):
+                first_error = (0, code, 0)
     else:
         pos = STANDARD_START.copy()
         pos.chess960 = kind == "chess960"
@@ -207,14 +215,15 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     if pos is not None:
         play_plies(raw, pos, tables, options, tally, state, add_issue)
         _set_outcome(state)
-        if state.error is not None:
-            error_code, error_ply = error_code or state.error[0], state.error[1]
+        if state.error is not None and (first_error is None or first_error[0] > state.error[1]):
+            first_error = (state.error[1], state.error[0], state.error[1])
         if state.repeated:
             state.perpetuals = find_perpetuals(state.keys, state.gave_check, state.white_first)
             _write_perpetuals(raw, state, tables)
         result_consistent, result_error = _check_result(raw, state, issues, tally)
-        if result_error and error_code is None:
-            error_code, error_ply = result_error, state.plies
+        if result_error and first_error is None:
+            first_error = (state.plies + 0.5, result_error, state.plies)
+    error_code, error_ply = (None, None) if first_error is None else first_error[1:]
 
     games = tables["games"]
     games["source"].append(source)
@@ -312,9 +321,9 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, st
         add_issue(issues, tally, source, gi, raw.line, None, state.plies, "warning", "result-unfinished",
                   f"the game ended by {outcome.replace('_', ' ')} but its result is {claimed or 'missing'!r}")
         return False, None
-    if claimed != expected and outcome in ("checkmate", "stalemate"):
+    if claimed != expected and outcome in RESULT_DECIDING_ENDS:
         add_issue(issues, tally, source, gi, raw.line, None, state.plies, "error", "result-mismatch",
-                  f"Result {claimed!r} contradicts the final position: {outcome}"
+                  f"Result {claimed!r} contradicts the final position: {RESULT_DECIDING_ENDS[outcome]}"
                   f"{' by ' + state.winner if state.winner else ''}, so {expected}")
         return False, "result-mismatch"
     return ok, None

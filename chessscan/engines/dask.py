@@ -9,16 +9,19 @@ How a run goes:
 1. **Shards** (:func:`plan_shards`, on the client): an uncompressed PGN file larger than
    ``shard_size`` is cut into byte ranges, each starting at a game boundary; a compressed
    file (no random access), a UTF-16 one (read transcoded) and an EPD file are one shard
-   each. A cut is made only where the reader is sure to start a game, whatever state it is
-   in (:func:`chessscan.readers.pgn.sure_game_start`, the rule ``--jobs`` cuts chunks by): a
+   each. A cut is made only where the reader starts a game whatever state it is in, unless
+   a comment opened before is still open there (see 2.)
+   (:func:`chessscan.readers.pgn.sure_game_start`, the rule ``--jobs`` cuts chunks by): a
    line beginning ``[Event "`` after one or more blank lines, where the last non-blank line
-   before them ends with a termination marker (or opens a comment) and is neither a tag nor
+   before them ends with a termination marker outside comments and is neither a tag nor
    an escape line. If no such line lies within ``shard_size`` bytes after a target offset,
    the shard just grows.
-2. **Counts** (one task per cut): the games and lines in each range before the last one of
-   a file, read with the same PGN reader, give every shard the game index and line number
-   of its first game, so ``game_index``, ``line`` and the cross-check sample (which depends
-   on the game index) are those of a local run.
+2. **Counts** (one task per cut, :func:`settle_shards`): the games and lines in each range
+   before the last one of a file, read with the same PGN reader, give every shard the game
+   index and line number of its first game, so ``game_index``, ``line`` and the cross-check
+   sample (which depends on the game index) are those of a local run. A range whose text
+   ends inside a comment (a brace comment opened before the bytes the rule looked at may
+   hold the cut) is joined with the next one, and the joined range counted again.
 3. **Analysis** (one task per shard): the shard's games go through the same steps as
    :func:`chessscan.engines.local.run`, and each table's rows are streamed (row groups of
    64k rows, flat memory) to ``<out_dir>/<table>/part-<shard>.parquet``: one part, i.e. one
@@ -49,12 +52,12 @@ from chessscan.engines.local import (
     run_epd_source,
     tables_for,
 )
-from chessscan.readers.pgn import count_line_ends, line_at, read_games, sure_game_start
+from chessscan.readers.pgn import ReadEnd, count_line_ends, line_at, read_games, sure_game_start
 from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
 from chessscan.reports.writers import buffered_rows, clear, part_name, remove_report
 
-__all__ = ["DEFAULT_SHARD_SIZE", "Shard", "plan_shards", "count_range", "analyze_shard", "run_dask",
-           "INSTALL_HINT"]
+__all__ = ["DEFAULT_SHARD_SIZE", "Shard", "plan_shards", "count_range", "settle_shards", "analyze_shard",
+           "run_dask", "INSTALL_HINT"]
 
 #: Target shard size in bytes: about 10 s of work per task at ~100k positions/s, so a few
 #: thousand tasks for a Lichess monthly dump and little scheduler overhead.
@@ -183,11 +186,14 @@ def _open_range(path: str, start: int, end: int) -> io.BufferedReader:
     return io.BufferedReader(_Range(path, start, end), buffer_size=1 << 16)
 
 
-def count_range(path: str, start: int, end: int) -> tuple[int, int]:
-    """``(games, lines)`` in bytes ``start``..``end`` of an uncompressed PGN file, as the
-    reader splits them (``end`` must be a shard cut, i.e. a line start)."""
+def count_range(path: str, start: int, end: int) -> tuple[int, int, bool]:
+    """``(games, lines, open)`` in bytes ``start``..``end`` of an uncompressed PGN file, as
+    the reader splits them (``end`` must be a shard cut, i.e. a line start); ``open``: the
+    range ends inside a comment (:class:`~chessscan.readers.pgn.ReadEnd`), so the cut at
+    ``end`` may lie inside it."""
+    read_end = ReadEnd()
     with _open_range(path, start, end) as stream:
-        games = sum(1 for _ in read_games(stream, source=""))
+        games = sum(1 for _ in read_games(stream, source="", end=read_end))
     lines = 0
     cr_end = False
     with _open_range(path, start, end) as stream:
@@ -199,7 +205,51 @@ def count_range(path: str, start: int, end: int) -> tuple[int, int]:
             if cr_end and chunk[:1] == b"\n":
                 lines -= 1  # a \r\n split between two chunks
             cr_end = chunk[-1:] == b"\r"
-    return games, lines
+    return games, lines, read_end.open
+
+
+def settle_shards(shards: list[Shard], count) -> tuple[list[Shard], list[tuple[int, int]]]:
+    """Check the cuts of :func:`plan_shards` and number each shard's first game and line.
+
+    ``count`` maps a list of ``'range'`` shards to their :func:`count_range` results, in
+    order (:func:`run_dask` runs them as Dask tasks). Every range but the last of its file is
+    counted; one that ends inside a comment is joined with the range after it (the cut may
+    lie inside that comment: a sure game start cannot see a comment opened long before it),
+    and the joined range is counted again. Returns the final shards, renumbered, and for each
+    the ``(game index, line)`` of its first game in its file.
+    """
+    counts: dict[tuple[str, int, int], tuple[int, int, bool]] = {}
+
+    def key(s: Shard) -> tuple[str, int, int]:
+        return s.path, s.start, s.end
+
+    while True:
+        needed = [s for k, s in enumerate(shards) if s.kind == "range" and k + 1 < len(shards)
+                  and not shards[k + 1].first and key(s) not in counts]
+        if needed:
+            counts.update(zip(map(key, needed), count(needed)))
+        joined: list[Shard] = []
+        for s in shards:
+            prev = joined[-1] if joined else None
+            if not s.first and prev is not None and key(prev) in counts and counts[key(prev)][2]:
+                joined[-1] = prev._replace(end=s.end, size=s.end - prev.start)
+            else:
+                joined.append(s)
+        if len(joined) == len(shards):
+            break
+        shards = joined
+    shards = [s._replace(number=k) for k, s in enumerate(shards)]
+    firsts = []
+    index0 = line0 = 0
+    for k, s in enumerate(shards):
+        if s.first:
+            index0 = line0 = 0
+        firsts.append((index0, line0))
+        if k + 1 < len(shards) and not shards[k + 1].first:
+            games, lines, _ = counts[key(s)]
+            index0 += games
+            line0 += lines
+    return shards, firsts
 
 
 def analyze_shard(shard: Shard, first_index: int, first_line: int, options: AnalysisOptions,
@@ -316,22 +366,14 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
         remove_report(out_dir)
         os.makedirs(out_dir, exist_ok=True)
         # Game index and line number of each shard's first game: counts of the ranges
-        # before it in its file (the last range of a file needs no count).
-        needed = [s for k, s in enumerate(shards)
-                  if s.kind == "range" and k + 1 < len(shards) and not shards[k + 1].first]
-        counted = client.gather(client.map(count_range, [s.path for s in needed],
-                                           [s.start for s in needed], [s.end for s in needed],
-                                           pure=False))
-        by_number = {s.number: c for s, c in zip(needed, counted)}
-        firsts = []
-        index0 = line0 = 0
-        for s in shards:
-            if s.first:
-                index0 = line0 = 0
-            firsts.append((index0, line0))
-            if s.number in by_number:
-                index0 += by_number[s.number][0]
-                line0 += by_number[s.number][1]
+        # before it in its file (the last range of a file needs no count); a cut that
+        # proves to lie inside a comment is dropped.
+        def count(needed: list[Shard]) -> list:
+            return client.gather(client.map(count_range, [s.path for s in needed],
+                                            [s.start for s in needed], [s.end for s in needed],
+                                            pure=False))
+
+        shards, firsts = settle_shards(shards, count)
 
         futures = [client.submit(analyze_shard, s, i0, l0, options, names, out_dir, s.number == 0,
                                  pure=False)

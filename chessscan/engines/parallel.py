@@ -5,8 +5,9 @@ Shape of a run (``chessscan analyze --jobs N``):
 * The main process opens each PGN source (decompressing it) and cuts the text into chunks of
   about ``batch_bytes`` bytes, each ending just before a *sure game start*
   (:func:`chessscan.readers.pgn.last_sure_game_start`: a line where the reader starts a game
-  whatever state it is in). That is all it does with the text: finding a cut is a few
-  ``rfind`` calls, so one main process keeps many workers busy.
+  whatever state it is in, unless a brace comment opened before the bytes the rule looks at
+  is still open there). That is all it does with the text: finding a cut is a few ``rfind``
+  calls, so one main process keeps many workers busy.
 * Each chunk (bytes, pickled) goes to a pool of ``N`` worker processes. A worker reads it
   with the PGN reader, shifts its games to their place in the source
   (:meth:`~chessscan.readers.pgn.RawGame.rebase`: byte offset and line counted by the main
@@ -20,6 +21,18 @@ Shape of a run (``chessscan analyze --jobs N``):
   summary is the same (the counters' key order included).
 * At most ``in_flight`` chunks (default ``2 * N``) are read ahead, so memory stays flat
   however large the input. The progress bar counts the input bytes of the chunks written.
+
+Cuts inside comments. The cut is optimistic: only the reader of the text before it knows
+whether a comment is still open there (PGN §5: a brace comment may hold blank lines and tag
+lines). Each worker reports whether its chunk ended inside a comment
+(:class:`~chessscan.readers.pgn.ReadEnd`); when the main process comes to write such a chunk
+(not the last of its source), it drops that result and the next chunk's, and analyzes the two
+chunks' text as one chunk (again, while it too ends inside a comment). A chunk whose next
+chunk is not queued yet waits for it at the head of the queue; if the rest of the source is
+then read here (below), the reading starts at that chunk. A comment decides within the
+reader's look-ahead (64 KiB) whether it holds a game start, so one more chunk is usually
+enough; should joined chunks reach ``MAX_CHUNK_BYTES`` (a comment at every cut), the rest of
+the source is read here.
 
 Game index. Only the reader knows how many games a chunk holds, so the main process
 estimates each chunk's first game index by counting ``[Event "`` lines (exact for every
@@ -66,7 +79,7 @@ from chessscan.engines.local import (
     sink_columns,
     tables_for,
 )
-from chessscan.readers.pgn import count_line_ends, last_sure_game_start, read_games
+from chessscan.readers.pgn import ReadEnd, count_line_ends, last_sure_game_start, read_games
 from chessscan.readers.sources import TruncatedInput, open_source, source_name
 from chessscan.reports.writers import buffered_rows
 
@@ -126,15 +139,17 @@ def analyze_batch(games: Sequence, options: AnalysisOptions, names: Sequence[str
 
 def analyze_chunk(data: bytes, error: BaseException | None, source: str, index0: int, offset0: int,
                   line0: int, options: AnalysisOptions, names: Sequence[str],
-                  arrow: bool = True) -> tuple[Tally, dict, int]:
+                  arrow: bool = True) -> tuple[Tally, dict, int, bool]:
     """Read the PGN text ``data`` (a part of ``source`` starting at a line start, after
     ``offset0`` bytes and ``line0`` lines of it; ``error`` is raised after the last byte, as
     the source raised it) and analyze its games, numbered from ``index0``; what a worker
-    runs for one chunk. Returns ``(tally, tables, games)``: as :func:`analyze_batch`, and
-    the number of games read."""
-    games = [raw.rebase(index0, offset0, line0) for raw in read_games(_Rest(data, error), source=source)]
+    runs for one chunk. Returns ``(tally, tables, games, open)``: as :func:`analyze_batch`,
+    the number of games read, and whether the text ended inside a comment
+    (:class:`~chessscan.readers.pgn.ReadEnd`: the next chunk may continue it)."""
+    end = ReadEnd()
+    games = [raw.rebase(index0, offset0, line0) for raw in read_games(_Rest(data, error), source=source, end=end)]
     tally, tables = analyze_batch(games, options, names, arrow)
-    return tally, tables, len(games)
+    return tally, tables, len(games), end.open
 
 
 def _estimated_games(data: bytes) -> int:
@@ -283,18 +298,33 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     pool: ProcessPoolExecutor | None = None
     starter: ThreadPoolExecutor | None = None
     starting: Future | None = None  # the pool, while a thread starts it
-    # (result, input bytes it covers, check): check is (source state, chunk task args) for a
-    # chunk, whose game index estimate is checked when its result is written, else None.
+    # (result, input bytes it covers, check): check is (source state, chunk task args, whether
+    # it is the source's last chunk) for a chunk, whose cut and game index estimate are checked
+    # when its result is written, else None.
     pending: deque[tuple[Future | _Done, int, tuple | None]] = deque()
 
     def deliver(limit: int) -> None:
-        """Write queued results, oldest first, until at most ``limit`` remain."""
+        """Write queued results, oldest first, until at most ``limit`` remain (or until the
+        first is a chunk waiting for the chunk after it, not yet queued)."""
         while len(pending) > limit:
             fut, advance, check = pending.popleft()
             result = fut.result()
+            if check is not None:
+                state, args, last = check
+                while result[3] and not last:
+                    # The chunk ended inside a comment: the cut after it may lie inside that
+                    # comment (module doc). Read it and the next chunk as one.
+                    if not pending:
+                        pending.appendleft((_Done(result), advance, (state, args, last)))
+                        return
+                    _, more, (_, after, last) = pending.popleft()
+                    args = (args[0] + after[0], after[1], args[2], state.exact) + args[4:]
+                    result = pool.submit(analyze_chunk, *args).result() if pool else analyze_chunk(*args)
+                    advance += more
+                    if len(args[0]) >= MAX_CHUNK_BYTES:
+                        state.irregular = True  # comments at every cut: read the rest here
             batch_tally, out = result[0], result[1]
             if check is not None:
-                state, args = check
                 delta = state.exact - args[3]
                 if delta:
                     if resample:
@@ -355,6 +385,10 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         raised one, else the rest of ``stream``) and sends its games in batches; the chunks
         before it are written first (their game count is then known)."""
         deliver_all()
+        if pending:  # a chunk that ended inside a comment (see deliver): read on from its start
+            _, advance, (_, args, _) = pending.popleft()
+            head, offset0, line0 = args[0] + head, args[4], args[5]
+            seen -= advance
         batch: list = []
         size = 0
         index0 = state.exact
@@ -384,7 +418,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             nonlocal offset0, line0, estimate, seen
             now = stream.bytes_read
             args = (chunk, error if last else None, name, estimate, offset0, line0, options, pgn_names, arrow)
-            submit(analyze_chunk, args, now - seen, not last, (state, args))
+            submit(analyze_chunk, args, now - seen, not last, (state, args, last))
             seen = now
             estimate += _estimated_games(chunk)
             offset0 += len(chunk)

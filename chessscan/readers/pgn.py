@@ -1,11 +1,33 @@
 """Streaming PGN reader: split a PGN stream into games and tokenize them.
 
 Follows the PGN standard (Steven J. Edwards, 1994): import format (§3.1),
-escape lines (§6), tokens (§7), tag pairs (§8.1), movetext (§8.2) with
-recursive annotation variations (§8.2.5), NAGs (§8.2.4, §10) and game
-termination markers (§8.2.6). It knows nothing of chess rules: SAN tokens are
-kept as written (check ``+``/mate ``#`` suffixes included) for a later stage
-to replay; only tokens that cannot be a move at all are rejected.
+comments (§5), escape lines (§6), tokens (§7), tag pairs (§8.1), movetext
+(§8.2) with recursive annotation variations (§8.2.5), NAGs (§8.2.4, §10) and
+game termination markers (§8.2.6). It knows nothing of chess rules: SAN tokens
+are kept as written (check ``+``/mate ``#`` suffixes included) for a later
+stage to replay; only tokens that cannot be a move at all are rejected.
+
+Comments (§5): ';' runs to the end of the line, '{' to the next '}', whatever
+the brace comment holds (blank lines and tag lines too). Comments may stand in
+the tag section (after a tag, between tag pairs, on lines of their own): the
+tag section goes on through them, unless the tag after them starts a game (an
+Event tag, or a tag the section already has).
+
+An unclosed '{' would swallow the rest of the file. So when an open comment
+meets a would-be game start (a blank line, then a line beginning with a tag),
+the reader keeps the following lines in a look-ahead of at most
+``_LOOKAHEAD_BYTES``: if the comment's '}' comes with no '{' from the
+would-be start up to it, and before a second would-be start, it was one
+comment (valid, no issue). Otherwise (a '{' first: comments do not nest, so
+its '}' closes that comment, of the game starting there; a second would-be
+start; the end of the input; or the look-ahead exhausted) the comment was
+never closed: the game ends before the first would-be start with an
+``unclosed-comment`` error, and reading goes on from that line. A text cut
+at a would-be start may therefore be read apart only if its first part does
+not end inside a comment: :class:`ReadEnd` tells.
+
+Reader errors in the movetext carry the ply at which they stand (the
+main-line moves read before them, plus one).
 
 Speed: games are split off line by line with ``bytes`` methods (no
 per-character Python loop); comments are blanked with one regex per line.
@@ -24,8 +46,8 @@ from typing import BinaryIO, Iterator, NamedTuple, Union
 
 from .sources import TruncatedInput, open_source, source_name
 
-__all__ = ["RawGame", "ReaderIssue", "read_games", "ISSUE_CODES", "sure_game_start", "last_sure_game_start",
-           "line_at", "count_line_ends"]
+__all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "sure_game_start",
+           "last_sure_game_start", "line_at", "count_line_ends"]
 
 #: Issue codes and their severities.
 ISSUE_CODES = {
@@ -47,7 +69,10 @@ class ReaderIssue(NamedTuple):
 
     ``severity`` is ``'error'`` or ``'warning'``; ``line`` is 1-based in the
     decompressed source; ``column`` is 1-based (characters) or None when the
-    issue concerns the whole game.
+    issue concerns the whole game. ``ply``: for an error in the movetext, the
+    1-based ply at which it stands (the main-line moves read before it, plus
+    one: the ply the offending token would have been); None for the tag
+    section, warnings and whole-game issues.
     """
 
     code: str
@@ -55,10 +80,11 @@ class ReaderIssue(NamedTuple):
     line: int
     column: int | None
     message: str
+    ply: int | None = None
 
 
-def _issue(code: str, line: int, column: int | None, message: str) -> ReaderIssue:
-    return ReaderIssue(code, ISSUE_CODES[code], line, column, message)
+def _issue(code: str, line: int, column: int | None, message: str, ply: int | None = None) -> ReaderIssue:
+    return ReaderIssue(code, ISSUE_CODES[code], line, column, message, ply)
 
 
 class RawGame:
@@ -172,6 +198,9 @@ _BOM = b"\xef\xbb\xbf"
 _JUNK = bytes(range(33)) + b"\x7f"  # whitespace and control characters
 _TAG_END = (b"]\n", b"]\r\n", b"]\r", b"]")
 _CHUNK = 1 << 20
+# How far an open comment's look-ahead reads past a would-be game start for the comment's
+# '}' (module doc): a quoted game with its comments fits; a swallowed file does not.
+_LOOKAHEAD_BYTES = 1 << 16
 
 # §8.1.1: tag names are symbol tokens; §7: strings with \" and \\ escapes.
 _TAG_NAME = r"[A-Za-z0-9][A-Za-z0-9_+#=:-]*"
@@ -198,6 +227,7 @@ _PAREN_RES_B = re.compile(rb"[()]|" + _RES.encode())
 # §8.2.5 / §5: brace comments end at the first '}'; ';' runs to end of line.
 _STRIP_B = re.compile(rb"\{[^}]*\}|;[^\r\n]*")
 _COMMENTS_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*")
+_NOT_LINE_END_B = re.compile(rb"[^\r\n]")
 _STRUCT_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*|[()]|" + _RES.encode())
 # An escape line (§6) is a '%' in column 0 outside a brace comment: inside
 # one, the reader keeps the line as comment text. Brace and ';' comments are
@@ -254,20 +284,24 @@ _GLYPHS = frozenset(
 def read_games(
     path_or_stream: Union[str, "os.PathLike[str]", BinaryIO],
     source: str | None = None,
+    end: ReadEnd | None = None,
 ) -> Iterator[RawGame]:
     """Yield the games of a PGN source one by one, streaming.
 
     ``path_or_stream`` is a path (``'-'`` for stdin; compressed files are
     handled by :func:`~chessscan.readers.sources.open_source`) or an open
     binary stream (a text stream is read and re-encoded as UTF-8). ``source``
-    overrides the display name stored in each game.
+    overrides the display name stored in each game. ``end``, if given, is
+    filled in once the source is exhausted (see :class:`ReadEnd`).
 
     Memory stays flat: the source is read in 1 MiB chunks and only the
     current game is held. Games are split (PGN §8.2.6 and §8.1): a game ends
     at its termination marker outside comments and RAVs, at a new tag section,
     or at end of input; movetext without a tag section starts a game
-    (``missing-tags``). Problems never raise: they become
-    :class:`ReaderIssue` entries on the game concerned (codes in
+    (``missing-tags``). Comments (PGN §5) may stand between tag pairs, and a
+    brace comment may hold anything but '}' (a tag section included: see the
+    module doc for how an unclosed one is told apart). Problems never raise:
+    they become :class:`ReaderIssue` entries on the game concerned (codes in
     :data:`ISSUE_CODES`). A truncated or corrupt compressed source ends the
     current game with a ``truncated-input`` error; if the cut falls between
     games, an empty game carrying only that issue is yielded.
@@ -277,12 +311,12 @@ def read_games(
     if isinstance(path_or_stream, (str, os.PathLike)):
         name = source if source is not None else source_name(path_or_stream)
         with open_source(path_or_stream) as stream:
-            yield from _read_stream(stream, name)
+            yield from _read_stream(stream, name, end)
     else:
         if source is None:
             nm = getattr(path_or_stream, "name", None)
             source = nm if isinstance(nm, str) else "<stream>"
-        yield from _read_stream(path_or_stream, source)
+        yield from _read_stream(path_or_stream, source, end)
 
 
 def _line_batches(stream) -> Iterator[list[bytes]]:
@@ -330,7 +364,31 @@ def _line_batches(stream) -> Iterator[list[bytes]]:
         yield [b"".join(parts)]
 
 
-def _read_stream(stream, source: str) -> Iterator[RawGame]:
+class ReadEnd:
+    """How a read ended, filled in by :func:`read_games` once the source is exhausted.
+
+    ``open``: the text ended inside a brace comment (or during the look-ahead that decides
+    whether a tag section inside one starts a game), or after a game with only comments
+    and no tags (they would be the preamble of a game after them): text following it could
+    still belong to its last game. False means that a sure game start
+    (:func:`sure_game_start`) after the text is read exactly as if the text after it were
+    read apart: the check an engine makes before it joins the games of two parts of a
+    source.
+    """
+
+    __slots__ = ("open",)
+
+    def __init__(self) -> None:
+        self.open = False
+
+
+class _Reread(Exception):
+    """Raised inside the line loop of :func:`_read_stream`: the look-ahead of an open comment
+    decided that the comment was never closed; the lines from the candidate game start on
+    are read again."""
+
+
+def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterator[RawGame]:
     # States: 0 between games, 1 in a tag section, 2 in movetext. Bytes are
     # compared as ints (line[0]); 91 is '[', 37 is '%', <= 32 whitespace or control.
     index = 0
@@ -346,7 +404,14 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
     mt_lines: list[bytes] = []
     clean: list[bytes] | None = None  # movetext with comments blanked; None while equal to mt_lines
     ncom = pre_comments = depth = adj = 0
+    split_at = 0  # >0: the movetext began on the last tag line, after its first `split_at` bytes
     has_tags = in_comment = prev_blank = tags_gap = False
+    # Look-ahead of an open comment (see the module doc): cand >= 0 is the index in mt_lines
+    # of the would-be game start, on line cand_line; held counts the bytes from it on.
+    cand = -1
+    cand_line = held = 0
+    lookahead = _LOOKAHEAD_BYTES
+    cut_short = False  # the input ended during a look-ahead
     truncated: TruncatedInput | None = None
 
     def finish(unclosed: bool, extra: ReaderIssue | None) -> tuple[RawGame, int]:
@@ -354,29 +419,67 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
         return _finish(source, index, g_off, g_line, pre_lines, pre_comments, tag_lines, tag_line0,
                        mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra)
 
-    try:
-        for batch in _line_batches(stream):
-            for lineno, line in enumerate(batch, lineno + 1):
+    batches = _line_batches(stream)
+    src = own = None  # the lines being read: a batch's own iterator, or lines read again first
+    from_line = 1
+    while True:
+        if src is None:
+            try:
+                batch = next(batches, None)
+            except TruncatedInput as exc:
+                truncated, batch = exc, None
+            if batch is not None:
+                src = own = iter(batch)
+                from_line = lineno + 1
+            elif cand < 0:
+                break
+            else:
+                # The input ended during a look-ahead: the comment was never closed. The
+                # game ends before the candidate, whose lines are read again.
+                again = mt_lines[cand:]
+                del mt_lines[cand:]
+                from_line, cand = cand_line, -1
+                cut_short = True
+                game, off = finish(True, None)
+                yield game
+                index += 1
+                state = 0
+                in_comment = False
+                src = own = iter(again)
+        try:
+            for lineno, line in enumerate(src, from_line):
                 while True:  # loops only when a line is processed again in a new state
                     if state == 2:
                         if in_comment:
                             j = line.find(b"}")
                             if j < 0:
                                 if line[0] == 37:
+                                    if cand >= 0:
+                                        held += len(line)
+                                        if held > lookahead:
+                                            raise _Reread
                                     mt_lines.append(line)
                                     break
                                 if prev_blank and _TAG_START_B.match(line):
                                     # A tag section after a blank line inside an open
-                                    # comment: the comment was never closed. End the
-                                    # game here so the following games are not lost.
-                                    game, off = finish(True, None)
-                                    yield game
-                                    index += 1
-                                    state = 0
-                                    continue
+                                    # comment: a game start, if the comment was never
+                                    # closed. Look ahead for its '}' (module doc).
+                                    if cand >= 0:
+                                        raise _Reread  # a second candidate
+                                    cand = len(mt_lines)
+                                    cand_line = lineno
+                                    held = 0
+                                if cand >= 0:
+                                    held += len(line)
+                                    if held > lookahead or b"{" in line:
+                                        raise _Reread
                                 prev_blank = line.isspace()
                                 mt_lines.append(line)
                                 break
+                            if cand >= 0:
+                                if b"{" in line[:j]:
+                                    raise _Reread
+                                cand = -1  # the '}' closes one comment holding the tag lines
                             in_comment = False
                             started_in_comment = True
                             rest = line[j + 1 :]
@@ -390,18 +493,39 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                                     break
                                 c = t[0]
                             if c == 91:
-                                if not has_tags and not b"".join(mt_lines if clean is None else clean).strip():
-                                    # Only comments so far (e.g. a file comment):
-                                    # they are a preamble to this tag section.
-                                    pre_lines.extend(mt_lines)
-                                    mt_lines = []
-                                    clean = None
-                                    pre_comments = ncom
-                                    has_tags = True
-                                    tags_gap = False
-                                    state = 1
-                                    tag_line0 = lineno
-                                    continue
+                                # (no comment so far, with tags: there is movetext)
+                                if (not has_tags or clean is not None) and not b"".join(
+                                        mt_lines if clean is None else clean).strip():
+                                    if not has_tags:
+                                        # Only comments so far (e.g. a file comment):
+                                        # they are a preamble to this tag section.
+                                        pre_lines.extend(mt_lines)
+                                        mt_lines = []
+                                        clean = None
+                                        pre_comments = ncom
+                                        has_tags = True
+                                        tags_gap = False
+                                        state = 1
+                                        tag_line0 = lineno
+                                        continue
+                                    if not _starts_game(line, tag_lines):
+                                        # Comments between tag pairs (PGN standard §5:
+                                        # comment text may appear in PGN data): the tag
+                                        # section goes on, comments and all.
+                                        blanked = _blank_comments(mt_lines)
+                                        if split_at:
+                                            tag_lines[-1] += blanked[0][split_at:]
+                                            adj += split_at
+                                            tag_lines.extend(blanked[1:])
+                                        else:
+                                            tag_lines.extend(blanked)
+                                        mt_lines = []
+                                        clean = None
+                                        pre_comments = ncom
+                                        split_at = depth = 0
+                                        tags_gap = False
+                                        state = 1
+                                        continue
                                 game, off = finish(False, None)
                                 yield game
                                 index += 1
@@ -512,11 +636,13 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                                 if m is not None:
                                     e = m.end()
                                     t = line[e:].lstrip()
-                                    if t and t[0] != 91:
+                                    if t and t[0] != 91 and not (
+                                            t[0] in b"{;" and _TAGS_PREFIX_B.fullmatch(_STRIP_B.sub(b" ", t).strip())):
                                         # Movetext after the tags on the same line.
                                         tag_lines.append(line[:e])
                                         adj -= e
                                         line = b" " * e + line[e:]
+                                        split_at = e
                                         state = 2
                                         mt_line0 = lineno
                                         continue
@@ -527,6 +653,11 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                             if c < 0:
                                 tags_gap = True
                             break
+                        if (c == 123 and not tags_gap and line.rstrip().endswith(b"]")
+                                and _STRIP_B.sub(b" ", line).lstrip()[:1] == b"["):
+                            # A comment, then a tag on the same line (PGN §5).
+                            tag_lines.append(line)
+                            break
                         if (not tags_gap and line.rstrip().endswith(b'"]')
                                 and not tag_lines[-1].rstrip().endswith(b"]")):
                             # Second half of a tag value broken over two lines:
@@ -534,6 +665,7 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                             # a blank line has ended the tag section.
                             tag_lines.append(line)
                             break
+                        split_at = 0
                         state = 2
                         mt_line0 = lineno
                         continue
@@ -563,7 +695,7 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                         tag_lines = []
                         mt_lines = []
                         clean = None
-                        ncom = pre_comments = depth = 0
+                        ncom = pre_comments = depth = split_at = 0
                         in_comment = tags_gap = False
                         if c == 91:
                             has_tags = True
@@ -574,13 +706,36 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
                             state = 2
                             mt_line0 = lineno
                         continue
-    except TruncatedInput as exc:
-        truncated = exc
+        except _Reread:
+            # The look-ahead found the comment never closed (a '{' before its '}', a second
+            # candidate, or the cap): the game ends before the candidate; its lines, this
+            # one and what is left of an earlier re-read are read again.
+            again = mt_lines[cand:]
+            again.append(line)
+            if src is not own:
+                again.extend(src)
+            del mt_lines[cand:]
+            from_line, cand = cand_line, -1
+            game, off = finish(True, None)
+            yield game
+            index += 1
+            state = 0
+            in_comment = False
+            src = iter(again)
+            continue
+        if src is own:
+            src = None
+        else:
+            src, from_line = own, lineno + 1
 
     extra = None
     if truncated is not None:
         extra = _issue(truncated.code, max(lineno, 1), None, str(truncated))
-    if state == 2 and not has_tags and not in_comment and not b"".join(mt_lines if clean is None else clean).strip(_JUNK):
+    only_comments = state == 2 and not has_tags and not in_comment and not b"".join(
+        mt_lines if clean is None else clean).strip(_JUNK)
+    if read_end is not None:
+        read_end.open = in_comment or only_comments or cut_short
+    if only_comments:
         state = 0  # only comments after the last game: not a game
     if state:
         game, off = finish(in_comment, extra)
@@ -591,15 +746,20 @@ def _read_stream(stream, source: str) -> Iterator[RawGame]:
 
 def sure_game_start(before: bytes, line: bytes, line_start: bool) -> bool:
     """Whether ``line`` (without its line end), beginning ``[Event "`` and preceded by
-    ``before``, starts a game whatever state the reader is in, so that a source may be cut
-    there and its parts read apart.
+    ``before``, starts a game unless a brace comment opened before ``before`` is still open
+    there, so that a source may be cut there and its parts read apart.
 
     ``before``: the bytes just before the line, ending with its line end; ``line_start``:
     whether ``before`` itself begins at a line start (else its first line is partial and not
     looked at). True when one or more blank lines come first and the last non-blank line is
-    neither a tag nor an escape line and either ends with a termination marker (PGN §8.2.6;
-    a comment after it would open the next game) or leaves a brace comment open (a tag line
-    after a blank line ends an unclosed comment, unless a '}' on it closes the comment).
+    neither a tag nor an escape line and ends with a termination marker (PGN §8.2.6) that no
+    comment on that line holds, and with no comment opened after it (a comment after the
+    marker would open the next game).
+
+    Text this rule cannot see decides the rest: a comment opened on an earlier line may hold
+    the marker, the blank line and the tag section (PGN §5: a brace comment holds anything
+    but '}'). A part's reader says so (:class:`ReadEnd`); the engines then read the two parts
+    as one.
     """
     if b"}" in line:
         return False
@@ -613,10 +773,9 @@ def sure_game_start(before: bytes, line: bytes, line_start: bool) -> bool:
     if last.lstrip()[:1] in (b"[", b"%"):
         return False  # a tag or escape line: the reader may still be in the tag section
     text = _STRIP_B.sub(b" ", last).rstrip()
-    if b"{" in text:
-        return True
-    # The marker ends the line, and is not inside a comment.
-    return _ENDS_WITH_RESULT_B.search(last.rstrip()) is not None and _ENDS_WITH_RESULT_B.search(text) is not None
+    # The marker ends the line, and is not inside a comment (one left open ends with the line).
+    return (b"{" not in text and _ENDS_WITH_RESULT_B.search(last.rstrip()) is not None
+            and _ENDS_WITH_RESULT_B.search(text) is not None)
 
 
 def line_at(buf: bytes, start: int) -> bytes | None:
@@ -799,6 +958,8 @@ def _finish(
             ln = _last_content_line(tag_lines, tag_line0) if tag_lines else g_line
         issues.append(_issue("missing-result", ln, None, "game has no termination marker (1-0, 0-1, 1/2-1/2, *)"))
     if extra is not None:
+        if mt_lines:
+            extra = extra._replace(ply=len(sans) + 1)  # the movetext was cut: where
         issues.append(extra)
 
     game = RawGame(
@@ -851,8 +1012,42 @@ def _fast_movetext(cb: bytes) -> tuple[list[str] | None, str | None]:
     return list(filter(None, vals)), result
 
 
+def _blank_spaces(m: re.Match) -> bytes:
+    return _NOT_LINE_END_B.sub(b" ", m.group())
+
+
+def _blank_comments(lines: list[bytes]) -> list[bytes]:
+    """Movetext lines that hold only comments (and blank or escape lines), with every comment
+    replaced by as many spaces (line ends kept), as the reader reads them: a comment open at
+    the end of a line goes on to the next '}', a '%' line outside one is an escape line."""
+    out = []
+    open_ = False
+    for line in lines:
+        head = b""
+        if open_:
+            j = line.find(b"}") + 1
+            if not j:
+                out.append(_NOT_LINE_END_B.sub(b" ", line))
+                continue
+            head, line, open_ = b" " * j, line[j:], False
+        elif line[:1] == b"%":
+            out.append(line)
+            continue
+        m = None
+        for m in _COMMENTS_B.finditer(line):
+            pass
+        open_ = m is not None and m.group()[:1] == b"{" and not m.group().endswith(b"}")
+        out.append(head + _COMMENTS_B.sub(_blank_spaces, line))
+    return out
+
+
 def _parse_tags_slow(tag_lines: list[bytes], line0: int, codec: str, issues: list[ReaderIssue]) -> dict[str, str]:
-    """Tag pairs line by line, reporting bad-tag and duplicate-tag issues (§8.1)."""
+    """Tag pairs line by line, reporting bad-tag and duplicate-tag issues (§8.1).
+
+    Comments between tag pairs on a tag line (PGN §5: ';' to the end of the line, '{' to
+    the next '}') are skipped; comment lines of their own come blanked
+    (:func:`_blank_comments`).
+    """
     tags: dict[str, str] = {}
 
     def add(name: str, value: str, ln: int, col: int) -> None:
@@ -878,14 +1073,18 @@ def _parse_tags_slow(tag_lines: list[bytes], line0: int, codec: str, issues: lis
                 first = False
                 continue
             rest = s[pos:]
-            if not rest.strip():
+            t = rest.lstrip()
+            if not t or t[0] == ";":
                 break
-            col = pos + len(rest) - len(rest.lstrip()) + 1
+            if t[0] == "{" and "}" in t:
+                pos = s.find("}", len(s) - len(t)) + 1
+                continue
+            col = pos + len(rest) - len(t) + 1
             lm = _TAG_LENIENT_RE.fullmatch(s, pos)
             if lm is not None:
                 add(lm.group(1), lm.group(2), ln, col)
                 issues.append(_issue("bad-tag", ln, col, f"malformed tag value (unescaped quote?): {rest.strip()[:60]!r}"))
-            elif first and not rest.lstrip().startswith("["):
+            elif first and not t.startswith("["):
                 issues.append(_issue("bad-tag", ln, col, f"line inside the tag section is not a tag: {rest.strip()[:60]!r}"))
             else:
                 issues.append(_issue("bad-tag", ln, col, f"malformed tag pair: {rest.strip()[:60]!r}"))
@@ -905,7 +1104,7 @@ def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
     result = None
     first_comment = None
     depth = variations = comments = nags = 0
-    opens: list[int] = []
+    opens: list[tuple[int, int]] = []  # (offset, ply) of each '(' still open
     seen = stopped = False
     for m in _TOK_RE.finditer(text):
         k = m.lastindex
@@ -929,7 +1128,7 @@ def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
                 ln, col = _line_col(text, m.start(), line0)
                 issues.append(_issue(
                     "unexpected-token", ln, col,
-                    f"{w[:40]!r} is not a move; later moves of this game are ignored"))
+                    f"{w[:40]!r} is not a move; later moves of this game are ignored", len(sans) + 1))
                 stopped = True
         elif k == 7:
             seen = True
@@ -945,7 +1144,7 @@ def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
                     down = c.count("\n", 0, swallowed.start())
                     message += (f"; it runs over an [Event] tag line {down} line{'s' if down > 1 else ''} "
                                 f"down: a game may be inside it")
-                issues.append(_issue("unclosed-comment", ln, col, message))
+                issues.append(_issue("unclosed-comment", ln, col, message, len(sans) + 1))
                 body = c[1:]
             else:
                 body = c[1:-1]
@@ -956,13 +1155,13 @@ def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
             if m.group(3) == "(":
                 depth += 1
                 variations += 1
-                opens.append(m.start())
+                opens.append((m.start(), len(sans) + 1))
             elif depth:
                 depth -= 1
                 opens.pop()
             else:
                 ln, col = _line_col(text, m.start(), line0)
-                issues.append(_issue("unbalanced-variation", ln, col, "')' without a matching '('"))
+                issues.append(_issue("unbalanced-variation", ln, col, "')' without a matching '('", len(sans) + 1))
         elif k == 5:
             if not depth:
                 result = m.group(5)
@@ -972,7 +1171,8 @@ def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
             nags += 1
             if len(m.group(4)) == 1 and not depth and not stopped:
                 ln, col = _line_col(text, m.start(), line0)
-                issues.append(_issue("unexpected-token", ln, col, "'$' without a NAG number; later moves of this game are ignored"))
+                issues.append(_issue("unexpected-token", ln, col,
+                                     "'$' without a NAG number; later moves of this game are ignored", len(sans) + 1))
                 stopped = True
         elif k == 2:
             comments += 1
@@ -980,9 +1180,11 @@ def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
             seen = True
             if not depth and not stopped:
                 ln, col = _line_col(text, m.start(), line0)
-                issues.append(_issue("unexpected-token", ln, col, "'}' outside a comment; later moves of this game are ignored"))
+                issues.append(_issue("unexpected-token", ln, col,
+                                     "'}' outside a comment; later moves of this game are ignored", len(sans) + 1))
                 stopped = True
     if depth:
-        ln, col = _line_col(text, opens[0], line0)
-        issues.append(_issue("unbalanced-variation", ln, col, f"'(' never closed ({depth} open)"))
+        pos, ply = opens[0]
+        ln, col = _line_col(text, pos, line0)
+        issues.append(_issue("unbalanced-variation", ln, col, f"'(' never closed ({depth} open)", ply))
     return sans, result, variations, comments, nags, first_comment, issues, -1

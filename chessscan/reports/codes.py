@@ -44,7 +44,9 @@ ISSUE_CODES: dict[str, IssueCode] = {
     **_codes(
         "syntax",
         # PGN reader (readers/pgn.py)
-        ("unclosed-comment", "error", "a '{' comment is never closed; the game's moves are not read"),
+        ("unclosed-comment", "error", "a '{' comment is never closed: its game ends at the tag section the "
+                                      "comment runs into, or at the end of the input; its moves after the '{' "
+                                      "are not read"),
         ("unbalanced-variation", "error", "a ')' without its '(' or a '(' never closed"),
         ("unexpected-token", "error", "a token that is not a move, move number, NAG, comment or result; "
                                       "later moves of the game are ignored"),
@@ -96,7 +98,8 @@ ISSUE_CODES: dict[str, IssueCode] = {
     ),
     **_codes(
         "consistency",
-        ("result-mismatch", "error", "the Result tag contradicts a checkmate or stalemate on the board"),
+        ("result-mismatch", "error", "the Result tag contradicts a checkmate, stalemate or dead position "
+                                     "(insufficient material) on the board"),
         ("result-unfinished", "warning", "the result is '*' (or missing) but the game is over on the board"),
         ("result-token-mismatch", "warning", "the Result tag and the movetext's result token differ"),
         ("result-tag-invalid", "warning", "a Result tag other than 1-0, 0-1, 1/2-1/2 or * (such as '?')"),

@@ -5,7 +5,15 @@ Public API (re-exports only): :func:`scan`, :class:`Position`, :func:`parse_fen`
 :func:`legal_moves`, :func:`perft`, :func:`resolve_san`, :func:`classify_move`, check kinds.
 """
 
+import os as _os
+
+if _os.environ.get("CHESSSCAN_PURE") == "1":
+    from chessscan import _purecore
+
+    _purecore.install()
+
 from chessscan.api import scan
+from chessscan.core import core_mode
 from chessscan.core.checks import CHECK_KINDS, MoveCheck, classify_move
 from chessscan.core.fen import InvalidFen, parse_fen
 from chessscan.core.movegen import checkers, has_legal_move, legal_moves, perft
@@ -17,5 +25,5 @@ __version__ = "0.1.0"
 __all__ = [
     "scan", "Position", "STARTING_FEN", "parse_fen", "InvalidFen", "legal_moves", "has_legal_move",
     "checkers", "perft", "resolve_san", "move_san", "SanError", "InvalidSan", "IllegalMove",
-    "AmbiguousMove", "classify_move", "MoveCheck", "CHECK_KINDS", "__version__",
+    "AmbiguousMove", "classify_move", "MoveCheck", "CHECK_KINDS", "core_mode", "__version__",
 ]

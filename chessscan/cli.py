@@ -18,13 +18,30 @@ from chessscan.analysis.options import CROSS_CHECK_CHOICES, POSITIONS_CHOICES, A
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
+def _version_message() -> str:
+    from chessscan.core import core_mode
+
+    return f"%(prog)s, version %(version)s (core: {core_mode()})"
+
+
 @click.group(context_settings=CONTEXT)
-@click.version_option(package_name="chessscan")
+@click.version_option(package_name="chessscan", message=_version_message())
 def main() -> None:
     """Scan chess game datasets (PGN, EPD) with an exact legality, check and mate detector."""
     # Quiet exit on `| head`: restore the default SIGPIPE behaviour.
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    _warn_if_uncompiled()
+
+
+def _warn_if_uncompiled() -> None:
+    """One line on stderr when the compiled core is missing (and not turned off on purpose)."""
+    from chessscan.core import core_mode
+
+    if core_mode() != "compiled" and os.environ.get("CHESSSCAN_PURE") != "1":
+        click.echo("chessscan: warning: the compiled core is not installed (no C compiler when it was "
+                   "installed?); running the pure-Python core: the same results, many times slower",
+                   err=True)
 
 
 @main.command(context_settings=CONTEXT)

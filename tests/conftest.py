@@ -18,3 +18,17 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} not present (../shared is only on the project's machines)")
     return path
+
+
+# The core, perft and analysis tests: CI runs them a second time against the uncompiled core
+# (CHESSSCAN_PURE=1 python -m pytest -m "core and not slow"; see the README's test command).
+CORE_TEST_MODULES = frozenset({
+    "test_movegen", "test_fen", "test_check_kinds", "test_rules", "test_hotloop", "test_analyze",
+    "test_crosscheck", "test_epd_analysis", "test_perft_cli",
+})
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.module.__name__ in CORE_TEST_MODULES:
+            item.add_marker(pytest.mark.core)

@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 import chessscan.analysis.crosscheck as crosscheck
-import chessscan.analysis.plies as plies
 from chessscan import scan
 from conftest import SAMPLES
 
@@ -31,9 +30,31 @@ def faults(tmp_path, text=STALEMATE + DISCOVERED):
     return scan(path, cross_check="full")["disagreements"]
 
 
+class WrongRows:
+    """The positions rows as the cross-check reads them, with one field of every row
+    changed by ``change(row)``: a detector bug, injected where the compiled loop hands over
+    its rows."""
+
+    def __init__(self, rows, change):
+        self.rows, self.change = rows, change
+
+    def __len__(self):
+        return len(self.rows)
+
+    def row(self, i):
+        return self.change(self.rows.row(i))
+
+
+def inject(monkeypatch, change):
+    real = crosscheck.cross_check_game
+    monkeypatch.setattr(crosscheck, "cross_check_game", lambda raw, dis, rows=None, start=0: real(
+        raw, dis, WrongRows(rows, change) if rows is not None else None, start))
+
+
 def test_a_wrong_check_kind_is_reported(tmp_path, monkeypatch):
     assert faults(tmp_path).empty
-    monkeypatch.setattr(plies, "DISCOVERED", "direct")
+    inject(monkeypatch, lambda row: {**row, "check_kind": "direct" if row["check_kind"] == "discovered"
+                                     else row["check_kind"]})
     rows = faults(tmp_path)
     assert rows[["game_index", "ply", "field", "chessscan", "python_chess"]].values.tolist() == [
         [1, 1, "check_kind", "direct", "discovered"]]
@@ -41,7 +62,7 @@ def test_a_wrong_check_kind_is_reported(tmp_path, monkeypatch):
 
 
 def test_a_missed_stalemate_is_reported(tmp_path, monkeypatch):
-    monkeypatch.setattr(plies, "has_legal_move", lambda pos: True)
+    inject(monkeypatch, lambda row: {**row, "is_stalemate": False})
     rows = faults(tmp_path)
     assert rows[["game_index", "ply", "field", "chessscan", "python_chess"]].values.tolist() == [
         [0, 1, "is_stalemate", "False", "True"]]

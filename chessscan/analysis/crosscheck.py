@@ -29,7 +29,7 @@ from chessscan.core.movegen import checkers, has_legal_en_passant, has_legal_mov
 from chessscan.core.rules import is_insufficient_material
 from chessscan.core.zobrist import repetition_key, zobrist_hash
 from chessscan.core.position import STARTING_FEN
-from chessscan.core.san import NULL, SanError, parse_san, resolve_san
+from chessscan.core.san import NULL_PIECE, SanError, parse_san, resolve_san
 
 SAMPLE_EVERY = 50
 
@@ -68,7 +68,7 @@ def _python_chess_kind(move: chess.Move, castling: bool, checkers_bb: int) -> st
     return "direct" if checkers_bb >> arrived & 1 else "discovered"
 
 
-def cross_check_game(raw, disagreements: dict[str, list], rows: dict[str, list] | None = None,
+def cross_check_game(raw, disagreements: dict[str, list], rows=None,
                      row_start: int = 0) -> tuple[int, int] | None:
     """Replay ``raw`` (a RawGame) in python-chess and compare with chessscan; append one
     ``disagreements`` row per difference. Returns ``(positions compared, rows added)``.
@@ -121,7 +121,7 @@ def cross_check_game(raw, disagreements: dict[str, list], rows: dict[str, list] 
     if ours is None:
         return 0, added
 
-    n_rows = len(rows["ply"]) - row_start if rows is not None else 0
+    n_rows = len(rows) - row_start if rows is not None else 0
     compared = 0
     ply = 0
     our_seen = {repetition_key(ours, has_legal_en_passant(ours)): 1}
@@ -129,7 +129,7 @@ def cross_check_game(raw, disagreements: dict[str, list], rows: dict[str, list] 
     for san in raw.sans:
         try:
             parsed = parse_san(san)
-            our_move = 0 if parsed.piece == NULL else resolve_san(ours, parsed, san)
+            our_move = 0 if parsed.piece == NULL_PIECE else resolve_san(ours, parsed, san)
             our_text = ours.move_uci(our_move) if our_move else "0000"
             our_err = None
         except SanError as exc:
@@ -167,8 +167,7 @@ def cross_check_game(raw, disagreements: dict[str, list], rows: dict[str, list] 
         our_seen[our_key] = our_rep = our_seen.get(our_key, 0) + 1
         if ply <= n_rows:
             r = row_start + ply - 1
-            mine = {f: rows[f][r] for f in ("uci", "in_check", "check_kind", "checkers", "is_checkmate",
-                                              "is_stalemate", "halfmove_clock", "zobrist", "repetition")}
+            mine = rows.row(r)
         else:
             our_checkers = checkers(ours)
             our_any = has_legal_move(ours)

@@ -1,29 +1,84 @@
 """Attack tables, built once at import.
 
-Step pieces (knight, king, pawn) use one bitboard per square. Sliders use, per square, a
-dict keyed by the occupancy masked to the squares that can block ("relevant occupancy"),
-filled by enumerating every subset of the mask with the carry-rippler trick
-(chessprogramming wiki, "Traversing Subsets of a Set"). A lookup is
-``DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occupied]`` — no 64-bit multiplication, which is slow
-on Python's big ints. Bitboards are ints of 64 bits, squares 0..63 with a1 = 0.
+Step pieces (knight, king, pawn) use one bitboard per square. Sliders use magic bitboards
+(chessprogramming wiki, "Magic Bitboards", the "fancy" layout): per square, the occupancy
+masked to the squares that can block ("relevant occupancy") is multiplied by a magic number
+and the top bits of the product index that square's slice of one shared table, filled by
+enumerating every subset of the mask (carry-rippler, "Traversing Subsets of a Set"). A lookup
+is a multiply, a shift and a load. Bitboards are ints of 64 bits, squares 0..63 with a1 = 0.
+
+The magic numbers below were found by :func:`find_magics` (``python -m
+chessscan.core.attacks`` prints them again); the tests check every table entry against a ray
+walk.
+
+Compiled, the tables are C arrays in one :class:`AttackTables` object that every compiled
+module reads directly (``tables()``); uncompiled, they are Python lists.
 """
 
 from __future__ import annotations
 
-from chessscan.core.bitboard import BB_ALL, BB_FILES, BB_RANKS, BB_SQUARES, Bitboard
+try:
+    import cython
+except ImportError:  # uncompiled, without Cython installed
+    from chessscan.core import _cython_shim as cython
+
+if not cython.compiled:
+    from chessscan.core.bitboard import BB_ALL, bit
+
+ROOK_DELTAS = (-8, 8, -1, 1)
+BISHOP_DELTAS = (-9, -7, 7, 9)
+
+ROOK_MAGICS = (
+    0x128012C0008000E0, 0x0240002000401001, 0x4100200041001008, 0x8280100008018004,
+    0x2080080002040080, 0x1300010004008208, 0x04000208A9101408, 0x020000204A018F04,
+    0x1080800040008020, 0x0000C01000402001, 0x0080808010002000, 0x0408800800801000,
+    0x0010800801040080, 0x4804800400804200, 0x0304800D00800200, 0x010200040081006A,
+    0x8280044020084000, 0x042000C010004021, 0x2010002004080020, 0x0040210010000900,
+    0x0008004004020041, 0x0004008080040200, 0x1C20040070610208, 0x1020A20000508104,
+    0x0100C00380008120, 0x4001200280400080, 0x0200100080200080, 0x0000401200082200,
+    0xC02C080080040080, 0x0840040080020080, 0x2102004040800100, 0x0042079A00004104,
+    0x0000400424800280, 0x4820100020400040, 0x5010002000801880, 0x9061080081801002,
+    0x208A050011000800, 0x000200080E003094, 0xA010018204003008, 0x2000288042001401,
+    0x400181C000228000, 0x0200402010004000, 0x8388928600420021, 0x400021001001000A,
+    0x2100080011010004, 0x1002020004008080, 0x0802000804020001, 0x88004410408A0001,
+    0x010508C030800100, 0x4000400080310100, 0x0030200010048080, 0x2000800800100080,
+    0x0100040008008080, 0x0022000204008080, 0x0108020170284400, 0x1001010084004200,
+    0x0004890141902202, 0x0100881100220042, 0x0100102001000841, 0x4408050020081001,
+    0x0002008884201002, 0x2002000490410802, 0x0020014800900204, 0x0100082081044402,
+)
+BISHOP_MAGICS = (
+    0x4140421084010140, 0x0020821081011004, 0x22900501D1128046, 0x1208084100200406,
+    0x04011041800A0000, 0x0032080208180000, 0x01020090080A0420, 0x4000154804042040,
+    0x0420400244440091, 0x0204101002004051, 0x2B000800A1020044, 0x0000880861040400,
+    0x0000011041606002, 0x0082082838080442, 0x0040140088041020, 0x0010020602014498,
+    0x1426441084080820, 0x0010002001220080, 0x1402004044004080, 0x008080C802084000,
+    0x00C2000402A20280, 0x2006402608200422, 0x40040404A6011002, 0xC082210884980804,
+    0x0420200404091208, 0x1010284E24080080, 0x8804100002082142, 0x1004010020200880,
+    0x000100108D004008, 0x8000920005012081, 0x04010521144C1000, 0xA016052040809800,
+    0x0004300400410494, 0x00040108002022C0, 0x8101024121080800, 0x400B020080480080,
+    0x0040004100081100, 0x8201010200040A00, 0x4004808200140100, 0x0801020082002420,
+    0x0211100804202000, 0x40004208C4006000, 0x0002001048020420, 0x0010802011021808,
+    0x0800020202008410, 0x411010300C409020, 0x082008010050C108, 0x060208A122000301,
+    0x4202080208041000, 0x4800290808041000, 0xA800004208040422, 0x0000200020880040,
+    0xE090001202020A00, 0x000010602101080C, 0x4808B04448044000, 0x00901220C1020880,
+    0x4011018804210C80, 0x001C01040201050A, 0x180800004044106C, 0x202E001001048800,
+    0x0048080071020220, 0x0800608590041840, 0x0000089004008400, 0xA004300A00640080,
+)
+ROOK_TABLE_SIZE = 102400    # sum over squares of 2 ** (relevant bits)
+BISHOP_TABLE_SIZE = 5248
 
 
-def _step_attacks(sq: int, deltas: tuple[int, ...]) -> Bitboard:
+def _step_attacks(sq: int, deltas: tuple[int, ...]) -> int:
     bb = 0
     f, r = sq & 7, sq >> 3
     for d in deltas:
         to = sq + d
         if 0 <= to < 64 and abs((to & 7) - f) <= 2 and abs((to >> 3) - r) <= 2:
-            bb |= 1 << to
+            bb |= bit(to)
     return bb
 
 
-def _sliding_attacks(sq: int, occupied: Bitboard, deltas: tuple[int, ...]) -> Bitboard:
+def _sliding_attacks(sq: int, occupied: int, deltas: tuple[int, ...]) -> int:
     """Squares reached from ``sq`` along ``deltas`` until and including the first blocker."""
     bb = 0
     for d in deltas:
@@ -33,94 +88,197 @@ def _sliding_attacks(sq: int, occupied: Bitboard, deltas: tuple[int, ...]) -> Bi
             # Stop at the board edge: a step may change the file by at most one.
             if not 0 <= t < 64 or abs((t & 7) - (s & 7)) > 1:
                 break
-            bb |= 1 << t
-            if occupied & (1 << t):
+            bb |= bit(t)
+            if occupied >> t & 1:
                 break
             s = t
     return bb
 
 
-def _edges(sq: int) -> Bitboard:
-    """Board edges that do not contain ``sq``: a blocker there never shortens a ray."""
-    return ((BB_RANKS[0] | BB_RANKS[7]) & ~BB_RANKS[sq >> 3]) | (
-        (BB_FILES[0] | BB_FILES[7]) & ~BB_FILES[sq & 7]
-    )
-
-
-def _attack_table(deltas: tuple[int, ...]) -> tuple[list[Bitboard], list[dict[Bitboard, Bitboard]]]:
-    masks, tables = [], []
-    for sq in range(64):
-        mask = _sliding_attacks(sq, 0, deltas) & ~_edges(sq)
-        table = {}
-        subset = 0
+def _relevant_mask(sq: int, deltas: tuple[int, ...]) -> int:
+    """Squares whose occupancy can shorten a ray from ``sq``: the rays without their last
+    square on the board edge."""
+    bb = 0
+    for d in deltas:
+        s = sq
         while True:
-            table[subset] = _sliding_attacks(sq, subset, deltas)
-            subset = (subset - mask) & mask
-            if not subset:
+            t = s + d
+            if not 0 <= t < 64 or abs((t & 7) - (s & 7)) > 1:
                 break
+            u = t + d
+            if not 0 <= u < 64 or abs((u & 7) - (t & 7)) > 1:
+                break  # t is the last square of the ray
+            bb |= 1 << t
+            s = t
+    return bb
+
+
+def _subsets(mask: int) -> list[int]:
+    """Every subset of ``mask``, the empty one first (carry-rippler)."""
+    out = [0]
+    subset = (0 - mask) & mask
+    while subset:
+        out.append(subset)
+        subset = (subset - mask) & mask
+    return out
+
+
+def _magic_layout(deltas: tuple[int, ...], magics: tuple[int, ...], size: int):
+    """(masks, shifts, offsets, table) of one slider kind."""
+    masks, shifts, offsets = [], [], []
+    table = [0] * size
+    offset = 0
+    for sq in range(64):
+        mask = _relevant_mask(sq, deltas)
+        bits = bin(mask).count("1")
         masks.append(mask)
-        tables.append(table)
-    return masks, tables
+        shifts.append(64 - bits)
+        offsets.append(offset)
+        for occ in _subsets(mask):
+            index = ((occ * magics[sq]) & ((1 << 64) - 1)) >> (64 - bits)
+            table[offset + index] = _sliding_attacks(sq, occ, deltas)
+        offset += 1 << bits
+    if offset != size:
+        raise AssertionError(f"magic table size {offset}, expected {size}")
+    return masks, shifts, offsets, table
 
 
-KNIGHT_ATTACKS = tuple(_step_attacks(sq, (17, 15, 10, 6, -17, -15, -10, -6)) for sq in range(64))
-KING_ATTACKS = tuple(_step_attacks(sq, (9, 8, 7, 1, -9, -8, -7, -1)) for sq in range(64))
-# PAWN_ATTACKS[color][sq]: squares a pawn of ``color`` on ``sq`` attacks (color False = black).
-PAWN_ATTACKS = (
-    tuple(_step_attacks(sq, (-7, -9)) for sq in range(64)),
-    tuple(_step_attacks(sq, (7, 9)) for sq in range(64)),
-)
+def find_magics(deltas: tuple[int, ...], seed: int = 1) -> list[int]:
+    """A magic number per square for a slider with these ``deltas``: one that maps every
+    relevant occupancy to a table slot without a harmful collision (two occupancies with
+    different attacks). Sparse random candidates, a fixed seed: the result is repeatable.
+    Slow uncompiled; the numbers are stored above."""
+    import random
 
-DIAG_MASKS, DIAG_ATTACKS = _attack_table((-9, -7, 7, 9))
-FILE_MASKS, FILE_ATTACKS = _attack_table((-8, 8))
-RANK_MASKS, RANK_ATTACKS = _attack_table((-1, 1))
-
-# Attacks on an empty board, for finding pinners and snipers.
-BISHOP_PSEUDO = tuple(DIAG_ATTACKS[sq][0] for sq in range(64))
-ROOK_PSEUDO = tuple(FILE_ATTACKS[sq][0] | RANK_ATTACKS[sq][0] for sq in range(64))
-
-
-def bishop_attacks(sq: int, occupied: Bitboard) -> Bitboard:
-    """Squares a bishop on ``sq`` attacks with ``occupied`` pieces on the board."""
-    return DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occupied]
-
-
-def rook_attacks(sq: int, occupied: Bitboard) -> Bitboard:
-    """Squares a rook on ``sq`` attacks with ``occupied`` pieces on the board."""
-    return FILE_ATTACKS[sq][FILE_MASKS[sq] & occupied] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occupied]
-
-
-def queen_attacks(sq: int, occupied: Bitboard) -> Bitboard:
-    """Squares a queen on ``sq`` attacks with ``occupied`` pieces on the board."""
-    return (
-        DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occupied]
-        | FILE_ATTACKS[sq][FILE_MASKS[sq] & occupied]
-        | RANK_ATTACKS[sq][RANK_MASKS[sq] & occupied]
-    )
-
-
-def _rays() -> tuple[list[list[Bitboard]], list[list[Bitboard]]]:
-    rays = [[0] * 64 for _ in range(64)]
-    between = [[0] * 64 for _ in range(64)]
-    for a in range(64):
-        for b in range(64):
-            if a == b:
+    rng = random.Random(seed)
+    magics = []
+    for sq in range(64):
+        mask = _relevant_mask(sq, deltas)
+        bits = bin(mask).count("1")
+        occs = _subsets(mask)
+        attacks = [_sliding_attacks(sq, occ, deltas) for occ in occs]
+        while True:
+            magic = rng.getrandbits(64) & rng.getrandbits(64) & rng.getrandbits(64)
+            if bin((mask * magic) & 0xFF00_0000_0000_0000).count("1") < 6:
                 continue
-            bb_b = BB_SQUARES[b]
-            for pseudo, attacks in ((BISHOP_PSEUDO, bishop_attacks), (ROOK_PSEUDO, rook_attacks)):
-                if pseudo[a] & bb_b:
-                    # The whole line through a and b, both included.
-                    rays[a][b] = (pseudo[a] & pseudo[b]) | BB_SQUARES[a] | bb_b
-                    between[a][b] = attacks(a, bb_b) & attacks(b, BB_SQUARES[a])
-    return rays, between
+            used: dict[int, int] = {}
+            for occ, att in zip(occs, attacks):
+                index = ((occ * magic) & ((1 << 64) - 1)) >> (64 - bits)
+                if used.setdefault(index, att) != att:
+                    break
+            else:
+                magics.append(magic)
+                break
+    return magics
 
 
-# RAYS[a][b]: the full line (edge to edge) through squares a and b, or 0 if not aligned.
-# BETWEEN[a][b]: the squares strictly between a and b on that line, or 0.
-RAYS, BETWEEN = _rays()
+class AttackTables:
+    """Every attack table of the core, as arrays indexed by square (0..63).
 
-__all__ = [
-    "KNIGHT_ATTACKS", "KING_ATTACKS", "PAWN_ATTACKS", "DIAG_MASKS", "DIAG_ATTACKS",
-    "FILE_MASKS", "FILE_ATTACKS", "RANK_MASKS", "RANK_ATTACKS", "BISHOP_PSEUDO", "ROOK_PSEUDO",
-    "RAYS", "BETWEEN", "bishop_attacks", "rook_attacks", "queen_attacks", "BB_ALL",
-]
+    ``knight[sq]``, ``king[sq]``; ``pawn[color * 64 + sq]`` (squares a pawn of ``color``
+    on ``sq`` attacks; color 1 = white); slider magics (``rook_mask``, ``rook_magic``,
+    ``rook_shift``, ``rook_offset``, ``rook_table``, and the same for bishops);
+    ``between[a * 64 + b]`` (squares strictly between a and b on a line, else 0) and
+    ``rays[a * 64 + b]`` (the whole line through a and b, both included, else 0);
+    ``bishop_pseudo`` / ``rook_pseudo`` (attacks on an empty board).
+    """
+
+    def __init__(self) -> None:
+        self.knight = [_step_attacks(sq, (17, 15, 10, 6, -17, -15, -10, -6)) for sq in range(64)]
+        self.king = [_step_attacks(sq, (9, 8, 7, 1, -9, -8, -7, -1)) for sq in range(64)]
+        self.pawn = ([_step_attacks(sq, (-7, -9)) for sq in range(64)]
+                     + [_step_attacks(sq, (7, 9)) for sq in range(64)])
+        masks, shifts, offsets, table = _magic_layout(ROOK_DELTAS, ROOK_MAGICS, ROOK_TABLE_SIZE)
+        self.rook_mask, self.rook_shift, self.rook_offset = masks, shifts, offsets
+        self.rook_magic = list(ROOK_MAGICS)
+        self.rook_table = table
+        masks, shifts, offsets, table = _magic_layout(BISHOP_DELTAS, BISHOP_MAGICS, BISHOP_TABLE_SIZE)
+        self.bishop_mask, self.bishop_shift, self.bishop_offset = masks, shifts, offsets
+        self.bishop_magic = list(BISHOP_MAGICS)
+        self.bishop_table = table
+        bishop_pseudo = [_sliding_attacks(sq, 0, BISHOP_DELTAS) for sq in range(64)]
+        rook_pseudo = [_sliding_attacks(sq, 0, ROOK_DELTAS) for sq in range(64)]
+        self.bishop_pseudo = bishop_pseudo
+        self.rook_pseudo = rook_pseudo
+        between = [0] * 4096
+        rays = [0] * 4096
+        for a in range(64):
+            for b in range(64):
+                if a == b:
+                    continue
+                bb_a, bb_b = bit(a), bit(b)
+                for pseudo, deltas in ((bishop_pseudo, BISHOP_DELTAS), (rook_pseudo, ROOK_DELTAS)):
+                    if pseudo[a] & bb_b:
+                        rays[a * 64 + b] = (pseudo[a] & pseudo[b]) | bb_a | bb_b
+                        between[a * 64 + b] = _sliding_attacks(a, bb_b, deltas) & _sliding_attacks(b, bb_a, deltas)
+        self.between = between
+        self.rays = rays
+
+
+T = AttackTables()
+
+
+def tables() -> AttackTables:
+    """The one :class:`AttackTables` of the process."""
+    return T
+
+
+def knight_attacks(sq: int) -> int:
+    """Squares a knight on ``sq`` attacks."""
+    return T.knight[sq]
+
+
+def king_attacks(sq: int) -> int:
+    """Squares a king on ``sq`` attacks."""
+    return T.king[sq]
+
+
+def pawn_attacks(color: bool, sq: int) -> int:
+    """Squares a pawn of ``color`` (True = white) on ``sq`` attacks."""
+    return T.pawn[color * 64 + sq]
+
+
+def bishop_attacks(sq: int, occupied: int) -> int:
+    """Squares a bishop on ``sq`` attacks with ``occupied`` pieces on the board."""
+    return T.bishop_table[T.bishop_offset[sq]
+                          + ((((occupied & T.bishop_mask[sq]) * T.bishop_magic[sq]) & BB_ALL) >> T.bishop_shift[sq])]
+
+
+def rook_attacks(sq: int, occupied: int) -> int:
+    """Squares a rook on ``sq`` attacks with ``occupied`` pieces on the board."""
+    return T.rook_table[T.rook_offset[sq]
+                        + ((((occupied & T.rook_mask[sq]) * T.rook_magic[sq]) & BB_ALL) >> T.rook_shift[sq])]
+
+
+def queen_attacks(sq: int, occupied: int) -> int:
+    """Squares a queen on ``sq`` attacks with ``occupied`` pieces on the board."""
+    return bishop_attacks(sq, occupied) | rook_attacks(sq, occupied)
+
+
+def between(a: int, b: int) -> int:
+    """Squares strictly between ``a`` and ``b`` on a rank, file or diagonal, else 0."""
+    return T.between[a * 64 + b]
+
+
+def ray(a: int, b: int) -> int:
+    """The whole line (edge to edge) through ``a`` and ``b``, else 0."""
+    return T.rays[a * 64 + b]
+
+
+def bishop_pseudo(sq: int) -> int:
+    """Squares a bishop on ``sq`` attacks on an empty board."""
+    return T.bishop_pseudo[sq]
+
+
+def rook_pseudo(sq: int) -> int:
+    """Squares a rook on ``sq`` attacks on an empty board."""
+    return T.rook_pseudo[sq]
+
+
+if __name__ == "__main__":
+    for name, deltas in (("ROOK_MAGICS", ROOK_DELTAS), ("BISHOP_MAGICS", BISHOP_DELTAS)):
+        found = find_magics(deltas)
+        print(f"{name} = (")
+        for i in range(0, 64, 4):
+            print("    " + " ".join(f"0x{m:016X}," for m in found[i:i + 4]))
+        print(")")

@@ -1,6 +1,10 @@
 """Bitboards: a set of squares as an int of 64 bits, bit ``sq`` set for square ``sq``.
 
 See the chessprogramming wiki, "Bitboards" and "General Setwise Operations".
+
+These are the Python forms. The compiled core uses C twins of the constants and of
+:func:`lsb`, :func:`msb`, :func:`popcount` and :func:`bit` (``chessscan/core/_bits.pxd``);
+its sources import these names only when they run uncompiled.
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ BB_RANK_5, BB_RANK_7, BB_RANK_8 = BB_RANKS[4], BB_RANKS[6], BB_RANKS[7]
 BB_BACKRANKS = BB_RANK_1 | BB_RANK_8
 BB_LIGHT_SQUARES: Bitboard = 0x55AA_55AA_55AA_55AA
 BB_DARK_SQUARES: Bitboard = 0xAA55_AA55_AA55_AA55
+
+
+def bit(sq: int) -> Bitboard:
+    """The bitboard of square ``sq`` (0..63) alone."""
+    return 1 << sq
 
 
 def lsb(bb: Bitboard) -> int:

@@ -21,10 +21,20 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from chessscan.core.bitboard import Bitboard
-from chessscan.core.movegen import attackers_mask
-from chessscan.core.position import Move, Position
+try:
+    import cython
+except ImportError:  # uncompiled, without Cython installed
+    from chessscan.core import _cython_shim as cython
+
+from chessscan.core.position import Position
 from chessscan.core.squares import SQUARE_NAMES
+
+if not cython.compiled:
+    from chessscan.core.bitboard import bit, lsb
+    from chessscan.core.movegen import attackers
+
+Bitboard = int
+Move = int
 
 NONE, DIRECT, DISCOVERED, DOUBLE, SINGLE = "none", "direct", "discovered", "double", "single"
 CHECK_KINDS = (NONE, DIRECT, DISCOVERED, DOUBLE)
@@ -51,9 +61,8 @@ def square_list(bb: Bitboard) -> str:
     """Space-separated square names of ``bb`` in increasing order (``"e1 h4"``)."""
     names = []
     while bb:
-        low = bb & -bb
-        names.append(SQUARE_NAMES[low.bit_length() - 1])
-        bb ^= low
+        names.append(SQUARE_NAMES[lsb(bb)])
+        bb &= bb - 1
     return " ".join(names)
 
 
@@ -72,16 +81,16 @@ def classify_move(pos: Position, move: Move) -> MoveCheck:
     castling = pos.is_castling(move)
     en_passant = pos.is_en_passant(move)
     promotion = bool(move >> 12)
-    frm, to = move & 63, (move >> 6) & 63
+    frm = move & 63
+    to = (move >> 6) & 63
     after = pos.copy()
     after.play(move)
     if castling:
-        rank = frm & 56
-        arrived = 1 << (rank + (3 if to < frm else 5))
+        arrived = bit((frm & 56) + (3 if to < frm else 5))
     else:
-        arrived = 1 << to
+        arrived = bit(to)
     king = after.king(after.turn)
-    checking = attackers_mask(after, not after.turn, king) if king >= 0 else 0
+    checking = attackers(after, not after.turn, king, after.occupied) if king >= 0 else 0
     given = bool(checking)
     return MoveCheck(check_kind(checking, arrived), checking,
                      given and en_passant, given and castling, given and promotion)

@@ -1,3 +1,4 @@
+# cython: infer_types=False
 """FEN and EPD position text: parsing with validation, and writing.
 
 Field syntax follows the PGN standard §16.1 (FEN); castling letters accept ``KQkq``,
@@ -10,12 +11,11 @@ not just the first): see :data:`FAULTS`.
 
 from __future__ import annotations
 
-from chessscan.core.attacks import RAYS
+from chessscan.core.attacks import ray
 from chessscan.core.bitboard import BB_BACKRANKS, BB_RANKS, BB_SQUARES
 from chessscan.core.checks import square_list
 from chessscan.core.movegen import attackers_mask, has_legal_en_passant
 from chessscan.core.position import Position
-from chessscan.core.zobrist import base_key
 from chessscan.core.squares import (
     BISHOP, BLACK, FILE_NAMES, KING, KNIGHT, PAWN, PIECE_TYPE_BY_SYMBOL, QUEEN, ROOK,
     SQUARE_BY_NAME, SQUARE_NAMES, WHITE,
@@ -215,7 +215,7 @@ def parse_fen(fen: str, chess960: bool = False, counters: bool = True, strict: b
     _parse_castling(pos, parts[2], fen, faults)
     if ep_text != "-":
         pos.ep_square = SQUARE_BY_NAME[ep_text]
-    pos.key = base_key(pos)
+    pos.key = pos.base_key()
     faults = _unique(faults + position_faults(pos))
     if not any(code not in WARNING_FAULTS for code, _ in faults):
         if _warnings is not None:
@@ -332,7 +332,7 @@ def _impossible_double_check(pos: Position, checking: int) -> str | None:
     if types <= {PAWN, KNIGHT}:
         return "double check by two pawns or knights, which no single move gives"
     king = pos.king(pos.turn)
-    if RAYS[king][a] and RAYS[king][a] == RAYS[king][b]:
+    if ray(king, a) and ray(king, a) == ray(king, b):
         return "double check by two pieces on one line"
     return None
 

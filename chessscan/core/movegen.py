@@ -1,4 +1,4 @@
-"""Legal move generation: pins, evasions, castling, en passant, promotions.
+"""Legal move generation: pins, evasions, castling, en passant, promotions; perft.
 
 The shape is Stockfish's (chessprogramming wiki, "Move Generation" and "Checks and Pinned
 Pieces"): find the checkers and the slider blockers (our pieces pinned to our king); when in
@@ -7,288 +7,336 @@ captures of it and interpositions); otherwise pseudo-legal moves, keeping a pinn
 its pin ray and a king off attacked squares. En passant, the one move that can expose the
 king along a rank through two vacated squares, gets a full make-and-test.
 
-Every generator takes ``from_mask`` / ``to_mask`` bitboards so one code path serves perft,
-SAN resolution and legality tests. Squares 0..63 (a1 = 0); bitboards are ints of 64 bits.
+:func:`generate` writes the moves into a caller's buffer (a C array once compiled) and can
+stop at the first one found; every generator takes ``from_mask`` / ``to_mask`` bitboards so
+one code path serves perft, SAN resolution and legality tests. Squares 0..63 (a1 = 0);
+bitboards are ints of 64 bits; moves are encoded as in :mod:`chessscan.core.position`.
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+try:
+    import cython
+except ImportError:  # uncompiled, without Cython installed
+    from chessscan.core import _cython_shim as cython
 
-from chessscan.core.attacks import (
-    BETWEEN, BISHOP_PSEUDO, DIAG_ATTACKS, DIAG_MASKS, FILE_ATTACKS, FILE_MASKS, KING_ATTACKS,
-    KNIGHT_ATTACKS, PAWN_ATTACKS, RANK_ATTACKS, RANK_MASKS, RAYS, ROOK_PSEUDO,
-)
-from chessscan.core.bitboard import BB_ALL, BB_RANK_1, BB_RANK_8, Bitboard
-from chessscan.core.position import Move, Position
-from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Color, Square
+from chessscan.core.attacks import tables
+from chessscan.core.position import Position
 
-PROMOTION_TYPES = (QUEEN, ROOK, BISHOP, KNIGHT)
+if not cython.compiled:
+    from chessscan.core.attacks import bishop_attacks, rook_attacks
+    from chessscan.core.bitboard import BB_ALL, BB_RANK_1, BB_RANK_8, bit, lsb, msb
+    from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
+
+T = tables()
+#: Room for every legal move of any position (the most known is 218).
+MAX_MOVES = 256
 
 
-def attackers_mask(pos: Position, color: Color, sq: Square, occupied: Bitboard | None = None) -> Bitboard:
-    """Bitboard of ``color``'s pieces attacking square ``sq``.
+def attackers(pos: Position, color: bool, sq: int, occupied: int) -> int:
+    """Bitboard of ``color``'s pieces attacking square ``sq``, sliders seeing ``occupied``
+    as the blockers (the pieces themselves are taken from ``pos``)."""
+    queens = pos.pieces[QUEEN]
+    return (
+        (T.knight[sq] & pos.pieces[KNIGHT])
+        | (T.king[sq] & pos.pieces[KING])
+        | (T.pawn[(not color) * 64 + sq] & pos.pieces[PAWN])
+        | (rook_attacks(sq, occupied) & (pos.pieces[ROOK] | queens))
+        | (bishop_attacks(sq, occupied) & (pos.pieces[BISHOP] | queens))
+    ) & pos.occupied_co[color]
+
+
+def attackers_mask(pos: Position, color: bool, sq: int, occupied=None) -> int:
+    """Bitboard of ``color``'s pieces attacking square ``sq`` (0..63).
 
     ``occupied`` overrides the blockers seen by sliders (e.g. the board without our king);
     the pieces themselves are taken from ``pos``.
     """
-    if occupied is None:
-        occupied = pos.occupied
-    p = pos.pieces
-    queens = p[QUEEN]
-    return (
-        (KNIGHT_ATTACKS[sq] & p[KNIGHT])
-        | (KING_ATTACKS[sq] & p[KING])
-        | (PAWN_ATTACKS[not color][sq] & p[PAWN])
-        | ((FILE_ATTACKS[sq][FILE_MASKS[sq] & occupied] | RANK_ATTACKS[sq][RANK_MASKS[sq] & occupied])
-           & (p[ROOK] | queens))
-        | (DIAG_ATTACKS[sq][DIAG_MASKS[sq] & occupied] & (p[BISHOP] | queens))
-    ) & pos.occupied_co[color]
+    return attackers(pos, color, sq, pos.occupied if occupied is None else occupied)
 
 
-def checkers(pos: Position) -> Bitboard:
+def checkers(pos: Position) -> int:
     """Bitboard of the enemy pieces giving check to the side to move (0 if not in check)."""
     king = pos.king(pos.turn)
     if king < 0:
         return 0
-    return attackers_mask(pos, not pos.turn, king)
+    return attackers(pos, not pos.turn, king, pos.occupied)
 
 
-def slider_blockers(pos: Position, king: Square, color: Color | None = None) -> Bitboard:
-    """Pieces of ``color`` (default: the side to move) pinned to its king on ``king``: the
-    single piece standing between the king and an enemy slider on a line."""
-    if color is None:
-        color = pos.turn
-    p = pos.pieces
-    queens = p[QUEEN]
-    snipers = ((ROOK_PSEUDO[king] & (p[ROOK] | queens)) | (BISHOP_PSEUDO[king] & (p[BISHOP] | queens))) \
-        & pos.occupied_co[not color]
+def pinned(pos: Position, king: int, color: bool) -> int:
+    """Pieces of ``color`` pinned to its king on square ``king``: the single piece standing
+    between the king and an enemy slider on a line."""
+    queens = pos.pieces[QUEEN]
+    snipers = ((T.rook_pseudo[king] & (pos.pieces[ROOK] | queens))
+               | (T.bishop_pseudo[king] & (pos.pieces[BISHOP] | queens))) & pos.occupied_co[not color]
     blockers = 0
-    occupied = pos.occupied
     while snipers:
-        low = snipers & -snipers
-        b = BETWEEN[king][low.bit_length() - 1] & occupied
+        b = T.between[king * 64 + lsb(snipers)] & pos.occupied
         if b and not b & (b - 1):
             blockers |= b
-        snipers ^= low
+        snipers &= snipers - 1
     return blockers & pos.occupied_co[color]
 
 
-def _ep_is_safe(pos: Position, frm: Square, ep: Square, king: Square) -> bool:
-    """Full test of an en-passant capture: does it leave our king attacked?"""
-    us = pos.turn
-    cap_bb = 1 << (ep - 8 if us else ep + 8)
-    occupied = (pos.occupied ^ (1 << frm) ^ cap_bb) | (1 << ep)
-    return not (attackers_mask(pos, not us, king, occupied) & ~cap_bb)
+def slider_blockers(pos: Position, king: int, color=None) -> int:
+    """Pieces of ``color`` (default: the side to move) pinned to its king on ``king``."""
+    return pinned(pos, king, pos.turn if color is None else color)
 
 
-def _king_target_safe(pos: Position, to: Square, king_bb: Bitboard) -> bool:
-    return not attackers_mask(pos, not pos.turn, to, pos.occupied ^ king_bb)
+def ep_is_safe(pos: Position, frm: int, ep: int, king: int) -> bool:
+    """Full test of an en-passant capture from ``frm`` to ``ep``: does it leave our king (on
+    ``king``) unattacked?"""
+    cap = bit(ep - 8) if pos.turn else bit(ep + 8)
+    occupied = (pos.occupied ^ bit(frm) ^ cap) | bit(ep)
+    return not (attackers(pos, not pos.turn, king, occupied) & ~cap)
 
 
-def _castling_moves(pos: Position, king: Square, from_mask: Bitboard, to_mask: Bitboard) -> Iterator[Move]:
-    """Castling (FIDE art. 3.8.2, Chess960 rules): king and rook end on c/d or g/f; every
-    square either passes must be empty but for the two; the king must not be in check, pass
-    through or land on an attacked square. Encoded king-onto-rook."""
+def castling(pos: Position, king: int, to_mask: int, moves, n: int) -> int:
+    """Append the legal castling moves of the side to move (king on ``king``, not in check:
+    the caller's test) whose rook stands in ``to_mask`` to ``moves`` from index ``n``; return
+    the new count. FIDE art. 3.8.2 and the Chess960 rules: king and rook end on c/d or g/f;
+    every square either passes must be empty but for the two; the king must not pass through
+    or land on an attacked square. Encoded king-onto-rook."""
     us = pos.turn
     backrank = BB_RANK_1 if us else BB_RANK_8
-    king_bb = 1 << king
-    if not (king_bb & backrank & from_mask):
-        return
+    if not bit(king) & backrank:
+        return n
     candidates = pos.castling_rights & backrank & pos.occupied_co[us] & pos.pieces[ROOK] & to_mask
     rank = king & 56
     occupied = pos.occupied
     while candidates:
-        low = candidates & -candidates
-        candidates ^= low
-        rook = low.bit_length() - 1
+        rook = lsb(candidates)
+        candidates &= candidates - 1
         if rook < king:
-            k_to, r_to = rank + 2, rank + 3
+            k_to = rank + 2
+            r_to = rank + 3
         else:
-            k_to, r_to = rank + 6, rank + 5
-        k_to_bb, r_to_bb = 1 << k_to, 1 << r_to
-        king_path = BETWEEN[king][k_to]
-        rook_path = BETWEEN[rook][r_to]
-        if (occupied ^ king_bb ^ low) & (king_path | rook_path | k_to_bb | r_to_bb):
+            k_to = rank + 6
+            r_to = rank + 5
+        if (occupied ^ bit(king) ^ bit(rook)) & (T.between[king * 64 + k_to] | T.between[rook * 64 + r_to]
+                                                 | bit(k_to) | bit(r_to)):
             continue
-        path = king_path | king_bb
-        unsafe = False
-        occ_wo_king = occupied ^ king_bb
+        path = T.between[king * 64 + k_to] | bit(king)
+        occ_wo_king = occupied ^ bit(king)
+        safe = True
         while path:
-            sq_bb = path & -path
-            path ^= sq_bb
-            if attackers_mask(pos, not us, sq_bb.bit_length() - 1, occ_wo_king):
-                unsafe = True
+            if attackers(pos, not us, lsb(path), occ_wo_king):
+                safe = False
                 break
-        if unsafe:
+            path &= path - 1
+        if not safe:
             continue
-        if attackers_mask(pos, not us, k_to, occupied ^ king_bb ^ low ^ r_to_bb):
+        if attackers(pos, not us, k_to, occupied ^ bit(king) ^ bit(rook) ^ bit(r_to)):
             continue
-        yield king | (rook << 6)
+        moves[n] = king | (rook << 6)
+        n += 1
+    return n
 
 
-def iter_legal_moves(pos: Position, from_mask: Bitboard = BB_ALL, to_mask: Bitboard = BB_ALL) -> Iterator[Move]:
-    """Yield every legal move whose from-square is in ``from_mask`` and to-square in
-    ``to_mask`` (castling counts as the king moving to its rook's square).
+def generate(pos: Position, moves, from_mask: int, to_mask: int, first_only: bool) -> int:
+    """Write the legal moves whose from-square is in ``from_mask`` and to-square in
+    ``to_mask`` (castling counts as the king moving to its rook's square) to ``moves`` (room
+    for :data:`MAX_MOVES`), in the order knights, bishops, rooks, queens, pawns (promotions
+    as queen, rook, bishop, knight), en passant, king, castling; return how many.
+    ``first_only`` stops after the first one (is there any legal move?)."""
+    king = pos.king(pos.turn)
+    checking = 0
+    blockers = 0
+    if king >= 0:
+        checking = attackers(pos, not pos.turn, king, pos.occupied)
+        blockers = pinned(pos, king, pos.turn)
+    return generate_known(pos, moves, from_mask, to_mask, first_only, king, checking, blockers)
 
-    The order is: knights, bishops, rooks, queens, pawns, en passant, king, castling.
-    Lazy, so ``next(...)`` decides whether any legal move exists.
-    """
+
+def generate_known(pos: Position, moves, from_mask: int, to_mask: int, first_only: bool, king: int,
+                   checking: int, blockers: int) -> int:
+    """:func:`generate` for a caller that knows the side to move's king square (-1: none),
+    its ``checking`` pieces and its pinned pieces (``blockers``, see :func:`pinned`)."""
     us = pos.turn
-    p = pos.pieces
     our = pos.occupied_co[us]
     their = pos.occupied_co[not us]
     occupied = pos.occupied
-    king_bb = p[KING] & our
-    king = king_bb.bit_length() - 1
-    checking = attackers_mask(pos, not us, king) if king >= 0 else 0
-    blockers = slider_blockers(pos, king) if king >= 0 else 0
+    n = 0
+    king_bb = bit(king) if king >= 0 else 0
 
     if checking:
         if checking & (checking - 1):
             target = 0  # double check: only the king may move
         else:
-            target = BETWEEN[king][checking.bit_length() - 1] | checking
+            target = T.between[king * 64 + lsb(checking)] | checking
     else:
         target = BB_ALL
     to_ok = to_mask & ~our & target
 
     if to_ok:
         # Knights, bishops, rooks, queens.
-        for pt in (KNIGHT, BISHOP, ROOK, QUEEN):
-            movers = p[pt] & our & from_mask
+        for pt in range(KNIGHT, KING):
+            movers = pos.pieces[pt] & our & from_mask
             while movers:
-                low = movers & -movers
-                movers ^= low
-                frm = low.bit_length() - 1
+                frm = lsb(movers)
+                movers &= movers - 1
                 if pt == KNIGHT:
-                    att = KNIGHT_ATTACKS[frm]
+                    att = T.knight[frm]
                 elif pt == BISHOP:
-                    att = DIAG_ATTACKS[frm][DIAG_MASKS[frm] & occupied]
+                    att = bishop_attacks(frm, occupied)
                 elif pt == ROOK:
-                    att = FILE_ATTACKS[frm][FILE_MASKS[frm] & occupied] | RANK_ATTACKS[frm][RANK_MASKS[frm] & occupied]
+                    att = rook_attacks(frm, occupied)
                 else:
-                    att = (DIAG_ATTACKS[frm][DIAG_MASKS[frm] & occupied]
-                           | FILE_ATTACKS[frm][FILE_MASKS[frm] & occupied]
-                           | RANK_ATTACKS[frm][RANK_MASKS[frm] & occupied])
+                    att = bishop_attacks(frm, occupied) | rook_attacks(frm, occupied)
                 att &= to_ok
-                if low & blockers:
-                    att &= RAYS[king][frm]
+                if bit(frm) & blockers:
+                    att &= T.rays[king * 64 + frm]
                 while att:
-                    t = att & -att
-                    att ^= t
-                    yield frm | ((t.bit_length() - 1) << 6)
+                    moves[n] = frm | (lsb(att) << 6)
+                    n += 1
+                    if first_only:
+                        return n
+                    att &= att - 1
 
         # Pawns: captures, single and double pushes, promotions.
-        pawns = p[PAWN] & our & from_mask
+        pawns = pos.pieces[PAWN] & our & from_mask
         last_rank = BB_RANK_8 if us else BB_RANK_1
         while pawns:
-            low = pawns & -pawns
-            pawns ^= low
-            frm = low.bit_length() - 1
-            att = PAWN_ATTACKS[us][frm] & their
+            frm = lsb(pawns)
+            pawns &= pawns - 1
+            att = T.pawn[us * 64 + frm] & their
             if us:
                 one = frm + 8
                 if not occupied >> one & 1:
-                    att |= 1 << one
+                    att |= bit(one)
                     if frm < 16 and not occupied >> (frm + 16) & 1:
-                        att |= 1 << (frm + 16)
+                        att |= bit(frm + 16)
             else:
                 one = frm - 8
                 if not occupied >> one & 1:
-                    att |= 1 << one
+                    att |= bit(one)
                     if frm >= 48 and not occupied >> (frm - 16) & 1:
-                        att |= 1 << (frm - 16)
+                        att |= bit(frm - 16)
             att &= to_ok
-            if low & blockers:
-                att &= RAYS[king][frm]
+            if bit(frm) & blockers:
+                att &= T.rays[king * 64 + frm]
             while att:
-                t = att & -att
-                att ^= t
-                to = t.bit_length() - 1
-                if t & last_rank:
-                    for promo in PROMOTION_TYPES:
-                        yield frm | (to << 6) | (promo << 12)
+                to = lsb(att)
+                att &= att - 1
+                if bit(to) & last_rank:  # promotions: queen, rook, bishop, knight
+                    moves[n] = frm | (to << 6) | (QUEEN << 12)
+                    moves[n + 1] = frm | (to << 6) | (ROOK << 12)
+                    moves[n + 2] = frm | (to << 6) | (BISHOP << 12)
+                    moves[n + 3] = frm | (to << 6) | (KNIGHT << 12)
+                    n += 4
                 else:
-                    yield frm | (to << 6)
+                    moves[n] = frm | (to << 6)
+                    n += 1
+                if first_only:
+                    return n
 
     # En passant (the captured pawn may be the checker, so no target mask here).
-    ep = pos.ep_square
-    if ep is not None and to_mask >> ep & 1 and not occupied >> ep & 1 and king >= 0:
-        capturers = PAWN_ATTACKS[not us][ep] & p[PAWN] & our & from_mask
+    ep = pos.ep
+    if ep and to_mask >> ep & 1 and not occupied >> ep & 1 and king >= 0:
+        capturers = T.pawn[(not us) * 64 + ep] & pos.pieces[PAWN] & our & from_mask
         while capturers:
-            low = capturers & -capturers
-            capturers ^= low
-            frm = low.bit_length() - 1
-            if _ep_is_safe(pos, frm, ep, king):
-                yield frm | (ep << 6)
+            frm = lsb(capturers)
+            capturers &= capturers - 1
+            if ep_is_safe(pos, frm, ep, king):
+                moves[n] = frm | (ep << 6)
+                n += 1
+                if first_only:
+                    return n
 
     # King moves.
     if king >= 0 and king_bb & from_mask:
-        att = KING_ATTACKS[king] & ~our & to_mask
+        att = T.king[king] & ~our & to_mask
         occ_wo_king = occupied ^ king_bb
         while att:
-            t = att & -att
-            att ^= t
-            to = t.bit_length() - 1
-            if not attackers_mask(pos, not us, to, occ_wo_king):
-                yield king | (to << 6)
+            to = lsb(att)
+            att &= att - 1
+            if not attackers(pos, not us, to, occ_wo_king):
+                moves[n] = king | (to << 6)
+                n += 1
+                if first_only:
+                    return n
         if not checking:
-            yield from _castling_moves(pos, king, from_mask, to_mask)
+            n = castling(pos, king, to_mask, moves, n)
+    return n
 
 
-def legal_moves(pos: Position, from_mask: Bitboard = BB_ALL, to_mask: Bitboard = BB_ALL) -> list[Move]:
-    """List of the legal moves of :func:`iter_legal_moves`."""
-    return list(iter_legal_moves(pos, from_mask, to_mask))
+def legal_moves(pos: Position, from_mask: int = BB_ALL, to_mask: int = BB_ALL) -> list:
+    """List of the legal moves (encoded ints) whose from-square is in ``from_mask`` and
+    to-square in ``to_mask``, in :func:`generate`'s order."""
+    if cython.compiled:
+        moves = cython.declare(cython.int[256])
+    else:
+        moves = [0] * MAX_MOVES
+    n = generate(pos, moves, from_mask, to_mask, False)
+    return [moves[i] for i in range(n)]
+
+
+def iter_legal_moves(pos: Position, from_mask: int = BB_ALL, to_mask: int = BB_ALL):
+    """Iterator over :func:`legal_moves`."""
+    return iter(legal_moves(pos, from_mask, to_mask))
 
 
 def has_legal_move(pos: Position) -> bool:
     """True if the side to move has any legal move; stops at the first one found."""
-    for _ in iter_legal_moves(pos):
-        return True
-    return False
+    if cython.compiled:
+        moves = cython.declare(cython.int[256])
+    else:
+        moves = [0] * MAX_MOVES
+    return generate(pos, moves, BB_ALL, BB_ALL, True) > 0
+
+
+def has_legal_move_known(pos: Position, king: int, checking: int, blockers: int) -> bool:
+    """:func:`has_legal_move` for a caller that knows the king, checkers and pinned pieces
+    (see :func:`generate_known`)."""
+    if cython.compiled:
+        moves = cython.declare(cython.int[256])
+    else:
+        moves = [0] * MAX_MOVES
+    return generate_known(pos, moves, BB_ALL, BB_ALL, True, king, checking, blockers) > 0
 
 
 def has_legal_en_passant(pos: Position) -> bool:
     """True if the side to move has a legal en-passant capture (FIDE art. 3.7.3.1)."""
-    ep = pos.ep_square
-    if ep is None:
+    ep = pos.ep
+    if not ep:
         return False
     king = pos.king(pos.turn)
-    capturers = PAWN_ATTACKS[not pos.turn][ep] & pos.pieces[PAWN] & pos.occupied_co[pos.turn]
+    capturers = T.pawn[(not pos.turn) * 64 + ep] & pos.pieces[PAWN] & pos.occupied_co[pos.turn]
     if king < 0 or not capturers or pos.occupied >> ep & 1:
         return False
     while capturers:
-        low = capturers & -capturers
-        capturers ^= low
-        if _ep_is_safe(pos, low.bit_length() - 1, ep, king):
+        if ep_is_safe(pos, lsb(capturers), ep, king):
             return True
+        capturers &= capturers - 1
     return False
 
 
-def is_legal(pos: Position, move: Move) -> bool:
+def is_legal(pos: Position, move: int) -> bool:
     """True if ``move`` (an encoded move) is legal in ``pos``."""
-    frm, to = move & 63, (move >> 6) & 63
-    return move in legal_moves(pos, 1 << frm, 1 << to)
+    return move in legal_moves(pos, bit(move & 63), bit((move >> 6) & 63))
 
 
 def perft(pos: Position, depth: int) -> int:
     """Number of leaf nodes of the legal move tree ``depth`` plies deep
     (chessprogramming wiki, "Perft"); bulk-counts at depth 1."""
+    if cython.compiled:
+        moves = cython.declare(cython.int[256])
+    else:
+        moves = [0] * MAX_MOVES
     if depth <= 0:
         return 1
-    moves = legal_moves(pos)
+    n = generate(pos, moves, BB_ALL, BB_ALL, False)
     if depth == 1:
-        return len(moves)
+        return n
     total = 0
-    for move in moves:
+    for i in range(n):
         child = pos.copy()
-        child.play(move)
+        child.play(moves[i])
         total += perft(child, depth - 1)
     return total
 
 
-def divide(pos: Position, depth: int) -> dict[str, int]:
+def divide(pos: Position, depth: int) -> dict:
     """Perft node count below each legal move (UCI text -> nodes), ``depth`` >= 1."""
     out = {}
     for move in legal_moves(pos):

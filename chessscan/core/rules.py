@@ -14,26 +14,32 @@ The position is insufficient material when neither side can mate.
 
 from __future__ import annotations
 
-from chessscan.core.bitboard import BB_DARK_SQUARES, BB_LIGHT_SQUARES
+try:
+    import cython
+except ImportError:  # uncompiled, without Cython installed
+    from chessscan.core import _cython_shim as cython
+
 from chessscan.core.position import Position
-from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Color
+
+if not cython.compiled:
+    from chessscan.core.bitboard import BB_DARK_SQUARES, BB_LIGHT_SQUARES, popcount
+    from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
 
 FIFTY_MOVES_PLIES = 100           # art. 9.3: claimable
 SEVENTYFIVE_MOVES_PLIES = 150     # art. 9.6.2: automatic, unless the last move mates
 
 
-def side_cannot_mate(pos: Position, color: Color) -> bool:
-    """True if ``color`` cannot possibly mate (see the module rule)."""
-    p = pos.pieces
+def side_cannot_mate(pos: Position, color: bool) -> bool:
+    """True if ``color`` (True = white) cannot possibly mate (see the module rule)."""
     own = pos.occupied_co[color]
-    if own & (p[PAWN] | p[ROOK] | p[QUEEN]):
+    if own & (pos.pieces[PAWN] | pos.pieces[ROOK] | pos.pieces[QUEEN]):
         return False
-    if own & p[KNIGHT]:
-        return own.bit_count() <= 2 and not (pos.occupied_co[not color] & ~p[KING] & ~p[QUEEN])
-    if own & p[BISHOP]:
-        bishops = p[BISHOP]
+    if own & pos.pieces[KNIGHT]:
+        return popcount(own) <= 2 and not (pos.occupied_co[not color] & ~pos.pieces[KING] & ~pos.pieces[QUEEN])
+    if own & pos.pieces[BISHOP]:
+        bishops = pos.pieces[BISHOP]
         one_color = not bishops & BB_DARK_SQUARES or not bishops & BB_LIGHT_SQUARES
-        return one_color and not p[PAWN] and not p[KNIGHT]
+        return one_color and not pos.pieces[PAWN] and not pos.pieces[KNIGHT]
     return True
 
 

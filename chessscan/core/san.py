@@ -16,16 +16,24 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from chessscan.core.attacks import (
-    DIAG_ATTACKS, DIAG_MASKS, FILE_ATTACKS, FILE_MASKS, KING_ATTACKS, KNIGHT_ATTACKS,
-    PAWN_ATTACKS, RANK_ATTACKS, RANK_MASKS,
-)
-from chessscan.core.bitboard import BB_ALL, BB_FILES, BB_RANKS
-from chessscan.core.movegen import _castling_moves, attackers_mask, iter_legal_moves, legal_moves
-from chessscan.core.position import Move, Position
-from chessscan.core.squares import (
-    BISHOP, KING, KNIGHT, PAWN, PIECE_SYMBOLS, QUEEN, ROOK, SQUARE_BY_NAME, SQUARE_NAMES,
-)
+try:
+    import cython
+except ImportError:  # uncompiled, without Cython installed
+    from chessscan.core import _cython_shim as cython
+
+from chessscan.core.attacks import tables
+from chessscan.core.bitboard import BB_FILES, BB_RANKS
+from chessscan.core.movegen import MAX_MOVES, legal_moves
+from chessscan.core.position import Position
+from chessscan.core.squares import PIECE_SYMBOLS, SQUARE_BY_NAME, SQUARE_NAMES
+
+if not cython.compiled:
+    from chessscan.core.attacks import bishop_attacks, rook_attacks
+    from chessscan.core.bitboard import BB_ALL, BB_FILE_A, bit, lsb, msb
+    from chessscan.core.movegen import attackers, castling, generate_known, has_legal_move, pinned
+    from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
+
+T = tables()
 
 
 class SanError(ValueError):
@@ -56,12 +64,13 @@ class AmbiguousMove(SanError):
     code = "ambiguous-move"
 
 
-CASTLE_H_SIDE, CASTLE_A_SIDE, NULL = -1, -2, -3  # SanMove.piece values for special moves
+# SanMove.piece values for castling and a null move (the compiled core has C twins: _bits.pxd).
+CASTLE_H_SIDE, CASTLE_A_SIDE, NULL_PIECE = -1, -2, -3
 
 
 class SanMove(NamedTuple):
     """Parsed SAN. ``piece``: piece type 1..6, or ``CASTLE_H_SIDE`` / ``CASTLE_A_SIDE`` /
-    ``NULL``; ``from_mask``: bitboard of allowed origin squares (file/rank disambiguation);
+    ``NULL_PIECE``; ``from_mask``: bitboard of allowed origin squares (file/rank disambiguation);
     ``to_square`` 0..63 (-1 for special moves); ``promotion``: piece type or 0;
     ``suffix``: ``"+"``, ``"#"`` or ``""`` as written."""
 
@@ -97,7 +106,7 @@ def parse_san(san: str) -> SanMove:
     if body in _CASTLE:
         parsed = SanMove(_CASTLE[body], 0, -1, 0, suffix)
     elif body in _NULL_TOKENS:
-        parsed = SanMove(NULL, 0, -1, 0, suffix)
+        parsed = SanMove(NULL_PIECE, 0, -1, 0, suffix)
     else:
         m = _SAN_RE.fullmatch(body)
         if m is None:
@@ -122,81 +131,106 @@ def candidates(pos: Position, piece: int, to: int) -> int:
     """Bitboard of the side to move's pieces of type ``piece`` that attack (or, for pawns,
     could push or capture to) square ``to``, before any legality test."""
     us = pos.turn
-    p = pos.pieces
     our = pos.occupied_co[us]
     occ = pos.occupied
     if piece == KNIGHT:
-        return KNIGHT_ATTACKS[to] & p[KNIGHT] & our
+        return T.knight[to] & pos.pieces[KNIGHT] & our
     if piece == BISHOP:
-        return DIAG_ATTACKS[to][DIAG_MASKS[to] & occ] & p[BISHOP] & our
+        return bishop_attacks(to, occ) & pos.pieces[BISHOP] & our
     if piece == ROOK:
-        return (FILE_ATTACKS[to][FILE_MASKS[to] & occ] | RANK_ATTACKS[to][RANK_MASKS[to] & occ]) & p[ROOK] & our
+        return rook_attacks(to, occ) & pos.pieces[ROOK] & our
     if piece == QUEEN:
-        return (DIAG_ATTACKS[to][DIAG_MASKS[to] & occ] | FILE_ATTACKS[to][FILE_MASKS[to] & occ]
-                | RANK_ATTACKS[to][RANK_MASKS[to] & occ]) & p[QUEEN] & our
+        return (bishop_attacks(to, occ) | rook_attacks(to, occ)) & pos.pieces[QUEEN] & our
     if piece == KING:
-        return KING_ATTACKS[to] & p[KING] & our
-    pawns = p[PAWN] & our
-    to_bb = 1 << to
-    if pos.occupied_co[not us] & to_bb or to == pos.ep_square:
-        found = PAWN_ATTACKS[not us][to] & pawns
-    else:
-        found = 0
-    if not occ & to_bb:
+        return T.king[to] & pos.pieces[KING] & our
+    pawns = pos.pieces[PAWN] & our
+    found = 0
+    if pos.occupied_co[not us] >> to & 1 or (to == pos.ep and pos.ep != 0):
+        found = T.pawn[(not us) * 64 + to] & pawns
+    if not occ >> to & 1:
         one = to - 8 if us else to + 8
         if 0 <= one < 64:
             if pawns >> one & 1:
-                found |= 1 << one
+                found |= bit(one)
             elif not occ >> one & 1 and (to >> 3) == (3 if us else 4):
-                two = to - 16 if us else to + 16
-                found |= pawns & (1 << two)
+                found |= pawns & bit(to - 16 if us else to + 16)
     return found
 
 
-def resolve_san(pos: Position, san: str | SanMove, text: str | None = None) -> Move:
-    """The legal move that ``san`` (text, or already parsed with its ``text``) names in ``pos``.
+def resolve_san(pos: Position, san, text=None) -> int:
+    """The legal move that ``san`` (text, or a :class:`SanMove` already parsed from
+    ``text``) names in ``pos``.
 
     Raises :class:`InvalidSan`, :class:`IllegalMove` or :class:`AmbiguousMove`. A null move
     resolves to ``0`` (the caller decides what to do with it).
     """
     if isinstance(san, str):
-        text, parsed = san, parse_san(san)
+        text = san
+        parsed = parse_san(san)
     else:
         parsed = san
-        text = text if text is not None else repr(parsed)
-    piece = parsed.piece
+        if text is None:
+            text = repr(parsed)
+    return resolve(pos, parsed.piece, parsed.from_mask, parsed.to_square, parsed.promotion, text)
+
+
+def resolve(pos: Position, piece: int, from_mask: int, to: int, promotion: int, text: str) -> int:
+    """:func:`resolve_san` on the fields of a :class:`SanMove` (``text`` names the move in
+    error messages)."""
+    king = pos.king(pos.turn)
+    checking = 0
+    blockers = 0
+    if king >= 0:
+        checking = attackers(pos, not pos.turn, king, pos.occupied)
+        blockers = pinned(pos, king, pos.turn)
+    return resolve_known(pos, piece, from_mask, to, promotion, text, king, checking, blockers)
+
+
+def resolve_known(pos: Position, piece: int, from_mask: int, to: int, promotion: int, text: str,
+                  king: int, checking: int, blockers: int) -> int:
+    """:func:`resolve` for a caller that knows the side to move's king square, checkers and
+    pinned pieces (see :func:`chessscan.core.movegen.generate_known`)."""
+    if cython.compiled:
+        found = cython.declare(cython.int[256])
+    else:
+        found = [0] * MAX_MOVES
     us = pos.turn
     if piece < 0:
-        if piece == NULL:
+        if piece == NULL_PIECE:
             return 0
-        king = pos.king(us)
         if king < 0:
             raise IllegalMove(text, f"{text}: no king to castle")
-        side = ((1 << king) - 1) if piece == CASTLE_A_SIDE else ~((1 << king) - 1) & BB_ALL
-        found = [m for m in _castling_moves(pos, king, BB_ALL, side)] if not attackers_mask(
-            pos, not us, king) else []
-        if not found:
+        side = bit(king) - 1 if piece == CASTLE_A_SIDE else ~(bit(king) - 1)
+        n = 0
+        if not checking:
+            n = castling(pos, king, side, found, 0)
+        if n == 0:
             raise IllegalMove(text, f"{text} is illegal: castling is not possible here")
-        if len(found) > 1:
+        if n > 1:
             raise AmbiguousMove(text, f"{text} is ambiguous")
         return found[0]
-    to = parsed.to_square
-    to_bb = 1 << to
-    from_mask = parsed.from_mask
+    to_bb = bit(to)
     if piece == PAWN and not from_mask & (from_mask - 1):
         # A full origin square without a piece letter (g1f3, e1g1): long algebraic / UCI, which
         # the import format tolerates (§8.2.2); the piece is the one standing there.
-        frm = from_mask.bit_length() - 1
+        frm = msb(from_mask)
         standing = pos.mailbox[frm]
         if standing and standing != PAWN and pos.occupied_co[us] >> frm & 1:
             if standing == KING and (pos.occupied_co[us] & pos.pieces[ROOK] & to_bb
                                      or (abs((to & 7) - (frm & 7)) == 2 and to >> 3 == frm >> 3
                                          and not pos.chess960)):
+                n = 0
+                if not checking:
+                    n = castling(pos, frm, BB_ALL, found, 0)
                 a_side = to < frm
-                found = [m for m in _castling_moves(pos, frm, from_mask, BB_ALL)
-                         if ((m >> 6) & 63 < frm) == a_side] if not attackers_mask(pos, not us, frm) else []
-                if len(found) == 1:
-                    return found[0]
+                match = 0
+                count = 0
+                for i in range(n):
+                    if (((found[i] >> 6) & 63) < frm) == a_side:
+                        match = found[i]
+                        count += 1
+                if count == 1:
+                    return match
                 raise IllegalMove(text, f"{text} is illegal: castling is not possible here")
             piece = standing
     if pos.occupied_co[us] & to_bb:
@@ -204,26 +238,33 @@ def resolve_san(pos: Position, san: str | SanMove, text: str | None = None) -> M
     origins = candidates(pos, piece, to) & from_mask
     if piece == PAWN:
         # §8.2.3.3: a pawn capture names its origin file; without one the move is a push.
-        to_file = BB_FILES[to & 7]
+        to_file = BB_FILE_A << (to & 7)
         if from_mask == BB_ALL or from_mask & to_file:
             origins &= to_file
         else:
             origins &= ~to_file
     if not origins:
         raise IllegalMove(text, f"{text} is illegal: no {_piece_name(piece)} can reach {SQUARE_NAMES[to]}")
-    promotion = parsed.promotion
     last_rank = (to >> 3) == (7 if us else 0)
-    if piece == PAWN and last_rank != bool(promotion):
+    if piece == PAWN and last_rank != (promotion != 0):
         if last_rank:
             raise IllegalMove(text, f"{text} is illegal: a pawn reaching {SQUARE_NAMES[to]} must promote")
         raise IllegalMove(text, f"{text} is illegal: a pawn promotes only on the last rank")
-    found = [m for m in iter_legal_moves(pos, origins, to_bb) if m >> 12 == promotion]
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise IllegalMove(text, f"{text} is illegal: it would leave the king in check" if not
-                          attackers_mask(pos, not us, pos.king(us)) else f"{text} is illegal: it does not answer the check")
-    squares = ", ".join(SQUARE_NAMES[m & 63] for m in found)
+    n = generate_known(pos, found, origins, to_bb, False, king, checking, blockers)
+    match = 0
+    count = 0
+    for i in range(n):
+        if found[i] >> 12 == promotion:
+            if count == 0:
+                match = found[i]
+            count += 1
+    if count == 1:
+        return match
+    if count == 0:
+        if checking:
+            raise IllegalMove(text, f"{text} is illegal: it does not answer the check")
+        raise IllegalMove(text, f"{text} is illegal: it would leave the king in check")
+    squares = ", ".join([SQUARE_NAMES[found[i] & 63] for i in range(n) if found[i] >> 12 == promotion])
     raise AmbiguousMove(text, f"{text} is ambiguous: pieces on {squares} can make it")
 
 
@@ -231,7 +272,7 @@ def _piece_name(piece: int) -> str:
     return ("", "pawn", "knight", "bishop", "rook", "queen", "king")[piece]
 
 
-def move_san(pos: Position, move: Move, suffix: bool = True) -> str:
+def move_san(pos: Position, move: int, suffix: bool = True) -> str:
     """SAN text of legal ``move`` in ``pos`` (before it is played), with ``+``/``#``
     when ``suffix`` (PGN standard §8.2.3)."""
     frm, to = move & 63, (move >> 6) & 63
@@ -239,13 +280,13 @@ def move_san(pos: Position, move: Move, suffix: bool = True) -> str:
     if pos.is_castling(move):
         text = "O-O-O" if to < frm else "O-O"
     else:
-        capture = bool(pos.occupied & (1 << to)) or pos.is_en_passant(move)
+        capture = bool(pos.occupied >> to & 1) or pos.is_en_passant(move)
         if pt == PAWN:
             text = (SQUARE_NAMES[frm][0] + "x" if capture else "") + SQUARE_NAMES[to]
             if move >> 12:
                 text += "=" + PIECE_SYMBOLS[move >> 12].upper()
         else:
-            others = [m for m in legal_moves(pos, candidates(pos, pt, to) & ~(1 << frm), 1 << to)
+            others = [m for m in legal_moves(pos, candidates(pos, pt, to) & ~bit(frm), bit(to))
                       if pos.mailbox[m & 63] == pt]
             dis = ""
             if others:
@@ -262,6 +303,6 @@ def move_san(pos: Position, move: Move, suffix: bool = True) -> str:
         after = pos.copy()
         after.play(move)
         king = after.king(after.turn)
-        if king >= 0 and attackers_mask(after, not after.turn, king):
-            text += "+" if any(True for _ in iter_legal_moves(after)) else "#"
+        if king >= 0 and attackers(after, not after.turn, king, after.occupied):
+            text += "+" if has_legal_move(after) else "#"
     return text

@@ -13,7 +13,7 @@ WHITE: Color = True
 BLACK: Color = False
 COLOR_NAMES = ("black", "white")  # indexed by color
 
-PieceType = int
+PieceType = int  # the compiled core has C twins of these (_bits.pxd)
 PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = range(1, 7)
 PIECE_SYMBOLS = (None, "p", "n", "b", "r", "q", "k")  # indexed by piece type
 PIECE_TYPE_BY_SYMBOL = {"p": PAWN, "n": KNIGHT, "b": BISHOP, "r": ROOK, "q": QUEEN, "k": KING}

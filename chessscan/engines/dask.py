@@ -292,7 +292,7 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                 stream = _open_range(shard.path, shard.start, shard.end)
             else:
                 stream = open_source(shard.path, name=shard.source)
-            positions = tables["positions"]["ply"]
+            positions = tables["positions"]
             games = tables["games"]["game_index"]
             with stream:
                 for raw in read_games(stream, source=shard.source):

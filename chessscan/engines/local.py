@@ -17,6 +17,7 @@ from typing import Callable, Iterable
 
 from chessscan.analysis.epd import analyze_epd_record
 from chessscan.analysis.game import Tally, analyze_game
+from chessscan.analysis.rows import PositionRows
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.readers.epd import looks_like_epd, read_epd
 from chessscan.readers.pgn import read_games
@@ -70,9 +71,11 @@ def optional_columns(table: str, options: AnalysisOptions) -> tuple[str, ...]:
     return ("fen",) if options.fen and table == "positions" else ()
 
 
-def new_tables(names: Iterable[str], options: AnalysisOptions) -> dict[str, dict[str, list]]:
-    """Empty column buffers for each table in ``names``: ``{table: {column: []}}``."""
-    return {t: new_buffers(t, optional_columns(t, options)) for t in names}
+def new_tables(names: Iterable[str], options: AnalysisOptions) -> dict:
+    """Empty column buffers for each table in ``names``: ``{table: {column: []}}``, but
+    typed buffers (:class:`~chessscan.analysis.rows.PositionRows`) for ``positions``."""
+    return {t: PositionRows(fen=options.fen) if t == "positions" else new_buffers(t, optional_columns(t, options))
+            for t in names}
 
 
 class MemorySink:
@@ -85,7 +88,9 @@ class MemorySink:
     def __init__(self) -> None:
         self.batches: dict[str, list[dict[str, list]]] = {}
 
-    def write(self, table_name: str, columns: dict[str, list]) -> None:
+    def write(self, table_name: str, columns) -> None:
+        if isinstance(columns, PositionRows):
+            columns = columns.to_arrays()
         self.batches.setdefault(table_name, []).append(
             {k: v.to_pylist() if hasattr(v, "to_pylist") else list(v) for k, v in columns.items()})
 
@@ -105,7 +110,7 @@ def analyze_one(raw, tables: dict[str, dict[str, list]], options: AnalysisOption
     """Analyze one game (a :class:`~chessscan.readers.pgn.RawGame`) into ``tables`` and
     ``tally``, and cross-check it against python-chess when ``options`` asks for it (the
     ``disagreements`` table must then be in ``tables``)."""
-    row_start = len(tables["positions"]["ply"])
+    row_start = len(tables["positions"])
     rare = analyze_game(raw, tables, options, tally)
     cross_check = options.cross_check
     if cross_check == "off":
@@ -148,11 +153,29 @@ def run_epd_source(path: str, tables: dict[str, dict[str, list]], tally: Tally,
             bar.update(stream.bytes_read - seen)
 
 
-def flush_tables(sink, tables: dict[str, dict[str, list]], names) -> None:
+def accepts_arrow(sink) -> bool:
+    """Whether ``sink.write`` takes Arrow arrays as column buffers (a ReportWriter or a
+    MemorySink does; any other sink gets Python lists)."""
+    from chessscan.reports.writers import ReportWriter
+
+    return isinstance(sink, (ReportWriter, MemorySink)) or bool(getattr(sink, "accepts_arrow", False))
+
+
+def sink_columns(buffers, arrow: bool):
+    """The column buffers a sink's ``write`` gets for ``buffers``: the buffers themselves
+    (lists), or for the typed positions rows their Arrow arrays (``arrow``) or lists."""
+    if isinstance(buffers, PositionRows):
+        arrays = buffers.to_arrays()
+        return arrays if arrow else {k: v.to_pylist() for k, v in arrays.items()}
+    return buffers
+
+
+def flush_tables(sink, tables: dict, names) -> None:
     """Write the buffered rows of the tables ``names`` to ``sink`` and empty the buffers."""
+    arrow = accepts_arrow(sink)
     for name in names:
         if buffered_rows(tables[name]):
-            sink.write(name, tables[name])
+            sink.write(name, sink_columns(tables[name], arrow))
             clear(tables[name])
 
 
@@ -187,7 +210,7 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                 continue
             with open_source(path) as stream:
                 seen = 0
-                positions = tables["positions"]["ply"]
+                positions = tables["positions"]
                 games = tables["games"]["game_index"]
                 for raw in read_games(stream, source=source_name(path)):
                     analyze_one(raw, tables, options, tally)

@@ -68,6 +68,7 @@ from chessscan.analysis.options import AnalysisOptions
 from chessscan.engines.local import (
     DEFAULT_BATCH_ROWS,
     _progress,
+    accepts_arrow,
     analyze_one,
     flush_tables,
     is_epd,
@@ -75,6 +76,7 @@ from chessscan.engines.local import (
     optional_columns,
     run,
     run_epd_source,
+    sink_columns,
     tables_for,
 )
 from chessscan.readers.pgn import ReadEnd, count_line_ends, last_sure_game_start, read_games
@@ -131,7 +133,7 @@ def analyze_batch(games: Sequence, options: AnalysisOptions, names: Sequence[str
 
                 out[name] = to_record_batch(tables[name], schema_for(name, optional_columns(name, options)), name)
             else:
-                out[name] = tables[name]
+                out[name] = sink_columns(tables[name], False)
     return tally, out
 
 
@@ -232,15 +234,6 @@ def _mp_context():
     return multiprocessing.get_context("spawn")
 
 
-def _accepts_arrow(sink) -> bool:
-    """Whether ``sink.write`` takes Arrow arrays as column buffers (a ReportWriter or a
-    MemorySink does; any other sink gets Python lists)."""
-    from chessscan.engines.local import MemorySink
-    from chessscan.reports.writers import ReportWriter
-
-    return isinstance(sink, (ReportWriter, MemorySink)) or bool(getattr(sink, "accepts_arrow", False))
-
-
 class _Done:
     """A result computed in the main process, queued like a Future."""
 
@@ -297,7 +290,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
 
     names = tables_for(paths, options)
     pgn_names = tuple(n for n in names if n != "epd_positions")
-    arrow = _accepts_arrow(sink)
+    arrow = accepts_arrow(sink)
     resample = options.cross_check == "sample"  # the analysis depends on the game index
     tally = Tally()
     tables = new_tables(names, options)  # for the EPD sources, analyzed here

@@ -111,15 +111,21 @@ def new_buffers(table_name: str, optional: Iterable[str] = ()) -> dict[str, list
     return {name: [] for name in column_names(table_name, optional)}
 
 
-def clear(buffers: Buffers) -> None:
+def clear(buffers) -> None:
     """Empty every list in place (keeps the list objects, so cached
-    ``buffers[col].append`` bound methods stay valid)."""
+    ``buffers[col].append`` bound methods stay valid); typed buffers (an object with
+    ``to_arrays()``, such as the positions rows) clear themselves."""
+    if not isinstance(buffers, Mapping):
+        buffers.clear()
+        return
     for values in buffers.values():
         values.clear()
 
 
-def buffered_rows(buffers: Mapping[str, Sequence]) -> int:
+def buffered_rows(buffers) -> int:
     """Number of rows in ``buffers`` (length of the first column; 0 if none)."""
+    if not isinstance(buffers, Mapping):
+        return len(buffers)
     for values in buffers.values():
         return len(values)
     return 0
@@ -139,6 +145,8 @@ def to_record_batch(columns: Mapping[str, Any], schema: pa.Schema,
     and ``None`` in a non-nullable column. ``table`` only improves messages.
     """
     where = f"table {table!r}" if table else "table"
+    if hasattr(columns, "to_arrays"):  # typed buffers (chessscan.analysis.rows)
+        columns = columns.to_arrays()
     names = schema.names
     given = set(columns)
     declared = set(names)

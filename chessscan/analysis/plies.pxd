@@ -1,0 +1,52 @@
+cimport cython
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+
+from chessscan.analysis.rows cimport PositionRows
+from chessscan.core._bits cimport BB_ALL, BB_FILE_A, BB_RANK_1, KING, PAWN, SAN_NULL as NULL_PIECE, bit
+from chessscan.core.movegen cimport attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
+from chessscan.core.position cimport Position
+from chessscan.core.rules cimport is_insufficient_material
+from chessscan.core.san cimport resolve_known
+
+
+@cython.final
+cdef class _Repetitions:
+    cdef public Py_ssize_t size
+    cdef public uint64_t[::1] keys
+    cdef public int32_t[::1] counts
+    cdef public int32_t[::1] stamps
+    cdef public int gen
+    cdef public Py_ssize_t used
+
+    cpdef reset(self)
+    @cython.locals(mask=uint64_t, i=Py_ssize_t)
+    cpdef int add(self, uint64_t key) except -1
+
+
+@cython.final
+cdef class _History:
+    cdef public Py_ssize_t n
+    cdef public uint64_t[::1] keys
+    cdef public uint8_t[::1] checks
+
+    cpdef add(self, uint64_t key, bint check)
+
+
+cdef _Repetitions _SEEN
+cdef dict _TOKENS
+cdef int _CHECKMATE, _STALEMATE, _DEAD, _SEVENTYFIVE, _FIVEFOLD
+cdef int _IN_CHECK, _BY_EP, _BY_CASTLING, _BY_PROMOTION, _MATE, _STALE
+cdef int SEVENTYFIVE_MOVES_PLIES
+cdef _History _HISTORY
+
+@cython.locals(rows=PositionRows, keep_all=bint, keep_checks=bint, want_fen=bint, sid=int,
+               n_direct=int, n_discovered=int, n_double=int, n_special=int, seen=_Repetitions,
+               history=_History, us=bint, mover=bint, legal_ep=bint, rkey=uint64_t, rep=int, repeated=bint,
+               ended=int, ended_ply=int, warned_after_end=bint, checking=uint64_t, plies=int,
+               n_tokens=Py_ssize_t, i=Py_ssize_t, move_number=int, token=long, piece=int, from_mask=uint64_t,
+               to=int, move=int, frm=int, promotion=int, castling=bint, en_passant=bint, arrived=uint64_t,
+               kind=int, flags=int, clock=int, zobrist=uint64_t, mate=bint, suffix=int, gi=int64_t,
+               king=int, blockers=uint64_t, sans=list)
+cpdef play_plies(raw, Position pos, tables, options, tally, state, add_issue)
+cpdef int _start_status(Position pos) except -1
+cdef str _suffix_problem(int suffix, bint check, bint mate)

@@ -1,0 +1,45 @@
+cimport cython
+from libc.stdint cimport uint64_t
+
+from chessscan.core._bits cimport BB_ALL, bit
+
+
+@cython.final
+cdef class AttackTables:
+    cdef readonly uint64_t knight[64]
+    cdef readonly uint64_t king[64]
+    cdef readonly uint64_t pawn[128]
+    cdef readonly uint64_t rook_mask[64]
+    cdef readonly uint64_t rook_magic[64]
+    cdef readonly int rook_shift[64]
+    cdef readonly int rook_offset[64]
+    cdef uint64_t rook_table[102400]
+    cdef readonly uint64_t bishop_mask[64]
+    cdef readonly uint64_t bishop_magic[64]
+    cdef readonly int bishop_shift[64]
+    cdef readonly int bishop_offset[64]
+    cdef uint64_t bishop_table[5248]
+    cdef readonly uint64_t bishop_pseudo[64]
+    cdef readonly uint64_t rook_pseudo[64]
+    cdef uint64_t between[4096]
+    cdef uint64_t rays[4096]
+
+
+cdef AttackTables T
+
+@cython.locals(bb=uint64_t, f=int, r=int, to=int, d=int)
+cpdef uint64_t _step_attacks(int sq, tuple deltas)
+@cython.locals(bb=uint64_t, s=int, t=int, d=int)
+cpdef uint64_t _sliding_attacks(int sq, uint64_t occupied, tuple deltas)
+
+cpdef AttackTables tables()
+cpdef uint64_t knight_attacks(int sq) noexcept
+cpdef uint64_t king_attacks(int sq) noexcept
+cpdef uint64_t pawn_attacks(bint color, int sq) noexcept
+cpdef uint64_t bishop_attacks(int sq, uint64_t occupied) noexcept
+cpdef uint64_t rook_attacks(int sq, uint64_t occupied) noexcept
+cpdef uint64_t queen_attacks(int sq, uint64_t occupied) noexcept
+cpdef uint64_t between(int a, int b) noexcept
+cpdef uint64_t ray(int a, int b) noexcept
+cpdef uint64_t bishop_pseudo(int sq) noexcept
+cpdef uint64_t rook_pseudo(int sq) noexcept

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -16,6 +17,51 @@ import click
 from chessscan.analysis.options import CROSS_CHECK_CHOICES, POSITIONS_CHOICES, AnalysisOptions
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+# Exit statuses, the same for every command (README, "Exit status"):
+EXIT_ISSUES = 1    # validate: issues at or above --fail-on; perft: a count differs
+EXIT_USAGE = 2     # bad option, missing or unreadable input, refused output folder
+EXIT_INTERNAL = 3  # a chessscan bug, or a worker process that died (killed, out of memory)
+EXIT_OUTPUT = 4    # a table, summary.json or stdout could not be written (disk full...)
+# 128 + N: stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), as a shell reports it.
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so that a run ends as on Ctrl-C:
+    workers stopped, tables closed, exit status ``128 + signum``."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum, frame) -> None:
+    _ignore_stop_signals()  # a second signal must not break the clean-up of the first
+    raise Stopped(signum)
+
+
+def _stop_signals() -> list:
+    return [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+
+
+def _ignore_stop_signals() -> None:
+    for sig in _stop_signals() + [signal.SIGINT]:
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def _stop_status(exc: KeyboardInterrupt) -> int:
+    return 128 + getattr(exc, "signum", signal.SIGINT)
+
+
+def _stop_name(exc: KeyboardInterrupt) -> str:
+    signum = getattr(exc, "signum", None)
+    return "interrupted" if signum is None else f"stopped by {signal.Signals(signum).name}"
+
+
+class OutputFailure(click.ClickException):
+    """A report file or stdout could not be written: exit 4, one message naming the file."""
+
+    exit_code = EXIT_OUTPUT
 
 
 def _version_message() -> str:
@@ -31,6 +77,10 @@ def main() -> None:
     # Quiet exit on `| head`: restore the default SIGPIPE behaviour.
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # A supervisor's SIGTERM or a closed terminal's SIGHUP ends a run as Ctrl-C does.
+    if threading.current_thread() is threading.main_thread():
+        for sig in _stop_signals():
+            signal.signal(sig, _raise_stopped)
     _warn_if_uncompiled()
 
 
@@ -84,54 +134,67 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     from concurrent.futures.process import BrokenProcessPool
 
     from chessscan.engines.local import run, tables_for
+    from chessscan.readers.sources import source_name
     from chessscan.reports.summary import render_summary
-    from chessscan.reports.writers import ReportWriter, remove_report
+    from chessscan.readers.sources import display_path
+    from chessscan.reports.writers import (OutputError, OutputFolderError, ReportWriter, prepare_output,
+                                           report_files)
 
     for p in paths:
         if p != "-" and not Path(p).is_file():
-            raise click.UsageError(f"{'not a file' if Path(p).exists() else 'no such file'}: {p}")
+            raise click.UsageError(f"{'not a file' if Path(p).exists() else 'no such file'}: {display_path(p)}")
     _warn_repeated(paths)
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     progress = not silent and sys.stderr.isatty()
+    shown_dir = display_path(out_dir)
     if dask_address is not None:
         summary = _analyze_on_dask(paths, out_dir, fmt, options, jobs, dask_address, shard_size, progress)
         click.echo(render_summary(summary), err=True)
-        click.echo(f"Parquet datasets written to {out_dir}/<table>/", err=True)
+        click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         return
     optional = {"positions": ("fen",)} if fen else None
     tables = tables_for(paths, options)
     try:
-        remove_report(out_dir)
+        prepare_output(out_dir, report_files(tables, fmt))
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
+    except OutputFolderError as exc:
+        raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except OSError as exc:
-        raise click.BadParameter(f"cannot write the report there: {exc}", param_hint="-o/--output") from exc
-    with writer:
-        try:
+        raise OutputFailure(f"cannot write the report in {shown_dir}: {exc}") from exc
+    try:
+        with writer:  # closes (and names) every table on every way out
             tally = run(paths, writer, options, progress=progress, jobs=jobs)
-        except KeyboardInterrupt:
-            writer.close()
-            click.echo(f"\ninterrupted: the tables in {out_dir}/ hold only the games analyzed before, "
-                       "and no summary.json is written", err=True)
-            sys.exit(130)
-        except OSError as exc:
-            raise click.ClickException(f"cannot read input: {exc}") from exc
-        except BrokenProcessPool as exc:
-            raise click.ClickException(
-                f"a worker process died ({exc}); out of memory? Try fewer --jobs") from exc
-        summary = tally.as_dict()
-        summary["sources"] = [str(p) for p in paths]
+    except KeyboardInterrupt as exc:
+        _ignore_stop_signals()
+        click.echo(f"\n{_stop_name(exc)}: the tables in {shown_dir}/ hold only the games analyzed "
+                   "before, and no summary.json is written", err=True)
+        sys.exit(_stop_status(exc))
+    except OutputError as exc:
+        raise OutputFailure(f"{exc}; no summary.json is written") from None
+    except OSError as exc:
+        raise InputError(f"cannot read input: {exc}") from exc
+    except BrokenProcessPool as exc:
+        raise WorkerDied(f"a worker process died ({exc}); out of memory? Try fewer --jobs") from exc
+    summary = tally.as_dict()
+    summary["sources"] = [source_name(p) for p in paths]
+    try:  # last, beside tables that are closed and whole
         writer.write_summary(summary)
+    except OutputError as exc:
+        raise OutputFailure(str(exc)) from None
     click.echo(render_summary(summary), err=True)
-    click.echo(f"tables written to {out_dir}/", err=True)
+    click.echo(f"tables written to {shown_dir}/", err=True)
 
 
 def _warn_repeated(paths) -> None:
     """A source given twice is read twice (its rows repeat with the same keys): say so."""
+    from chessscan.readers.sources import display_path
+
     seen = set()
     for p in paths:
         key = p if p == "-" else os.path.realpath(p)
         if key in seen:
-            click.echo(f"warning: {p} is given more than once: its games are read again", err=True)
+            click.echo(f"warning: {display_path(p)} is given more than once: its games are read again",
+                       err=True)
         seen.add(key)
 
 
@@ -147,7 +210,8 @@ def _analyze_size(text: str) -> int:
 
 def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress) -> dict:
     """``analyze --dask``: run on the cluster, write summary.json, return the summary."""
-    from chessscan.reports.writers import ReportWriter
+    from chessscan.readers.sources import display_path, source_name
+    from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output
 
     if fmt != "parquet":
         raise click.UsageError("--dask writes Parquet datasets: --format csv is not supported with it")
@@ -162,15 +226,28 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     from chessscan.engines.dask import run_dask
 
     try:
+        prepare_output(out_dir, [], check_only=True)  # before connecting: fail fast
         tally = run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
                          progress=progress)
+    except OutputFolderError as exc:
+        raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
+    except KeyboardInterrupt as exc:
+        _ignore_stop_signals()
+        click.echo(f"\n{_stop_name(exc)}: the datasets in {display_path(out_dir)}/ hold only the parts "
+                   "finished before, and no summary.json is written", err=True)
+        sys.exit(_stop_status(exc))
     except ConnectionError as exc:
         raise click.ClickException(str(exc)) from exc
+    except OutputError as exc:
+        raise OutputFailure(str(exc)) from None
     except OSError as exc:
-        raise click.ClickException(f"cannot read input or write {out_dir}: {exc}") from exc
+        raise click.ClickException(f"cannot read input or write {display_path(out_dir)}: {exc}") from exc
     summary = tally.as_dict()
-    summary["sources"] = [str(p) for p in paths]
-    ReportWriter(out_dir, tables=()).write_summary(summary)
+    summary["sources"] = [source_name(p) for p in paths]
+    try:
+        ReportWriter(out_dir, tables=()).write_summary(summary)
+    except OutputError as exc:
+        raise OutputFailure(str(exc)) from None
     return summary
 
 
@@ -281,7 +358,13 @@ class InputError(click.ClickException):
     """An input that exists but cannot be read (permission denied, I/O error): exit 2, like
     a usage error, so that CI tells "the gate could not run" from "the data has issues"."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
+
+
+class WorkerDied(click.ClickException):
+    """A worker process died (killed, out of memory): exit 3, the run could not finish."""
+
+    exit_code = EXIT_INTERNAL
 
 
 @main.command(context_settings=CONTEXT)
@@ -306,6 +389,8 @@ def validate(paths, fmt, fail_on, cross_check):
       1  issues at or above --fail-on
       2  usage error, or an input that cannot be read
       3  internal error (a chessscan bug)
+      4  stdout could not be written (disk full, closed)
+      128+N  stopped by signal N (130 Ctrl-C, 143 SIGTERM); the counts so far on stderr
 
     \b
     Examples:
@@ -316,17 +401,18 @@ def validate(paths, fmt, fail_on, cross_check):
 
     from chessscan.analysis.game import Tally
     from chessscan.engines.local import is_epd, run
-    from chessscan.readers.sources import open_source
+    from chessscan.readers.sources import display_path, open_source, source_name
     from chessscan.reports.diagnostics import DiagnosticSink, closing_line, format_github, format_text
+    from chessscan.reports.writers import OutputError
 
     for p in paths:
         if p == "-":
             continue
         path = Path(p)
         if not path.exists():
-            raise click.UsageError(f"no such file: {p}")
+            raise click.UsageError(f"no such file: {display_path(p)}")
         if not path.is_file():
-            raise click.UsageError(f"not a file: {p}")
+            raise click.UsageError(f"not a file: {display_path(p)}")
         try:  # fail before any output rather than halfway through the list
             with open_source(path):
                 pass
@@ -334,19 +420,41 @@ def validate(paths, fmt, fail_on, cross_check):
             raise InputError(f"cannot read input: {exc}") from exc
     _warn_repeated(paths)
 
-    collected = []
+    out = click.get_text_stream("stdout")
+
+    def write(text: str) -> None:
+        try:
+            out.write(text)
+        except OSError as exc:  # not the input's fault: its own status
+            raise OutputError("<stdout>", exc) from None
+
     if fmt == "json":
-        emit = collected.append
+        # Streamed: one diagnostic in memory at a time, however many the input holds.
+        first = [True]
+
+        def emit(d) -> None:
+            item = json.dumps(d.as_json(), ensure_ascii=False)
+            write(("\n  " if first[0] else ",\n  ") + item)
+            first[0] = False
+
+        write('{"diagnostics": [')
     else:
         render = format_github if fmt == "github" else format_text
-        emit = lambda d: click.echo(render(d))  # noqa: E731
+        emit = lambda d: write(render(d) + "\n")  # noqa: E731
     sink = DiagnosticSink(emit)
     options = AnalysisOptions(positions="none", cross_check=cross_check)
     tally = Tally()
+    stopped: KeyboardInterrupt | None = None
     # One run per source: DiagnosticSink orders and names games within one source.
     for p in paths:
         try:
             tally.merge(run([p], sink, options))
+        except KeyboardInterrupt as exc:
+            _ignore_stop_signals()
+            stopped = exc
+            break
+        except OutputError as exc:
+            _fail_output(exc)
         except OSError as exc:
             raise InputError(f"cannot read input: {exc}") from exc
         except Exception as exc:
@@ -357,20 +465,43 @@ def validate(paths, fmt, fail_on, cross_check):
             traceback.print_exc()
             click.echo(f"chessscan: internal error while reading {p}: {type(exc).__name__}: {exc} "
                        "(a chessscan bug: please report it with the input)", err=True)
-            sys.exit(3)
-        sink.finish()
+            sys.exit(EXIT_INTERNAL)
+        try:
+            sink.finish()
+        except OutputError as exc:
+            _fail_output(exc)
 
     errors, warnings = sink.counts.get("error", 0), sink.counts.get("warning", 0)
     failing = errors + (warnings if fail_on == "warning" else 0)
-    status = 1 if failing else 0
+    status = _stop_status(stopped) if stopped is not None else 1 if failing else 0
     summary = tally.as_dict()
-    summary.update(sources=list(paths), errors=errors, warnings=warnings, fail_on=fail_on,
-                   exit_status=status)
-    if fmt == "json":
-        click.echo(json.dumps({"diagnostics": [d.as_json() for d in collected], "summary": summary},
-                              indent=2, ensure_ascii=False))
-    else:
+    summary.update(sources=[source_name(p) for p in paths], errors=errors, warnings=warnings,
+                   fail_on=fail_on, exit_status=status)
+    if stopped is not None:
+        # The games of the file being read when stopped are not in the game counts.
+        summary["stopped"] = _stop_name(stopped)
+    try:
+        if fmt == "json":
+            write("\n], \"summary\": " + json.dumps(summary, indent=2, ensure_ascii=False) + "}\n")
+        out.flush()
+    except OSError as exc:
+        _fail_output(exc if isinstance(exc, OutputError) else OutputError("<stdout>", exc))
+    if stopped is not None:
+        click.echo(f"\n{_stop_name(stopped)}: {errors} errors and {warnings} warnings so far "
+                   f"(games of the files finished: {summary['games_read']})", err=True)
+    elif fmt != "json":
         has_epd = any(is_epd(p) for p in paths)
         has_pgn = not has_epd or any(not is_epd(p) for p in paths)
         click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd), err=True)
     sys.exit(status)
+
+
+def _fail_output(exc: BaseException) -> None:
+    """stdout failed (disk full, closed): one line on stderr, exit 4, and nothing more
+    written (Python would try to flush stdout again at exit and print a traceback)."""
+    click.echo(f"chessscan: {exc}", err=True)
+    try:
+        sys.stdout = open(os.devnull, "w")
+    except OSError:
+        pass
+    sys.exit(EXIT_OUTPUT)

@@ -334,18 +334,17 @@ def test_progress_counts_every_input_byte(monkeypatch):
 
 
 def test_reused_output_folder_keeps_no_table_of_an_earlier_run(tmp_path):
-    """Local tables and Dask part folders of an earlier run are removed; other files stay."""
+    """The tables an earlier run recorded writing are removed; the user's files stay."""
     epd = SAMPLES / "sf-books-stalemates-500.epd"
     out = analyze_cli(tmp_path, "out", [MAGNUS, epd], "--cross-check", "sample")
     assert (out / "epd_positions.parquet").is_file() and (out / "disagreements.parquet").is_file()
-    for table in ("games", "epd_positions"):  # as a --dask run leaves them
-        (out / table).mkdir()
-        (out / table / "part-000000.parquet").write_bytes(b"old")
+    (out / "games").mkdir()
     (out / "games" / "notes.txt").write_text("mine")
     (out / "mine.parquet").write_bytes(b"mine")
     analyze_cli(tmp_path, "out", [MAGNUS], "--cross-check", "off", "--format", "csv")
     assert sorted(p.name for p in out.iterdir()) == [
-        "games", "games.csv", "issues.csv", "mine.parquet", "perpetuals.csv", "positions.csv", "summary.json"]
+        ".chessscan-manifest.json", "games", "games.csv", "issues.csv", "mine.parquet", "perpetuals.csv",
+        "positions.csv", "summary.json"]
     assert [p.name for p in (out / "games").iterdir()] == ["notes.txt"]
 
 

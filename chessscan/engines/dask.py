@@ -54,7 +54,7 @@ from chessscan.engines.local import (
 )
 from chessscan.readers.pgn import ReadEnd, count_line_ends, line_at, read_games, sure_game_start
 from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
-from chessscan.reports.writers import buffered_rows, clear, part_name, remove_report
+from chessscan.reports.writers import buffered_rows, clear, part_name, prepare_output, report_files
 
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "plan_shards", "count_range", "settle_shards", "analyze_shard",
            "run_dask", "INSTALL_HINT"]
@@ -342,7 +342,8 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     ``client``: a ``distributed.Client`` to use; else one is made for ``address`` (a
     scheduler address such as ``tcp://host:8786``, or ``'local'`` for a LocalCluster of
     ``jobs`` workers, default every core) and closed at the end. What an earlier run wrote to
-    ``out_dir`` is removed first (:func:`~chessscan.reports.writers.remove_report`). The rows equal a local run's once sorted by
+    ``out_dir`` is removed first, and nothing else (:func:`~chessscan.reports.writers.prepare_output`;
+    raises its ``OutputFolderError``). The rows equal a local run's once sorted by
     (source, game_index, ply); read in part order they are in input order too.
 
     Raises ``ImportError`` (with :data:`INSTALL_HINT`) when dask or distributed is missing,
@@ -363,8 +364,7 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     try:
         # (only once the scheduler answers: an unreachable one leaves no folder behind)
         # (a part left by an earlier, larger run would be read back as part of this dataset)
-        remove_report(out_dir)
-        os.makedirs(out_dir, exist_ok=True)
+        prepare_output(out_dir, report_files(names, dataset=True))
         # Game index and line number of each shard's first game: counts of the ranges
         # before it in its file (the last range of a file needs no count); a cut that
         # proves to lie inside a comment is dropped.

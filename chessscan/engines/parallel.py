@@ -184,8 +184,12 @@ def _start_pool(jobs: int) -> ProcessPoolExecutor:
         # SIGINT in the calling thread.
         from multiprocessing import resource_tracker
 
+        if hasattr(signal, "SIGHUP"):  # it leaves SIGHUP as it finds it; SIGHUP would kill it
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
         resource_tracker.ensure_running()
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        # SIGTERM and SIGHUP too: `timeout` and a closed terminal signal the whole group, and
+        # a worker that died of them would turn a clean stop into a broken pool.
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     pool = ProcessPoolExecutor(jobs, mp_context=_mp_context(), initializer=_init_worker)
     try:
         pool.submit(int).result()
@@ -197,22 +201,38 @@ def _start_pool(jobs: int) -> ProcessPoolExecutor:
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a pool at once: queued tasks cancelled, running ones killed (workers ignore
-    SIGINT, and a chunk can take seconds)."""
+    SIGINT, SIGTERM and SIGHUP, and a chunk can take seconds), and waited for, so that no
+    process outlives the run and no exit hook blocks on a queue nobody reads."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # no public API before 3.14
     if processes and hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
         # The pool's threads may still write to the killed workers' pipes: that must fail
         # with EPIPE (Python's default), not kill this process (the CLI's SIG_DFL).
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
-            process.terminate()
+            process.kill()
+    # The call queue's feeder thread may be blocked writing a chunk to a dead worker:
+    # Python's exit hook would join it forever.
+    call_queue = getattr(pool, "_call_queue", None)
+    if call_queue is not None:
+        call_queue.cancel_join_thread()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.join(5)
+
+
+_STOP_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
 
 
 def _init_worker() -> None:
-    # Ctrl-C reaches the whole process group: let the main process alone handle it (it
-    # shuts the pool down) instead of every worker printing a traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C, `timeout` and a closed terminal reach the whole process group: the main
+    # process alone handles them (it stops the pool) instead of every worker printing a
+    # traceback or dying under it. A worker whose main process is gone exits on its own
+    # (its queue closes).
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
 
 def _mp_context():
@@ -221,17 +241,26 @@ def _mp_context():
     # Arrow's pools) make fork unsafe. spawn elsewhere (Windows). pandas is preloaded too:
     # pyarrow imports it on the first list -> Arrow conversion (~0.3 s), better once in the
     # server than once per worker.
-    # Both re-import the main script in each worker, which fails for a script read from
-    # stdin ('<stdin>' is no file): fork is then the only start method that works.
+    # (A main script with no file, read from stdin, is ruled out before: see
+    # _pool_unavailable.)
     methods = multiprocessing.get_all_start_methods()
-    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
-    if main_file is not None and not os.path.exists(main_file) and "fork" in methods:
-        return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["chessscan.engines.parallel", "pandas"])
         return ctx
     return multiprocessing.get_context("spawn")
+
+
+def _pool_unavailable() -> str | None:
+    """Why worker processes cannot start here, or None. forkserver and spawn re-run the
+    main script in each worker, which fails for a script with no file (``python - <
+    script.py``); fork from a process with threads can hang. Such a run uses one process."""
+    main = sys.modules.get("__main__")
+    main_file = getattr(main, "__file__", None)
+    if main_file is not None and getattr(getattr(main, "__spec__", None), "name", None) is None \
+            and not os.path.exists(main_file):
+        return f"the main script ({main_file}) is not a file that worker processes can import"
+    return None
 
 
 class _Done:
@@ -285,6 +314,9 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     if in_flight < 1:
         raise ValueError(f"in_flight must be at least 1, not {in_flight}")
     paths = [os.fspath(p) for p in paths]
+    if jobs > 1 and (why := _pool_unavailable()) is not None:
+        print(f"chessscan: note: --jobs {jobs} runs in one process: {why}", file=sys.stderr)
+        jobs = 1
     if jobs == 1:
         return run(paths, sink, options, progress=progress, batch_rows=batch_rows)
 

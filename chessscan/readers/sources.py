@@ -92,10 +92,27 @@ class UnsupportedInput(TruncatedInput):
 
 
 def source_name(path: PathArg) -> str:
-    """Display name of a source for reports: the path as given, ``'<stdin>'`` for ``'-'``."""
+    """Display name of a source for reports: the path as given, ``'<stdin>'`` for ``'-'``.
+
+    File names are bytes on POSIX; one that is not valid UTF-8 (Latin-1 ``Caf\\xe9.pgn``) comes
+    to Python with surrogate escapes, which no text output accepts. Those bytes are written
+    as ``\\xNN`` (``'Caf\\\\xe9.pgn'``), so the name is valid text in every table, message and JSON
+    document; the file itself is opened by its exact bytes."""
     if isinstance(path, str) and path == STDIN:
         return "<stdin>"
-    return os.fspath(path)
+    return display_path(path)
+
+
+def display_path(path: PathArg) -> str:
+    """``path`` as valid text: bytes that are not UTF-8 become ``\\xNN`` escapes."""
+    if isinstance(path, bytes):
+        return path.decode("utf-8", "backslashreplace")
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
 
 
 def source_size(path: PathArg) -> int | None:

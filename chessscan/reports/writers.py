@@ -49,6 +49,11 @@ __all__ = [
     "buffered_rows",
     "to_record_batch",
     "read_table",
+    "prepare_output",
+    "report_files",
+    "OutputError",
+    "OutputFolderError",
+    "MANIFEST_NAME",
 ]
 
 FORMATS: tuple[str, ...] = ("parquet", "csv", "jsonl")
@@ -71,31 +76,124 @@ def part_name(number: int, fmt: str = "parquet") -> str:
     return f"part-{number:06d}.{fmt}"
 
 
-_PART = re.compile(r"part-\d{6}\.parquet\Z")
+_PART = re.compile(r"part-\d{6}\.parquet(\.partial)?\Z")
+
+#: The file in an output folder that lists what chessscan runs wrote there (JSON: ``{"tool":
+#: "chessscan", "files": [...]}``, names relative to the folder, a dataset folder as
+#: ``"<table>/"``). Only what it lists is ever removed.
+MANIFEST_NAME = ".chessscan-manifest.json"
+#: Suffix of a table file while it is written: renamed to its name once closed, so a table
+#: file either reads back whole or is absent.
+PARTIAL_SUFFIX = ".partial"
+SUMMARY_NAME = "summary.json"
 
 
-def remove_report(out_dir: str | os.PathLike) -> None:
-    """Remove what an earlier run wrote to ``out_dir``: the tables, single files
-    (``<table>.parquet|csv|jsonl``) or datasets (``<table>/part-NNNNNN.parquet``, the folder
-    too once empty), and ``summary.json``, so one folder never mixes two runs and a run that
-    stops early leaves no summary. Only files named like chessscan's outputs are touched.
-    Raises ``OSError`` when one cannot be removed."""
+class OutputError(OSError):
+    """A report file could not be written (disk full, permission denied, read-only
+    filesystem); the message names the file and the cause. ``path`` is the file."""
+
+    def __init__(self, path: str | os.PathLike, cause: BaseException | str) -> None:
+        reason = getattr(cause, "strerror", None) or str(cause)
+        super().__init__(getattr(cause, "errno", None) or 0, f"cannot write {os.fspath(path)}: {reason}")
+        self.path = os.fspath(path)
+
+    def __str__(self) -> str:
+        return self.args[1]
+
+
+class OutputFolderError(Exception):
+    """The output folder holds files with report names that no chessscan run recorded
+    writing (see :data:`MANIFEST_NAME`): chessscan neither overwrites nor removes them.
+    ``files`` lists them (relative names)."""
+
+    def __init__(self, out_dir: str | os.PathLike, files: Sequence[str]) -> None:
+        self.files = list(files)
+        shown = ", ".join(self.files[:5]) + (f" and {len(self.files) - 5} more" if len(self.files) > 5 else "")
+        super().__init__(
+            f"{os.fspath(out_dir)} holds {shown}, which chessscan did not write there (it removes "
+            f"only what its {MANIFEST_NAME} lists): move them away or choose another output folder")
+
+
+def report_files(tables: Iterable[str], fmt: str = "parquet", dataset: bool = False) -> list[str]:
+    """Names (relative to the output folder) a run writes: ``<table>.<ext>`` per table, or
+    ``<table>/`` (a folder of ``part-NNNNNN.parquet``) when ``dataset``; then ``summary.json``."""
+    names = [f"{t}/" if dataset else f"{t}{EXTENSIONS[fmt]}" for t in tables]
+    return names + [SUMMARY_NAME]
+
+
+def _report_named(out: Path) -> list[str]:
+    """Entries of ``out`` named as a report's: summary.json, table files (also while
+    written), dataset folders holding parts. Sorted, relative names."""
+    found = []
+    tables = set(TABLE_NAMES)
+    for entry in sorted(out.iterdir(), key=lambda e: e.name):
+        name = entry.name
+        base = name[: -len(PARTIAL_SUFFIX)] if name.endswith(PARTIAL_SUFFIX) else name
+        stem, dot, ext = base.rpartition(".")
+        if base == SUMMARY_NAME or (dot and stem in tables and ext in FORMATS):
+            found.append(name)
+        elif name in tables and entry.is_dir():
+            if any(_PART.match(p.name) for p in entry.iterdir()):
+                found.append(name + "/")
+    return found
+
+
+def _read_manifest(out: Path) -> set[str]:
+    try:
+        data = json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8"))
+        files = data.get("files", []) if data.get("tool") == "chessscan" else []
+        return {f for f in files if isinstance(f, str)}
+    except (OSError, ValueError, AttributeError):
+        return set()
+
+
+def _owned(name: str, owned: set[str]) -> bool:
+    if name.endswith(PARTIAL_SUFFIX):
+        name = name[: -len(PARTIAL_SUFFIX)]
+    return name in owned
+
+
+def prepare_output(out_dir: str | os.PathLike, files: Sequence[str], check_only: bool = False) -> None:
+    """Make ``out_dir`` ready for a run that writes ``files`` (see :func:`report_files`).
+
+    Removes what earlier chessscan runs recorded writing there (their manifest), so one
+    folder never mixes two runs and a run that stops early leaves no summary; records
+    ``files`` in the manifest before anything is written, so that a run killed midway is
+    cleaned up by the next. Nothing else is touched. ``check_only``: only the checks.
+
+    Raises :class:`OutputFolderError` when the folder holds report-named files (tables,
+    ``summary.json``, dataset parts) not in its manifest, for instance a user's own
+    ``games.csv``; ``OSError`` when ``out_dir`` is a file or cannot be written.
+    """
     out = Path(out_dir)
-    if not out.is_dir():
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(20, f"{out_dir} is not a folder")
+    owned = _read_manifest(out) if out.is_dir() else set()
+    if out.is_dir():
+        foreign = [n for n in _report_named(out) if not _owned(n, owned)]
+        if foreign:
+            raise OutputFolderError(out_dir, foreign)
+    if check_only:
         return
-    (out / "summary.json").unlink(missing_ok=True)
-    for name in TABLE_NAMES:
-        for ext in ("parquet", "csv", "jsonl"):
-            path = out / f"{name}.{ext}"
-            if path.is_file():
-                path.unlink()
-        folder = out / name
-        if folder.is_dir():
-            for entry in folder.iterdir():
-                if _PART.match(entry.name) and entry.is_file():
-                    entry.unlink()
-            if not any(folder.iterdir()):
-                folder.rmdir()
+    if out.is_dir():
+        for name in sorted(owned):
+            path = out / name.rstrip("/")
+            if name.endswith("/"):
+                if path.is_dir():
+                    for entry in path.iterdir():
+                        if _PART.match(entry.name) and entry.is_file():
+                            entry.unlink()
+                    if not any(path.iterdir()):
+                        path.rmdir()
+            else:
+                for p in (path, path.with_name(path.name + PARTIAL_SUFFIX)):
+                    if p.is_file():
+                        p.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = json.dumps({"tool": "chessscan", "files": sorted(set(files))}, indent=1) + "\n"
+    tmp = out / (MANIFEST_NAME + PARTIAL_SUFFIX)
+    tmp.write_text(manifest, encoding="utf-8")
+    os.replace(tmp, out / MANIFEST_NAME)
 
 
 # ---------------------------------------------------------------------------
@@ -193,9 +291,11 @@ def to_record_batch(columns: Mapping[str, Any], schema: pa.Schema,
 class TableWriter:
     """Append-only writer of one table to one file with a fixed schema.
 
-    ``TableWriter(path, schema, fmt)`` opens (truncates) ``path`` at once, so
-    a table that never receives a row is still a valid file carrying the
-    schema (parquet) or the header (csv).
+    ``TableWriter(path, schema, fmt)`` opens ``path + ".partial"`` at once and
+    renames it to ``path`` when closed, so ``path`` is either absent or a whole,
+    readable table (a table that never receives a row still carries the schema
+    (parquet) or the header (csv)); a run killed midway leaves only the
+    ``.partial`` file.
 
     Parameters
     ----------
@@ -211,7 +311,8 @@ class TableWriter:
 
     Use as a context manager or call :meth:`close`; close is idempotent and
     also runs on exceptions, leaving a readable file with the rows written
-    so far.
+    so far. A failed write or close (disk full…) raises :class:`OutputError`
+    naming the file, and removes the partial file: nothing unreadable stays.
     """
 
     def __init__(self, path: str | os.PathLike, schema: pa.Schema,
@@ -223,6 +324,7 @@ class TableWriter:
         if row_group_size < 1:
             raise ValueError("row_group_size must be >= 1")
         self.path = Path(path)
+        self.partial_path = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
         self.schema = schema
         self.fmt = fmt
         self.table = table
@@ -234,19 +336,24 @@ class TableWriter:
         self._closed = True  # until the sink is open, close() has nothing to do
         self._sink: Any = None
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if fmt == "parquet":
-            if not pa.Codec.is_available(compression):
-                compression = "snappy"
-            # Dictionary pages only for text: Zobrist keys, counts and flags gain nothing from
-            # them and cost a fifth of the write time.
-            text = [f.name for f in schema if pa.types.is_string(f.type)]
-            self._sink = pq.ParquetWriter(self.path, schema, compression=compression, use_dictionary=text)
-        elif fmt == "csv":
-            # CSVWriter writes the header immediately; bools come out as true/false.
-            self._sink = pacsv.CSVWriter(self.path, schema)
-        else:
-            self._sink = open(self.path, "w", encoding="utf-8", newline="\n")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if fmt == "parquet":
+                if not pa.Codec.is_available(compression):
+                    compression = "snappy"
+                # Dictionary pages only for text: Zobrist keys, counts and flags gain nothing
+                # from them and cost a fifth of the write time.
+                text = [f.name for f in schema if pa.types.is_string(f.type)]
+                self._sink = pq.ParquetWriter(self.partial_path, schema, compression=compression,
+                                              use_dictionary=text)
+            elif fmt == "csv":
+                # CSVWriter writes the header immediately; bools come out as true/false.
+                self._sink = pacsv.CSVWriter(self.partial_path, schema)
+            else:
+                self._sink = open(self.partial_path, "w", encoding="utf-8", newline="\n")
+        except (OSError, pa.ArrowException) as exc:
+            self._discard()
+            raise OutputError(self.path, exc) from None
         self._closed = False
 
     @property
@@ -272,10 +379,14 @@ class TableWriter:
             self._pending_bytes += batch.nbytes
             if self._pending_rows >= self.row_group_size or self._pending_bytes >= ROW_GROUP_BYTES:
                 self.flush()
-        elif self.fmt == "csv":
-            self._sink.write_batch(batch)
-        else:
-            self._write_jsonl(batch)
+            return n
+        try:
+            if self.fmt == "csv":
+                self._sink.write_batch(batch)
+            else:
+                self._write_jsonl(batch)
+        except (OSError, pa.ArrowException) as exc:
+            self._fail(exc)
         return n
 
     def _write_jsonl(self, batch: pa.RecordBatch) -> None:
@@ -294,22 +405,51 @@ class TableWriter:
         self._pending_rows = 0
         self._pending_bytes = 0
         # One row group per flush: bounded by row_group_size or ROW_GROUP_BYTES + one batch.
-        self._sink.write_table(tbl, row_group_size=tbl.num_rows)
+        try:
+            self._sink.write_table(tbl, row_group_size=tbl.num_rows)
+        except (OSError, pa.ArrowException) as exc:
+            self._fail(exc)
 
     def close(self) -> None:
-        """Flush and close the file. Idempotent."""
+        """Flush and close the file, then give it its name. Idempotent. Raises
+        :class:`OutputError` (the partial file removed) when the last writes fail."""
         if self._closed:
             return
         try:
             self.flush()
-        finally:
-            # Close the sink even if the last flush failed, so the file
-            # handle is released; never retried (close is idempotent).
-            self._closed = True
-            self._pending = []
-            self._pending_rows = 0
-            self._pending_bytes = 0
+        except BaseException:
+            self._discard()
+            raise
+        self._closed = True
+        self._pending = []
+        self._pending_rows = 0
+        self._pending_bytes = 0
+        try:
             self._sink.close()
+            os.replace(self.partial_path, self.path)
+        except (OSError, pa.ArrowException) as exc:
+            self._discard()
+            raise OutputError(self.path, exc) from None
+
+    def _fail(self, exc: BaseException) -> None:
+        self._discard()
+        raise OutputError(self.path, exc) from None
+
+    def _discard(self) -> None:
+        """Close the sink without raising and remove the partial file: a table that could
+        not be written whole is absent."""
+        self._closed = True
+        self._pending = []
+        sink, self._sink = self._sink, None
+        if sink is not None:
+            try:
+                sink.close()
+            except Exception:
+                pass
+        try:
+            self.partial_path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
     def __enter__(self) -> "TableWriter":
         return self
@@ -430,9 +570,17 @@ class ReportWriter:
         file. Returns the path.
         """
         text = json.dumps(summary, indent=2, ensure_ascii=False, default=_json_default)
-        tmp = self.summary_path.with_name(self.summary_path.name + ".tmp")
-        tmp.write_text(text + "\n", encoding="utf-8")
-        os.replace(tmp, self.summary_path)
+        tmp = self.summary_path.with_name(self.summary_path.name + PARTIAL_SUFFIX)
+        try:
+            # Never invalid UTF-8, even for a name that slipped through unescaped.
+            tmp.write_bytes((text + "\n").encode("utf-8", "backslashreplace"))
+            os.replace(tmp, self.summary_path)
+        except OSError as exc:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
+            raise OutputError(self.summary_path, exc) from None
         return self.summary_path
 
     def close(self) -> None:

@@ -12,7 +12,6 @@ if _os.environ.get("CHESSSCAN_PURE") == "1":
 
     _purecore.install()
 
-from chessscan.api import scan
 from chessscan.core import core_mode
 from chessscan.core.checks import CHECK_KINDS, MoveCheck, classify_move
 from chessscan.core.fen import InvalidFen, parse_fen
@@ -21,6 +20,16 @@ from chessscan.core.position import STARTING_FEN, Position
 from chessscan.core.san import AmbiguousMove, IllegalMove, InvalidSan, SanError, move_san, resolve_san
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # scan() pulls in pandas and pyarrow: imported on first use, so that the command line
+    # starts (and answers Ctrl-C) sooner.
+    if name == "scan":
+        from chessscan.api import scan
+
+        return scan
+    raise AttributeError(f"module 'chessscan' has no attribute {name!r}")
 
 __all__ = [
     "scan", "Position", "STARTING_FEN", "parse_fen", "InvalidFen", "legal_moves", "has_legal_move",

@@ -70,7 +70,20 @@ def _version_message() -> str:
     return f"%(prog)s, version %(version)s (core: {core_mode()})"
 
 
-@click.group(context_settings=CONTEXT)
+class _Group(click.Group):
+    """Ctrl-C, SIGTERM or SIGHUP that no command caught (at start-up, say) ends the run with
+    128 + N and one line, not click's "Aborted!" and status 1, which means "issues found"."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            _ignore_stop_signals()
+            click.echo(f"\n{_stop_name(exc)}", err=True)
+            sys.exit(_stop_status(exc))
+
+
+@click.group(cls=_Group, context_settings=CONTEXT)
 @click.version_option(package_name="chessscan", message=_version_message())
 def main() -> None:
     """Scan chess game datasets (PGN, EPD) with an exact legality, check and mate detector."""

@@ -32,3 +32,17 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if item.module.__name__ in CORE_TEST_MODULES:
             item.add_marker(pytest.mark.core)
+
+
+@pytest.fixture(autouse=True)
+def _keep_signal_handlers():
+    """The CLI installs SIGTERM/SIGHUP handlers and ignores signals while it stops; under
+    CliRunner that would outlive the test, so every test gets the handlers back."""
+    import signal
+
+    names = [n for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE") if hasattr(signal, n)]
+    saved = {n: signal.getsignal(getattr(signal, n)) for n in names}
+    yield
+    for n, handler in saved.items():
+        if handler is not None:
+            signal.signal(getattr(signal, n), handler)

@@ -321,10 +321,24 @@ def _client(address: str, jobs: int | None):
     if address == "local":
         from chessscan.engines.parallel import default_jobs
 
-        # One thread per worker: the analysis is pure Python and holds the GIL.
-        cluster = LocalCluster(n_workers=jobs or default_jobs(), threads_per_worker=1,
-                               processes=True, dashboard_address=":0")
-        return Client(cluster), cluster
+        import signal
+
+        # Ctrl-C, `timeout` and a closed terminal signal the whole process group: the
+        # cluster's thread and the worker processes it starts inherit these blocked, so that
+        # this process alone handles them (it closes the cluster) and no worker dies midway
+        # printing tracebacks.
+        stop = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+        masked = hasattr(signal, "pthread_sigmask")
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, stop) if masked else None
+        try:
+            # One thread per worker: a task holds the GIL.
+            cluster = LocalCluster(n_workers=jobs or default_jobs(), threads_per_worker=1,
+                                   processes=True, dashboard_address=":0")
+            client = Client(cluster)
+        finally:
+            if masked:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        return client, cluster
     try:
         return Client(address), None
     except OSError as exc:  # refused, timed out, bad address
@@ -390,6 +404,15 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
                 for f in as_completed(futures):
                     bar.update(sizes[f.key])
         tallies = client.gather(futures)
+    except BaseException:
+        # Stopped (Ctrl-C, SIGTERM) or failed: closing a cluster with tasks in flight makes
+        # distributed log every cancelled task and closed connection. The user has the one
+        # message that matters; the cluster's shutdown chatter is not it.
+        import logging
+
+        for name in ("distributed", "asyncio", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        raise
     finally:
         if own:
             client.close()

@@ -175,20 +175,40 @@ class CountingReader(io.RawIOBase):
     ``bytes_read`` is the number of bytes pulled from the underlying file so
     far (compressed bytes for compressed input). It runs ahead of what the
     consumer has parsed by at most the buffer sizes of the layers above.
+
+    ``expected``: the file's size when it was opened (a regular file). Reaching its end
+    with fewer bytes read means the file shrank while it was read (truncated by another
+    program): the read after the last data raises :class:`TruncatedInput` naming
+    ``name``, instead of ending quietly with games missing.
     """
 
-    def __init__(self, raw: BinaryIO, close_underlying: bool = True) -> None:
+    def __init__(self, raw: BinaryIO, close_underlying: bool = True, expected: int | None = None,
+                 name: str = "input") -> None:
         super().__init__()
         self._raw = raw
         self._close_underlying = close_underlying
         self.bytes_read = 0
         self._first = True
+        self._expected = expected
+        self._name = name
+        self._shrunk = False
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b) -> int:  # type: ignore[override]
+        if self._shrunk:
+            self._shrunk = False
+            self._expected = None
+            raise TruncatedInput(f"{self._name} shrank while it was read: {self.bytes_read:,} bytes "
+                                 f"read of the {self._expected_at_open:,} it held when opened")
         n = self._raw.readinto(b) or 0
+        if not n and self._expected is not None and self.bytes_read < self._expected and len(b):
+            # End of file before the size seen at open. Raised on the next call, so that
+            # the data returned with this end is handed on first.
+            self._shrunk = True
+            self._expected_at_open = self._expected
+            return 0
         if self._first and n:
             # A pipe may deliver a few bytes at a time; fill at least the
             # 8 bytes needed to sniff the magic number.
@@ -552,7 +572,13 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
         counter = CountingReader(buffer, close_underlying=False)
         suffix = ""
     else:
-        counter = CountingReader(open(path, "rb", buffering=0))
+        raw = open(path, "rb", buffering=0)
+        try:
+            st = os.fstat(raw.fileno())
+        except OSError:
+            st = None
+        size = st.st_size if st is not None and stat.S_ISREG(st.st_mode) else None
+        counter = CountingReader(raw, expected=size, name=name)
         suffix = os.path.splitext(os.fspath(path))[1].lower()
     head = SourceStream(counter, buffer_size=1 << 16)
     head.counter = counter

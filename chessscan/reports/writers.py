@@ -13,7 +13,11 @@ Formats:
 * ``parquet``: one file per table, zstd (snappy if zstd is unavailable),
   row groups of about ``row_group_size`` rows (default 65 536) or 4 MiB of Arrow data.
 * ``csv``: header written at open, bools as ``true``/``false``, null as an
-  empty unquoted field, the empty string as ``""``.
+  empty unquoted field, the empty string as ``""``. A text value that a
+  spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``,
+  tab or carriage return: a PGN tag value can hold anything) gets a leading
+  ``'`` (OWASP "CSV injection"); ``csv_formula_guard=False`` writes it as read.
+  Parquet and JSON lines always keep every value as read.
 * ``jsonl``: one JSON object per row; ``null`` for None. An empty table is
   an empty file (JSON lines has no header to carry column names).
 
@@ -93,8 +97,12 @@ class OutputError(OSError):
     filesystem); the message names the file and the cause. ``path`` is the file."""
 
     def __init__(self, path: str | os.PathLike, cause: BaseException | str) -> None:
-        reason = getattr(cause, "strerror", None) or str(cause)
-        super().__init__(getattr(cause, "errno", None) or 0, f"cannot write {os.fspath(path)}: {reason}")
+        code = getattr(cause, "errno", None)
+        if not code:  # Arrow's errors carry the errno in their text only
+            found = re.search(r"\[errno (\d+)\]", str(cause), re.I)
+            code = int(found.group(1)) if found else None
+        reason = os.strerror(code) if code else (getattr(cause, "strerror", None) or str(cause))
+        super().__init__(code or 0, f"cannot write {os.fspath(path)}: {reason}")
         self.path = os.fspath(path)
 
     def __str__(self) -> str:
@@ -285,6 +293,35 @@ def to_record_batch(columns: Mapping[str, Any], schema: pa.Schema,
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
+_FORMULA_START = r"^[=+\-@\t\r]"
+
+
+def guard_formulas(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with every text value that starts like a spreadsheet formula (``=``, ``+``,
+    ``-``, ``@``, tab, CR) prefixed with ``'``, as OWASP advises against CSV injection.
+    Other columns and values are unchanged; returns ``batch`` itself when nothing matches."""
+    import pyarrow.compute as pc
+
+    arrays = list(batch.columns)
+    changed = False
+    for i, column in enumerate(arrays):
+        if pa.types.is_dictionary(column.type) and pa.types.is_string(column.type.value_type):
+            values = column.dictionary
+            guarded = guard_formulas(pa.RecordBatch.from_arrays([values], ["v"])).column(0)
+            if guarded is not values:
+                arrays[i] = pa.DictionaryArray.from_arrays(column.indices, guarded)
+                changed = True
+            continue
+        if not pa.types.is_string(column.type) or not len(column):
+            continue
+        risky = pc.match_substring_regex(column, _FORMULA_START)
+        if not pc.any(risky).as_py():
+            continue
+        arrays[i] = pc.if_else(risky, pc.binary_join_element_wise("'", column, ""), column)
+        changed = True
+    return pa.RecordBatch.from_arrays(arrays, schema=batch.schema) if changed else batch
+
+
 # ---------------------------------------------------------------------------
 # One table, one file
 # ---------------------------------------------------------------------------
@@ -318,7 +355,7 @@ class TableWriter:
     def __init__(self, path: str | os.PathLike, schema: pa.Schema,
                  fmt: str = "parquet", *, table: str | None = None,
                  row_group_size: int = DEFAULT_ROW_GROUP_SIZE,
-                 compression: str = "zstd") -> None:
+                 compression: str = "zstd", csv_formula_guard: bool = True) -> None:
         if fmt not in FORMATS:
             raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
         if row_group_size < 1:
@@ -329,6 +366,7 @@ class TableWriter:
         self.fmt = fmt
         self.table = table
         self.row_group_size = row_group_size
+        self.csv_formula_guard = csv_formula_guard
         self.rows_written = 0  # rows accepted by write(), incl. pending ones
         self._pending: list[pa.RecordBatch] = []
         self._pending_rows = 0
@@ -382,7 +420,7 @@ class TableWriter:
             return n
         try:
             if self.fmt == "csv":
-                self._sink.write_batch(batch)
+                self._sink.write_batch(guard_formulas(batch) if self.csv_formula_guard else batch)
             else:
                 self._write_jsonl(batch)
         except (OSError, pa.ArrowException) as exc:

@@ -1,0 +1,392 @@
+"""Nothing lost, ever: the output folder, stopped runs, full disks, closed stdout, file names
+that are not UTF-8, and worker pools that cannot start."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from chessscan.cli import main
+from chessscan.reports import writers
+from chessscan.reports.schema import schema_for
+from chessscan.reports.writers import MANIFEST_NAME, OutputError, TableWriter
+from conftest import SAMPLES
+
+MAGNUS = SAMPLES / "lichess-magnus-300.pgn"
+MAGNUS_ZST = SAMPLES / "lichess-magnus-300.pgn.zst"
+CHESSSCAN = [sys.executable, "-m", "chessscan"]
+
+
+def analyze(*args) -> "click.testing.Result":  # noqa: F821
+    return CliRunner().invoke(main, ["analyze", *map(str, args), "--silent", "--jobs", "1"])
+
+
+# --- 1. the output folder ----------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_user_table_named_file_is_never_deleted(tmp_path, fmt):
+    """A user's own games.csv in the folder: the run refuses, the file keeps its bytes."""
+    mine = tmp_path / "games.csv"
+    mine.write_text("white,black\nme,you\n")
+    result = analyze(MAGNUS, "-o", tmp_path, "--format", fmt)
+    assert result.exit_code == 2
+    assert "refusing to write the report there" in result.output and "games.csv" in result.output
+    assert mine.read_text() == "white,black\nme,you\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["games.csv"]
+
+
+def test_foreign_summary_and_dataset_parts_are_refused(tmp_path):
+    (tmp_path / "summary.json").write_text("{}")
+    assert analyze(MAGNUS, "-o", tmp_path).exit_code == 2
+    (tmp_path / "summary.json").unlink()
+    (tmp_path / "positions").mkdir()
+    (tmp_path / "positions" / "part-000000.parquet").write_bytes(b"mine")
+    result = analyze(MAGNUS, "-o", tmp_path)
+    assert result.exit_code == 2 and "positions/" in result.output
+    assert (tmp_path / "positions" / "part-000000.parquet").read_bytes() == b"mine"
+
+
+def test_a_run_removes_only_what_the_manifest_lists(tmp_path):
+    out = tmp_path / "r"
+    assert analyze(MAGNUS, "-o", out, "--format", "csv").exit_code == 0
+    manifest = json.loads((out / MANIFEST_NAME).read_text())
+    assert manifest["tool"] == "chessscan"
+    assert set(manifest["files"]) == {"games.csv", "issues.csv", "perpetuals.csv", "positions.csv",
+                                      "disagreements.csv", "summary.json"}
+    (out / "notes.txt").write_text("mine")
+    (out / "games.parquet.bak").write_text("mine")
+    # A killed run left a table under its partial name: the next run removes it too.
+    (out / "positions.parquet.partial").write_bytes(b"PAR1")
+    json.dump({"tool": "chessscan", "files": manifest["files"] + ["positions.parquet"]},
+              (out / MANIFEST_NAME).open("w"))
+    assert analyze(MAGNUS, "-o", out, "--cross-check", "off").exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        MANIFEST_NAME, "games.parquet", "games.parquet.bak", "issues.parquet", "notes.txt",
+        "perpetuals.parquet", "positions.parquet", "summary.json"]
+    assert len(pd.read_parquet(out / "games.parquet")) == 300
+
+
+def test_output_that_is_a_file_is_an_output_error(tmp_path):
+    (tmp_path / "f").write_text("x")
+    result = analyze(MAGNUS, "-o", tmp_path / "f")
+    assert result.exit_code in (2, 4) and "Traceback" not in result.output
+    assert (tmp_path / "f").read_text() == "x"
+
+
+# --- 7. a full disk ----------------------------------------------------------------------
+
+class _FullDisk:
+    """A Parquet/CSV sink whose writes fail as on a full disk, after ``room`` calls."""
+
+    def __init__(self, sink, room: int) -> None:
+        self.sink, self.room = sink, room
+
+    def __getattr__(self, name):
+        attr = getattr(self.sink, name)
+        if name not in ("write_table", "write_batch", "close"):
+            return attr
+
+        def call(*args, **kwargs):
+            self.room -= 1
+            if self.room < 0:
+                attr_close = getattr(self.sink, "close")
+                if name != "close":
+                    attr_close()
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return attr(*args, **kwargs)
+        return call
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_table_writer_full_disk_names_the_file_and_leaves_no_partial_table(tmp_path, fmt):
+    import pyarrow as pa
+
+    path = tmp_path / f"positions.{fmt}"
+    w = TableWriter(path, pa.schema([("ply", pa.int32())]), fmt, table="positions", row_group_size=1)
+    w._sink = _FullDisk(w._sink, room=0)
+    row = {"ply": [1, 2]}
+    with pytest.raises(OutputError) as info:
+        w.write({k: v for k, v in row.items()})
+        w.close()
+    assert str(info.value) == f"cannot write {path}: No space left on device"
+    assert info.value.errno == errno.ENOSPC
+    assert not path.exists() and not w.partial_path.exists()
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_full_disk_exit_4_no_summary_no_traceback(tmp_path, monkeypatch, fmt):
+    """The positions table cannot be written: exit 4, one message naming it, no summary.json,
+    every other table whole and readable, the failed one absent."""
+    real_init = TableWriter.__init__
+
+    def init(self, path, *args, **kwargs):
+        real_init(self, path, *args, **kwargs)
+        if Path(path).name.startswith("positions"):
+            self._sink = _FullDisk(self._sink, room=0)
+
+    monkeypatch.setattr(TableWriter, "__init__", init)
+    out = tmp_path / "r"
+    result = analyze(MAGNUS, "-o", out, "--format", fmt)
+    assert result.exit_code == 4, result.output
+    assert f"cannot write {out / ('positions.' + fmt)}: No space left on device" in result.output
+    assert "Traceback" not in result.output
+    assert not (out / "summary.json").exists()
+    assert not (out / f"positions.{fmt}").exists()
+    assert not any(p.name.endswith(".partial") for p in out.iterdir())
+    games = pd.read_parquet(out / "games.parquet") if fmt == "parquet" else pd.read_csv(out / "games.csv")
+    assert len(games) <= 300  # readable, with the games written before the failure
+
+
+def test_summary_failure_is_exit_4(tmp_path, monkeypatch):
+    def full(self, summary):
+        raise OutputError(self.summary_path, OSError(errno.ENOSPC, "No space left on device"))
+
+    monkeypatch.setattr(writers.ReportWriter, "write_summary", full)
+    result = analyze(MAGNUS, "-o", tmp_path / "r")
+    assert result.exit_code == 4 and "summary.json: No space left on device" in result.output
+
+
+def _small_tmpfs(tmp_path) -> Path:
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", str(mnt)],
+                          capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    return mnt
+
+
+def test_real_full_disk(tmp_path):
+    """On a real 128 KiB filesystem: exit 4, tables readable or absent, no summary.json."""
+    mnt = _small_tmpfs(tmp_path)
+    try:
+        for fmt in ("parquet", "csv"):
+            out = mnt / fmt
+            done = subprocess.run([*CHESSSCAN, "analyze", str(MAGNUS), "-o", str(out), "--format", fmt,
+                                   "--jobs", "1", "--silent"], capture_output=True, text=True)
+            assert done.returncode == 4, done.stderr
+            assert "No space left on device" in done.stderr and "Traceback" not in done.stderr
+            assert not (out / "summary.json").exists()
+            for p in out.iterdir():
+                assert not p.name.endswith(".partial")
+                if p.suffix == ".parquet":
+                    pq.read_metadata(p)
+                elif p.suffix == ".csv":
+                    pd.read_csv(p)
+            for p in out.iterdir():
+                p.unlink()
+    finally:
+        subprocess.run(["umount", str(mnt)])
+
+
+# --- 6 (issue 19). stdout that cannot be written -----------------------------------------
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_validate_to_dev_full_is_exit_4(fmt):
+    bad = SAMPLES / "lichess-jishanshaikh4-variants.pgn"  # holds issues: text output too
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([*CHESSSCAN, "validate", "--format", fmt, str(bad)], stdout=full,
+                              stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 4, done.stderr
+    assert "cannot write <stdout>: No space left on device" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_validate_json_is_one_document_streamed():
+    bad = SAMPLES / "lichess-jishanshaikh4-variants.pgn"
+    result = CliRunner().invoke(main, ["validate", "--format", "json", str(bad)])
+    doc = json.loads(result.stdout)
+    assert result.exit_code == doc["summary"]["exit_status"]
+    assert len(doc["diagnostics"]) == doc["summary"]["errors"] + doc["summary"]["warnings"] > 0
+
+
+# --- 3. validate stopped -----------------------------------------------------------------
+
+def test_validate_interrupted_exits_130_with_counts(monkeypatch):
+    from chessscan.engines import local
+
+    real_run = local.run
+    calls = []
+
+    def run(paths, sink, options, **kwargs):
+        calls.append(paths)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_run(paths, sink, options, **kwargs)
+
+    monkeypatch.setattr(local, "run", run)
+    bad = SAMPLES / "lichess-jishanshaikh4-variants.pgn"
+    result = CliRunner().invoke(main, ["validate", str(bad), str(MAGNUS)])
+    assert result.exit_code == 130
+    assert "Aborted" not in result.output
+    errors, warnings = result.stdout.count(": error["), result.stdout.count(": warning[")
+    assert f"interrupted: {errors} errors and {warnings} warnings so far" in result.stderr
+    assert warnings > 0
+    assert "games of the files finished: " in result.stderr
+
+
+# --- 2. stopped by a signal: every table readable or absent, no process left ---------------
+
+def _big_input(tmp_path, copies: int = 12) -> Path:
+    path = tmp_path / "big.pgn"
+    text = MAGNUS.read_bytes()
+    path.write_bytes(b"\n".join([text] * copies))
+    return path
+
+
+def _processes_marked(mark: str) -> list[int]:
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            if f"CHESSSCAN_TEST_MARK={mark}".encode() in (d / "environ").read_bytes().split(b"\0"):
+                found.append(int(d.name))
+        except OSError:
+            pass
+    return found
+
+
+def _stop_midway(tmp_path, command: list[str], sig: int, out: Path | None) -> subprocess.CompletedProcess:
+    mark = f"{os.getpid()}-{time.monotonic_ns()}"
+    env = dict(os.environ, CHESSSCAN_TEST_MARK=mark)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    # Wait until the run is writing (a table under its partial name), or half a second.
+    while time.monotonic() < deadline:
+        if out is None:
+            time.sleep(1.0)
+            break
+        if out.is_dir() and any(p.name.endswith(".partial") for p in out.iterdir()):
+            time.sleep(0.3)
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, sig)  # as `timeout` and a closed terminal do: the whole group
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError("the stopped run did not exit within 60 s")
+    time.sleep(0.5)
+    assert _processes_marked(mark) == [], "a child process outlived the run"
+    return subprocess.CompletedProcess(command, proc.returncode, stdout.decode(), stderr.decode())
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+@pytest.mark.parametrize("sig,jobs", [(signal.SIGTERM, 2), (signal.SIGHUP, 2), (signal.SIGINT, 2),
+                                      (signal.SIGTERM, 1)])
+def test_signal_stops_analyze_cleanly(tmp_path, sig, jobs):
+    big = _big_input(tmp_path)
+    out = tmp_path / "r"
+    done = _stop_midway(tmp_path, [*CHESSSCAN, "analyze", str(big), "-o", str(out), "--jobs", str(jobs),
+                                   "--silent", "--cross-check", "off"], sig, out)
+    if done.returncode == 0:
+        pytest.skip("the run ended before the signal came")
+    assert done.returncode == 128 + sig, done.stderr
+    assert "Traceback" not in done.stderr and "leaked" not in done.stderr
+    assert "no summary.json is written" in done.stderr
+    assert not (out / "summary.json").exists()
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [MANIFEST_NAME, "games.parquet", "issues.parquet", "perpetuals.parquet",
+                     "positions.parquet"]
+    games = pd.read_parquet(out / "games.parquet")
+    assert len(games) < 3600 and list(games.game_index) == list(range(len(games)))
+
+
+def test_signal_stops_validate_cleanly(tmp_path):
+    big = _big_input(tmp_path, copies=6)
+    done = _stop_midway(tmp_path, [*CHESSSCAN, "validate", str(big), str(big)], signal.SIGTERM, None)
+    if done.returncode in (0, 1):
+        pytest.skip("the run ended before the signal came")
+    assert done.returncode == 143, done.stderr
+    assert "stopped by SIGTERM:" in done.stderr and "so far" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# --- 8. file names that are not UTF-8 ------------------------------------------------------
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="file names are bytes on Linux")
+def test_latin1_file_name(tmp_path):
+    name = os.fsdecode(b"Caf\xe9.pgn")
+    (tmp_path / name).write_bytes(MAGNUS.read_bytes())
+    out = tmp_path / "r"
+    done = subprocess.run([*CHESSSCAN, "analyze", name, "-o", str(out), "--jobs", "1", "--silent"],
+                          cwd=tmp_path, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert pd.read_parquet(out / "games.parquet").source.unique().tolist() == ["Caf\\xe9.pgn"]
+    summary = json.loads((out / "summary.json").read_bytes().decode("utf-8"))
+    assert summary["sources"] == ["Caf\\xe9.pgn"]
+    done = subprocess.run([*CHESSSCAN, "validate", "--format", "json", name, "missing\xe9.pgn"],
+                          cwd=tmp_path, capture_output=True)
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    done = subprocess.run([*CHESSSCAN, "validate", "--format", "json", name], cwd=tmp_path,
+                          capture_output=True)
+    doc = json.loads(done.stdout.decode("utf-8"))  # strict UTF-8
+    assert doc["summary"]["sources"] == ["Caf\\xe9.pgn"] and done.returncode == 0
+
+
+# --- 9. a pool that cannot start -----------------------------------------------------------
+
+def test_jobs_2_from_a_script_on_stdin_does_not_hang(tmp_path):
+    big = _big_input(tmp_path, copies=4)
+    script = (f"from chessscan.engines.local import run, MemorySink\n"
+              f"from chessscan.engines.parallel import run_parallel\n"
+              f"t = run_parallel([{str(big)!r}], MemorySink(), jobs=2, batch_bytes=200_000)\n"
+              f"print(t.as_dict()['games_read'])\n")
+    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1200"
+    assert "runs in one process" in done.stderr
+
+
+# --- issue 19, item 7: a plain file truncated while it is read -------------------------------
+
+def test_file_that_shrinks_while_read_is_reported(tmp_path):
+    from chessscan.readers.pgn import read_games
+    from chessscan.readers.sources import open_source
+
+    text = MAGNUS.read_bytes()
+    path = tmp_path / "shrinking.pgn"
+    path.write_bytes(text * 10)
+    games = []
+    with open_source(path) as stream:
+        for game in read_games(stream, source="shrinking.pgn"):
+            games.append(game)
+            if len(games) == 50:
+                os.truncate(path, len(text) * 2)  # another program truncates it
+    codes = [issue.code for g in games for issue in g.issues]
+    assert codes.count("truncated-input") == 1
+    issue = next(i for g in games for i in g.issues if i.code == "truncated-input")
+    assert issue.message.startswith(f"{path} shrank while it was read:")
+    assert f"of the {len(text) * 10:,} it held when opened" in issue.message
+    assert sum(1 for g in games if not g.issues) == 600
+
+
+# --- issue 19, item 9: CSV formula injection -------------------------------------------------
+
+def test_csv_neutralises_formulas_parquet_keeps_values(tmp_path):
+    pgn = tmp_path / "f.pgn"
+    pgn.write_text('[Event "=HYPERLINK(\\"http://x\\")"]\n[White "@SUM(A1)"]\n[Black "-1+2"]\n'
+                   '[Result "*"]\n\n1. e4 *\n')
+    assert analyze(pgn, "-o", tmp_path / "c", "--format", "csv").exit_code == 0
+    assert analyze(pgn, "-o", tmp_path / "p").exit_code == 0
+    csv = pd.read_csv(tmp_path / "c" / "games.csv")
+    assert csv.loc[0, ["event", "white", "black"]].tolist() == [
+        "'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "'-1+2"]
+    par = pd.read_parquet(tmp_path / "p" / "games.parquet")
+    assert par.loc[0, ["event", "white", "black"]].tolist() == ['=HYPERLINK("http://x")', "@SUM(A1)", "-1+2"]

@@ -286,14 +286,27 @@ class InputError(click.ClickException):
 
 @main.command(context_settings=CONTEXT)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
               show_default=True, help="text: path:line:column: error[code]: message; json: one "
-                                      "document; github: Actions workflow commands (annotations).")
+                                      "document; github: Actions workflow commands (annotations); "
+                                      "sarif: a SARIF 2.1.0 log (GitHub code scanning).")
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
               help="Lowest severity that makes the exit status 1.")
 @click.option("--cross-check", type=click.Choice(CROSS_CHECK_CHOICES), default="off", show_default=True,
               help="Also replay games in python-chess and report each disagreement as a warning.")
-def validate(paths, fmt, fail_on, cross_check):
+@click.option("--clean-output", metavar="FILE", default=None,
+              help="Copy every game (EPD line) with no issue at or above --fail-on here, byte for "
+                   "byte, in input order (.gz/.bz2/.xz/.zst by suffix; - for stdout).")
+@click.option("--rejects-output", metavar="FILE", default=None,
+              help="Copy every other game here, byte for byte; FILE.issues.csv lists their issues "
+                   "with their game number and line in FILE.")
+@click.option("--baseline", "baseline_path", metavar="FILE", default=None,
+              help="Known issues (a file of --write-baseline): only issues not in it are shown and "
+                   "fail; entries no longer found are reported as fixed.")
+@click.option("--write-baseline", metavar="FILE", default=None,
+              help="Record every issue found in a baseline file (sorted JSON, keyed on the game's "
+                   "content, the code and the ply).")
+def validate(paths, fmt, fail_on, cross_check, clean_output, rejects_output, baseline_path, write_baseline):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
@@ -334,13 +347,16 @@ def validate(paths, fmt, fail_on, cross_check):
             raise InputError(f"cannot read input: {exc}") from exc
     _warn_repeated(paths)
 
+    to_stdout = "-" in (clean_output, rejects_output)
     collected = []
-    if fmt == "json":
+    if fmt in ("json", "sarif"):
         emit = collected.append
     else:
         render = format_github if fmt == "github" else format_text
-        emit = lambda d: click.echo(render(d))  # noqa: E731
-    sink = DiagnosticSink(emit)
+        emit = lambda d: click.echo(render(d), err=to_stdout)  # noqa: E731
+    gate = _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, baseline_path,
+                          write_baseline)
+    sink = DiagnosticSink(emit) if gate is None else _gate_sink(gate)
     options = AnalysisOptions(positions="none", cross_check=cross_check)
     tally = Tally()
     # One run per source: DiagnosticSink orders and names games within one source.
@@ -366,7 +382,23 @@ def validate(paths, fmt, fail_on, cross_check):
     summary = tally.as_dict()
     summary.update(sources=list(paths), errors=errors, warnings=warnings, fail_on=fail_on,
                    exit_status=status)
-    if fmt == "json":
+    if gate is not None:
+        status = _validate_gate_close(gate, summary, status, write_baseline, baseline_path,
+                                      clean_output, rejects_output)
+    if fmt == "sarif":
+        from importlib.metadata import PackageNotFoundError, version
+
+        from chessscan.reports.sarif import sarif_log
+
+        try:
+            tool_version = version("chessscan")
+        except PackageNotFoundError:
+            tool_version = None
+        click.echo(json.dumps(sarif_log(collected, tool_version), indent=2, ensure_ascii=False))
+        has_epd = any(is_epd(p) for p in paths)
+        click.echo(closing_line(summary, pgn=not has_epd or any(not is_epd(p) for p in paths), epd=has_epd),
+                   err=True)
+    elif fmt == "json":
         click.echo(json.dumps({"diagnostics": [d.as_json() for d in collected], "summary": summary},
                               indent=2, ensure_ascii=False))
     else:
@@ -374,3 +406,91 @@ def validate(paths, fmt, fail_on, cross_check):
         has_pgn = not has_epd or any(not is_epd(p) for p in paths)
         click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd), err=True)
     sys.exit(status)
+
+
+def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, baseline_path, write_baseline):
+    """``validate``'s split and baseline options checked and opened: a
+    :class:`~chessscan.reports.gate.Gate`, or None when none is given."""
+    if not any((clean_output, rejects_output, baseline_path, write_baseline)):
+        return None
+    from chessscan.engines.local import is_epd
+    from chessscan.reports.baseline import Baseline, BaselineError, BaselineRecorder
+    from chessscan.reports.gate import Gate
+    from chessscan.reports.split import SplitWriter
+
+    if "-" in paths:
+        raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read "
+                               "each input twice: give files, not stdin ('-')")
+    outputs = [o for o in (clean_output, rejects_output) if o]
+    if "-" in outputs and fmt in ("json", "sarif"):
+        raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")
+    if len(outputs) == 2 and (outputs[0] == outputs[1] or (
+            "-" not in outputs and Path(outputs[0]).resolve() == Path(outputs[1]).resolve())):
+        raise click.UsageError("--clean-output and --rejects-output must be two different files")
+    for out in outputs:
+        if out != "-" and any(Path(out).resolve() == Path(p).resolve() for p in paths):
+            raise click.UsageError(f"{out} is an input: the games would be written over it")
+    if outputs and len({is_epd(p) for p in paths}) > 1:
+        raise click.UsageError("--clean-output/--rejects-output write one file each: give PGN inputs "
+                               "or EPD inputs, not both")
+    baseline = None
+    if baseline_path:
+        try:
+            baseline = Baseline.load(baseline_path)
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read it: {exc}", param_hint="--baseline") from exc
+        except BaselineError as exc:
+            raise click.BadParameter(str(exc), param_hint="--baseline") from exc
+    try:
+        split = SplitWriter(clean_output, rejects_output, fail_on) if outputs else None
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write there: {exc}",
+                                 param_hint="--clean-output/--rejects-output") from exc
+    return Gate(emit, split, baseline, BaselineRecorder() if write_baseline else None)
+
+
+def _gate_sink(gate):
+    """The run's sink when a gate is used: a DiagnosticSink whose diagnostics reach the gate
+    with their game's bytes, in input order."""
+    from chessscan.reports.diagnostics import DiagnosticSink
+    from chessscan.reports.records import RecordSink
+
+    records = RecordSink(gate, want_bytes=gate.needs_bytes)
+    return records.wrap(DiagnosticSink(records.add), counts=gate.counts)
+
+
+def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, clean_output,
+                         rejects_output) -> int:
+    """Close the split files, write the baseline, report on stderr (and in ``summary``) what
+    the split wrote and the baseline's known and fixed issues. Returns the exit status."""
+    from chessscan.reports.split import sidecar_path
+
+    gate.close()
+    if gate.split is not None:
+        split = gate.split
+        summary["split"] = {"clean": split.clean_count, "rejects": split.reject_count}
+        where = [f"{split.clean_count} clean" + (f" -> {clean_output}" if clean_output else ""),
+                 f"{split.reject_count} rejected" + (f" -> {rejects_output}" if rejects_output else "")]
+        side = sidecar_path(rejects_output) if rejects_output else None
+        click.echo("split: " + ", ".join(where) + (f" (issues: {side})" if side else ""), err=True)
+    if gate.baseline is not None:
+        fixed = gate.baseline.fixed()
+        summary["baseline"] = {"known": gate.known, "fixed": fixed}
+        for e in fixed:
+            ply = "" if e.get("ply") is None else f", ply {e['ply']}"
+            times = f" ({e['count']} times)" if e["count"] > 1 else ""
+            players = f' "{e["players"]}"' if e.get("players") else ""
+            click.echo(f"fixed: {e.get('severity', 'issue')}[{e['code']}] in game {e['game']}{players}"
+                       f"{ply}: {e.get('message', '')}{times}", err=True)
+        click.echo(f"baseline {baseline_path}: {gate.known} known issues not shown, "
+                   f"{sum(e['count'] for e in fixed)} fixed", err=True)
+    if write_baseline:
+        try:
+            n = gate.recorder.write(write_baseline)
+        except OSError as exc:
+            raise click.ClickException(f"cannot write the baseline {write_baseline}: {exc}") from exc
+        click.echo(f"baseline written to {write_baseline}: {n} entries", err=True)
+        if gate.baseline is None:
+            status = 0  # every issue found is now a known one
+            summary["exit_status"] = 0
+    return status

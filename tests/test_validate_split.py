@@ -248,7 +248,7 @@ def test_split_pgnmentor_rejects_fail_again(tmp_path):
     the rejects file fails again with the same issues (by code and ply)."""
     import json
 
-    corpus = shared_path("games", "pgnmentor.pgn.zst")
+    corpus = shared_path("games", "pgnmentor-players-dedup.pgn.zst")
     res = validate(str(corpus), "--clean-output", str(tmp_path / "c.pgn.zst"),
                    "--rejects-output", str(tmp_path / "r.pgn"), "--format", "json")
     first = json.loads(res.stdout)

@@ -324,6 +324,8 @@ def validate(paths, fmt, fail_on, cross_check, clean_output, rejects_output, bas
     Examples:
       chessscan validate games.pgn puzzles.epd
       chessscan validate --format github --fail-on warning data/*.pgn.zst
+      chessscan validate games.pgn --clean-output clean.pgn --rejects-output rejects.pgn
+      chessscan validate --baseline known.json --format sarif data/*.pgn > chess.sarif
     """
     import json
 
@@ -385,23 +387,14 @@ def validate(paths, fmt, fail_on, cross_check, clean_output, rejects_output, bas
     if gate is not None:
         status = _validate_gate_close(gate, summary, status, write_baseline, baseline_path,
                                       clean_output, rejects_output)
-    if fmt == "sarif":
-        from importlib.metadata import PackageNotFoundError, version
-
-        from chessscan.reports.sarif import sarif_log
-
-        try:
-            tool_version = version("chessscan")
-        except PackageNotFoundError:
-            tool_version = None
-        click.echo(json.dumps(sarif_log(collected, tool_version), indent=2, ensure_ascii=False))
-        has_epd = any(is_epd(p) for p in paths)
-        click.echo(closing_line(summary, pgn=not has_epd or any(not is_epd(p) for p in paths), epd=has_epd),
-                   err=True)
-    elif fmt == "json":
+    if fmt == "json":
         click.echo(json.dumps({"diagnostics": [d.as_json() for d in collected], "summary": summary},
                               indent=2, ensure_ascii=False))
     else:
+        if fmt == "sarif":
+            from chessscan.reports.sarif import sarif_text
+
+            click.echo(sarif_text(collected))
         has_epd = any(is_epd(p) for p in paths)
         has_pgn = not has_epd or any(not is_epd(p) for p in paths)
         click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd), err=True)

@@ -14,6 +14,7 @@ since code scanning needs a line.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import PurePath
 from typing import Iterable
@@ -22,7 +23,7 @@ from urllib.parse import quote
 from chessscan.reports.codes import ISSUE_CODES
 from chessscan.reports.diagnostics import Diagnostic
 
-__all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "sarif_log"]
+__all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "sarif_log", "sarif_text"]
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -103,3 +104,14 @@ def sarif_log(diagnostics: Iterable[Diagnostic], version: str | None = None) -> 
             "results": results,
         }],
     }
+
+
+def sarif_text(diagnostics: Iterable[Diagnostic]) -> str:
+    """:func:`sarif_log` as indented JSON, with the installed chessscan's version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        tool_version = version("chessscan")
+    except PackageNotFoundError:
+        tool_version = None
+    return json.dumps(sarif_log(diagnostics, tool_version), indent=2, ensure_ascii=False)

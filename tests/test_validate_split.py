@@ -260,3 +260,21 @@ def test_split_pgnmentor_rejects_fail_again(tmp_path):
     rows = read_sidecar(tmp_path / "r.pgn.issues.csv")
     assert Counter((r["game"], r["code"], r["ply"]) for r in rows) == Counter(
         (str(d["game"]), d["code"], "" if d["ply"] is None else str(d["ply"])) for d in again["diagnostics"])
+
+
+def test_split_archive_input_copies_nothing(mixed):
+    """A zip given as an input is one game with no text: nothing to copy, and the sidecar's
+    numbers stay those of the rejects file."""
+    import zipfile
+
+    with zipfile.ZipFile(mixed / "games.zip", "w") as z:
+        z.writestr("mixed.pgn", MIXED)
+    res = validate("games.zip", "mixed.pgn", "--clean-output", "c.pgn", "--rejects-output", "r.pgn")
+    assert res.exit_code == 1
+    assert "error[unsupported-input]" in res.stdout
+    clean, rejects = expected_split(mixed / "mixed.pgn")
+    assert (mixed / "r.pgn").read_bytes() == joined(rejects)
+    assert (mixed / "c.pgn").read_bytes() == joined(clean)
+    rows = read_sidecar(mixed / "r.pgn.issues.csv")
+    assert [(r["game"], r["code"]) for r in rows] == [
+        ("1", "illegal-move"), ("2", "missing-result"), ("2", "unclosed-comment")]

@@ -15,7 +15,8 @@ that it diffs well under version control::
 An entry is keyed on ``game``, ``code`` and ``ply`` only (``ply`` null for an issue with no
 ply): ``game`` is the first 20 hex digits of the SHA-256 of the game's own text (its tag
 section and movetext as they stand in the file, line ends made LF, blank space around it
-stripped; an EPD position's line; ``source:PATH`` for an issue of a whole source), so an
+stripped; an EPD position's line; ``source:PATH`` for an issue of a whole source, or of a
+game with no text, as an archive given as an input), so an
 entry follows its game when games are added, removed or reordered around it, or moved to
 another file. ``count`` is how many issues have that key (identical games in a file each
 count). ``severity``, ``message`` and ``players`` are there for the reader and are not
@@ -51,9 +52,10 @@ class BaselineError(ValueError):
 
 def game_key(record: Record) -> str:
     """The content key of a record (see the module doc)."""
-    if record.kind == "source" or record.data is None:
+    text = own_text(record)
+    if not text:  # an issue of a whole source (an archive given as an input)
         return f"source:{record.path}"
-    return hashlib.sha256(own_text(record)).hexdigest()[:20]
+    return hashlib.sha256(text).hexdigest()[:20]
 
 
 def issue_key(game: str, d: Diagnostic) -> Key:

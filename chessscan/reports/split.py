@@ -140,8 +140,8 @@ class SplitWriter:
         return any(_SEVERITY_RANK.get(d.severity, 9) <= self._limit for d in rec.diagnostics)
 
     def __call__(self, rec: Record) -> None:
-        if rec.data is None:
-            return  # issues of a source that concern no game: nothing to copy
+        if not rec.data:
+            return  # an archive given as an input, issues of no game: nothing to copy
         if not self.rejected(rec):
             self.clean_count += 1
             if self._clean is not None:

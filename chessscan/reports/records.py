@@ -18,8 +18,9 @@ Line ends are LF, CRLF or CR, as the readers count them.
 A record is handed on (to the ``on_record`` callback) once its diagnostics are complete. The
 engines write each batch's ``games`` rows before its ``issues`` rows, and a batch's issues
 before the next batch's games (the order :class:`DiagnosticSink` relies on too): so when a
-new ``games`` batch arrives, every earlier game is complete; EPD records are complete at the
-end of their source. This holds for the single-process and the ``--jobs`` engines alike.
+new ``games`` batch arrives, every earlier game is complete; likewise EPD records when a new
+``epd_positions`` batch arrives (this sink then has the DiagnosticSink emit what it holds).
+This holds for the single-process and the ``--jobs`` engines alike.
 """
 
 from __future__ import annotations
@@ -181,6 +182,7 @@ class RecordSink:
         self._queue: deque[Record] = deque()
         self._by_number: dict[int, Record] = {}
         self._epd_lines: list[int] = []
+        self._epd_records: list[Record] = []
         self._source: str | None = None
         self._bytes: _Bytes | None = None
         self._count = 0
@@ -222,11 +224,20 @@ class RecordSink:
             # Every game before this batch has all its diagnostics (module doc).
             self._release(old)
         else:
+            # This batch's issues follow it; the batches before have all theirs: have the
+            # DiagnosticSink emit them (it holds EPD issues until finish) and hand those on.
+            old = len(self._queue)
+            self.inner.finish()
             for src, line in zip(columns["source"], columns["line"]):
                 self._enter(src)
                 self._count += 1
-                self._queue.append(Record(self._display(src), "epd", self._count, line, line))
+                rec = Record(self._display(src), "epd", self._count, line, line)
+                self._queue.append(rec)
+                self._epd_records.append(rec)  # EPD diagnostics come at the end: find them by line
                 self._epd_lines.append(line)
+            self._release(old)
+            del self._epd_records[:old]
+            del self._epd_lines[:old]
 
     def add(self, d: Diagnostic) -> None:
         """The DiagnosticSink's ``emit``: file ``d`` with its record."""
@@ -239,7 +250,7 @@ class RecordSink:
         elif d.line is not None and self._epd_lines:
             i = bisect.bisect_right(self._epd_lines, d.line) - 1
             if i >= 0:
-                rec = self._queue[i] if i < len(self._queue) else None
+                rec = self._epd_records[i]
         elif d.line is not None and self._queue:
             # A PGN issue with a line but no game: the game whose lines hold it.
             for r in self._queue:
@@ -275,6 +286,7 @@ class RecordSink:
         self._queue.clear()
         self._by_number.clear()
         self._epd_lines = []
+        self._epd_records = []
         self._count = 0
         self._released_any = False
 

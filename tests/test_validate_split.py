@@ -278,3 +278,28 @@ def test_split_archive_input_copies_nothing(mixed):
     rows = read_sidecar(mixed / "r.pgn.issues.csv")
     assert [(r["game"], r["code"]) for r in rows] == [
         ("1", "illegal-move"), ("2", "missing-result"), ("2", "unclosed-comment")]
+
+
+def test_split_epd_in_batches(tmp_path):
+    """EPD records are handed on batch by batch; the files are those of one batch."""
+    good = 'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 id "p{}";'
+    lines = []
+    for i in range(300):
+        if i % 37 == 0:
+            lines.append("# section")
+        lines.append("bad line here" if i % 41 == 5 else good.format(i))
+    path = tmp_path / "many.epd"
+    path.write_text("\n".join(lines) + "\n")
+    outputs = []
+    for batch_rows in (25, 10_000):
+        clean, rejects = tmp_path / f"c{batch_rows}.epd", tmp_path / f"r{batch_rows}.epd"
+        gate = Gate(lambda d: None, SplitWriter(str(clean), str(rejects)))
+        sink = _gate_sink(gate)
+        run([str(path)], sink, AnalysisOptions(positions="none"), batch_rows=batch_rows)
+        sink.finish()
+        gate.close()
+        outputs.append((clean.read_text(), rejects.read_text(), (tmp_path / f"r{batch_rows}.epd.issues.csv").read_text()))
+    assert outputs[0] == outputs[1]
+    clean, rejects, _ = outputs[0]
+    assert rejects.splitlines() == ["bad line here"] * 8
+    assert sorted(clean.splitlines() + rejects.splitlines()) == sorted(lines)

@@ -426,6 +426,8 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     if outputs and len({is_epd(p) for p in paths}) > 1:
         raise click.UsageError("--clean-output/--rejects-output write one file each: give PGN inputs "
                                "or EPD inputs, not both")
+    if write_baseline and not Path(write_baseline).resolve().parent.is_dir():
+        raise click.BadParameter(f"no such folder: {Path(write_baseline).parent}", param_hint="--write-baseline")
     baseline = None
     if baseline_path:
         try:
@@ -481,7 +483,7 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
         try:
             n = gate.recorder.write(write_baseline)
         except OSError as exc:
-            raise click.ClickException(f"cannot write the baseline {write_baseline}: {exc}") from exc
+            raise InputError(f"cannot write the baseline {write_baseline}: {exc}") from exc
         click.echo(f"baseline written to {write_baseline}: {n} entries", err=True)
         if gate.baseline is None:
             status = 0  # every issue found is now a known one

@@ -117,6 +117,8 @@ def test_bad_baseline_is_a_usage_error(here, content, message):
     assert res.exit_code == 2
     assert message in res.stderr and "Traceback" not in res.output
     assert validate("games.pgn", "--baseline", "missing.json").exit_code == 2
+    res = validate("games.pgn", "--write-baseline", "no/such/folder/base.json")
+    assert res.exit_code == 2 and "no such folder" in res.stderr
 
 
 # --------------------------------------------------------------------------- SARIF

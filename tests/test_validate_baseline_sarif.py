@@ -225,3 +225,18 @@ def test_sarif_clean_input_and_baseline(here):
     validate("games.pgn", "--write-baseline", "base.json")
     log = json.loads(validate("games.pgn", "--format", "sarif", "--baseline", "base.json").stdout)
     assert log["runs"][0]["results"] == []
+
+
+def test_baseline_epd_lines_follow_their_text(here):
+    lines = ['rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 id "ok";',
+             "hello have a nice day", '8/8/8/8/8/8/8/8 w - - id "empty";']
+    (here / "suite.epd").write_text("\n".join(lines) + "\n")
+    validate("suite.epd", "--write-baseline", "base.json")
+    (here / "suite.epd").write_text("# moved around\n" + "\n".join([lines[2], lines[0], lines[1]]) + "\n")
+    res = validate("suite.epd", "--baseline", "base.json")
+    assert (res.exit_code, res.stdout) == (0, "")
+    (here / "suite.epd").write_text("\n".join([lines[2], lines[0], "hello again"]) + "\n")
+    res = validate("suite.epd", "--baseline", "base.json")
+    assert res.exit_code == 1
+    assert res.stdout == "suite.epd:3:12: error[invalid-epd]: expected 4 position fields, found 2\n"
+    assert "fixed: error[invalid-epd]" in res.stderr

@@ -382,14 +382,27 @@ class WorkerDied(click.ClickException):
 
 @main.command(context_settings=CONTEXT)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
               show_default=True, help="text: path:line:column: error[code]: message; json: one "
-                                      "document; github: Actions workflow commands (annotations).")
+                                      "document; github: Actions workflow commands (annotations); "
+                                      "sarif: a SARIF 2.1.0 log (GitHub code scanning).")
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
               help="Lowest severity that makes the exit status 1.")
 @click.option("--cross-check", type=click.Choice(CROSS_CHECK_CHOICES), default="off", show_default=True,
               help="Also replay games in python-chess and report each disagreement as a warning.")
-def validate(paths, fmt, fail_on, cross_check):
+@click.option("--clean-output", metavar="FILE", default=None,
+              help="Copy every game (EPD line) with no issue at or above --fail-on here, byte for "
+                   "byte, in input order (.gz/.bz2/.xz/.zst by suffix; - for stdout).")
+@click.option("--rejects-output", metavar="FILE", default=None,
+              help="Copy every other game here, byte for byte; FILE.issues.csv lists their issues "
+                   "with their game number and line in FILE.")
+@click.option("--baseline", "baseline_path", metavar="FILE", default=None,
+              help="Known issues (a file of --write-baseline): only issues not in it are shown and "
+                   "fail; entries no longer found are reported as fixed.")
+@click.option("--write-baseline", metavar="FILE", default=None,
+              help="Record every issue found in a baseline file (sorted JSON, keyed on the game's "
+                   "content, the code and the ply).")
+def validate(paths, fmt, fail_on, cross_check, clean_output, rejects_output, baseline_path, write_baseline):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
@@ -409,6 +422,8 @@ def validate(paths, fmt, fail_on, cross_check):
     Examples:
       chessscan validate games.pgn puzzles.epd
       chessscan validate --format github --fail-on warning data/*.pgn.zst
+      chessscan validate games.pgn --clean-output clean.pgn --rejects-output rejects.pgn
+      chessscan validate --baseline known.json --format sarif data/*.pgn > chess.sarif
     """
     import json
 
@@ -441,6 +456,8 @@ def validate(paths, fmt, fail_on, cross_check):
         except OSError as exc:  # not the input's fault: its own status
             raise OutputError("<stdout>", exc) from None
 
+    to_stdout = "-" in (clean_output, rejects_output)
+    collected = []
     if fmt == "json":
         # Streamed: one diagnostic in memory at a time, however many the input holds.
         first = [True]
@@ -449,12 +466,19 @@ def validate(paths, fmt, fail_on, cross_check):
             item = json.dumps(d.as_json(), ensure_ascii=False)
             write(("\n  " if first[0] else ",\n  ") + item)
             first[0] = False
-
-        write('{"diagnostics": [')
+    elif fmt == "sarif":
+        emit = collected.append
+    elif to_stdout:  # the games go to stdout: the diagnostics to stderr
+        render = format_github if fmt == "github" else format_text
+        emit = lambda d: click.echo(render(d), err=True)  # noqa: E731
     else:
         render = format_github if fmt == "github" else format_text
         emit = lambda d: write(render(d) + "\n")  # noqa: E731
-    sink = DiagnosticSink(emit)
+    gate = _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, baseline_path,
+                          write_baseline)
+    sink = DiagnosticSink(emit) if gate is None else _gate_sink(gate)
+    if fmt == "json":
+        write('{"diagnostics": [')
     options = AnalysisOptions(positions="none", cross_check=cross_check)
     tally = Tally()
     stopped: KeyboardInterrupt | None = None
@@ -493,9 +517,18 @@ def validate(paths, fmt, fail_on, cross_check):
     if stopped is not None:
         # The games of the file being read when stopped are not in the game counts.
         summary["stopped"] = _stop_name(stopped)
+    if gate is not None and stopped is None:
+        status = _validate_gate_close(gate, summary, status, write_baseline, baseline_path,
+                                      clean_output, rejects_output)
+    elif gate is not None:
+        gate.close()  # the split files end whole, with the games read before the stop
     try:
         if fmt == "json":
             write("\n], \"summary\": " + json.dumps(summary, indent=2, ensure_ascii=False) + "}\n")
+        elif fmt == "sarif":
+            from chessscan.reports.sarif import sarif_text
+
+            write(sarif_text(collected) + "\n")
         out.flush()
     except OSError as exc:
         _fail_output(exc if isinstance(exc, OutputError) else OutputError("<stdout>", exc))
@@ -518,3 +551,93 @@ def _fail_output(exc: BaseException) -> None:
     except OSError:
         pass
     sys.exit(EXIT_OUTPUT)
+
+
+def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, baseline_path, write_baseline):
+    """``validate``'s split and baseline options checked and opened: a
+    :class:`~chessscan.reports.gate.Gate`, or None when none is given."""
+    if not any((clean_output, rejects_output, baseline_path, write_baseline)):
+        return None
+    from chessscan.engines.local import is_epd
+    from chessscan.reports.baseline import Baseline, BaselineError, BaselineRecorder
+    from chessscan.reports.gate import Gate
+    from chessscan.reports.split import SplitWriter
+
+    if "-" in paths:
+        raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read "
+                               "each input twice: give files, not stdin ('-')")
+    outputs = [o for o in (clean_output, rejects_output) if o]
+    if "-" in outputs and fmt in ("json", "sarif"):
+        raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")
+    if len(outputs) == 2 and (outputs[0] == outputs[1] or (
+            "-" not in outputs and Path(outputs[0]).resolve() == Path(outputs[1]).resolve())):
+        raise click.UsageError("--clean-output and --rejects-output must be two different files")
+    for out in outputs:
+        if out != "-" and any(Path(out).resolve() == Path(p).resolve() for p in paths):
+            raise click.UsageError(f"{out} is an input: the games would be written over it")
+    if outputs and len({is_epd(p) for p in paths}) > 1:
+        raise click.UsageError("--clean-output/--rejects-output write one file each: give PGN inputs "
+                               "or EPD inputs, not both")
+    if write_baseline and not Path(write_baseline).resolve().parent.is_dir():
+        raise click.BadParameter(f"no such folder: {Path(write_baseline).parent}", param_hint="--write-baseline")
+    baseline = None
+    if baseline_path:
+        try:
+            baseline = Baseline.load(baseline_path)
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read it: {exc}", param_hint="--baseline") from exc
+        except BaselineError as exc:
+            raise click.BadParameter(str(exc), param_hint="--baseline") from exc
+    try:
+        split = SplitWriter(clean_output, rejects_output, fail_on) if outputs else None
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write there: {exc}",
+                                 param_hint="--clean-output/--rejects-output") from exc
+    return Gate(emit, split, baseline, BaselineRecorder() if write_baseline else None)
+
+
+def _gate_sink(gate):
+    """The run's sink when a gate is used: a DiagnosticSink whose diagnostics reach the gate
+    with their game's bytes, in input order."""
+    from chessscan.reports.diagnostics import DiagnosticSink
+    from chessscan.reports.records import RecordSink
+
+    records = RecordSink(gate, want_bytes=gate.needs_bytes)
+    return records.wrap(DiagnosticSink(records.add), counts=gate.counts)
+
+
+def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, clean_output,
+                         rejects_output) -> int:
+    """Close the split files, write the baseline, report on stderr (and in ``summary``) what
+    the split wrote and the baseline's known and fixed issues. Returns the exit status."""
+    from chessscan.reports.split import sidecar_path
+
+    gate.close()
+    if gate.split is not None:
+        split = gate.split
+        summary["split"] = {"clean": split.clean_count, "rejects": split.reject_count}
+        where = [f"{split.clean_count} clean" + (f" -> {clean_output}" if clean_output else ""),
+                 f"{split.reject_count} rejected" + (f" -> {rejects_output}" if rejects_output else "")]
+        side = sidecar_path(rejects_output) if rejects_output else None
+        click.echo("split: " + ", ".join(where) + (f" (issues: {side})" if side else ""), err=True)
+    if gate.baseline is not None:
+        fixed = gate.baseline.fixed()
+        summary["baseline"] = {"known": gate.known, "fixed": fixed}
+        for e in fixed:
+            ply = "" if e.get("ply") is None else f", ply {e['ply']}"
+            times = f" ({e['count']} times)" if e["count"] > 1 else ""
+            players = f' "{e["players"]}"' if e.get("players") else ""
+            click.echo(f"fixed: {e.get('severity', 'issue')}[{e['code']}] in game {e['game']}{players}"
+                       f"{ply}: {e.get('message', '')}{times}", err=True)
+        click.echo(f"baseline {baseline_path}: {gate.known} known issues not shown, "
+                   f"{sum(e['count'] for e in fixed)} fixed", err=True)
+    if write_baseline:
+        try:
+            n = gate.recorder.write(write_baseline)
+        except OSError as exc:
+            raise InputError(f"cannot write the baseline {write_baseline}: {exc}") from exc
+        click.echo(f"baseline written to {write_baseline}: {n} entries", err=True)
+        if gate.baseline is None:
+            status = 0  # every issue found is now a known one
+            summary["exit_status"] = 0
+    return status

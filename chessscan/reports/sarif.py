@@ -1,0 +1,117 @@
+"""``chessscan validate --format sarif``: the diagnostics as a SARIF 2.1.0 log.
+
+SARIF (Static Analysis Results Interchange Format, OASIS Standard 2.1.0) is what GitHub code
+scanning and other tools read to show findings on a file and line. The log has one run:
+``tool.driver`` is chessscan with every code of the issue registry
+(:data:`chessscan.reports.codes.ISSUE_CODES`) as a rule (``id`` the code, ``name`` the code
+in UpperCamelCase, the registry's title as description and help text, its severity as
+``defaultConfiguration.level``, its group as a tag); each diagnostic is a result with
+``ruleId``/``ruleIndex``, ``level``, the message, and a location: the input's path as a
+relative URI (against ``%SRCROOT%``; an absolute path as a ``file://`` URI) and the
+line and column. A diagnostic without a line (an issue of a whole source) is placed on line 1,
+since code scanning needs a line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import PurePath
+from typing import Iterable
+from urllib.parse import quote
+
+from chessscan.reports.codes import ISSUE_CODES
+from chessscan.reports.diagnostics import Diagnostic
+
+__all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "sarif_log", "sarif_text"]
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _rule_name(code: str) -> str:
+    return "".join(part.capitalize() for part in code.split("-"))
+
+
+def _rules() -> list[dict]:
+    rules = []
+    for entry in ISSUE_CODES.values():
+        rules.append({
+            "id": entry.code,
+            "name": _rule_name(entry.code),
+            "shortDescription": {"text": entry.title},
+            "fullDescription": {"text": entry.title},
+            "help": {"text": f"{entry.code} ({entry.severity}, {entry.group}): {entry.title}. "
+                             "See the README's \"Issue codes\" section."},
+            "defaultConfiguration": {"level": entry.severity},
+            "properties": {"tags": [entry.group]},
+        })
+    return rules
+
+
+def _uri(path: str) -> tuple[str, str | None]:
+    """(uri, uriBaseId) of an input path."""
+    if path == "<stdin>":
+        return "stdin", None
+    if os.path.isabs(path):
+        return PurePath(path).as_uri(), None
+    return quote(PurePath(path).as_posix()), "%SRCROOT%"
+
+
+def sarif_log(diagnostics: Iterable[Diagnostic], version: str | None = None) -> dict:
+    """The SARIF 2.1.0 log (a JSON-ready dict) of ``diagnostics``; ``version`` is chessscan's
+    version for ``tool.driver.version`` (left out when None)."""
+    rules = _rules()
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    results = []
+    for d in diagnostics:
+        uri, base = _uri(d.path)
+        artifact = {"uri": uri}
+        if base:
+            artifact["uriBaseId"] = base
+        region = {"startLine": d.line if d.line else 1}
+        if d.line and d.column:
+            region["startColumn"] = d.column
+        text = d.message
+        context = []
+        if d.game is not None:
+            context.append(f"game {d.game}" + (f' "{d.players}"' if d.players else ""))
+        if d.ply is not None:
+            context.append(f"ply {d.ply}")
+        if context:
+            text += f" ({', '.join(context)})"
+        result = {
+            "ruleId": d.code,
+            "level": d.severity if d.severity in ("error", "warning") else "note",
+            "message": {"text": text},
+            "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": region}}],
+        }
+        if d.code in index:
+            result["ruleIndex"] = index[d.code]
+        props = {k: v for k, v in (("game", d.game), ("ply", d.ply), ("san", d.san)) if v is not None}
+        if props:
+            result["properties"] = props
+        results.append(result)
+    driver = {"name": "chessscan", "rules": rules}
+    if version:
+        driver["version"] = version
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [{
+            "tool": {"driver": driver},
+            "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the folder validate ran in"}}},
+            "results": results,
+        }],
+    }
+
+
+def sarif_text(diagnostics: Iterable[Diagnostic]) -> str:
+    """:func:`sarif_log` as indented JSON, with the installed chessscan's version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        tool_version = version("chessscan")
+    except PackageNotFoundError:
+        tool_version = None
+    return json.dumps(sarif_log(diagnostics, tool_version), indent=2, ensure_ascii=False)

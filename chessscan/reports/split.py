@@ -1,0 +1,170 @@
+"""``chessscan validate --clean-output FILE --rejects-output FILE``: the input split in two.
+
+Every record (a game, or an EPD line: see :mod:`chessscan.reports.records`) with no
+diagnostic at or above the ``--fail-on`` severity goes to the clean file, every other one to
+the rejects file, each copied byte for byte, in input order; the games of several inputs go
+to the same two files. Two adjustments keep the outputs readable, and only these: a record
+that does not end with a line end (the last game of an input, say) gets an LF, so that the
+next one starts on a line of its own; a UTF-8 byte order mark at the start of an input is
+kept only at the start of an output file.
+
+Beside the rejects file, ``FILE.issues.csv`` lists each rejected record's diagnostics with
+the record's number and the diagnostic's line *in the rejects file*, and where it came from.
+Output compression follows the suffix (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.zstd``);
+``-`` is stdout.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import lzma
+import sys
+from typing import BinaryIO
+
+import zstandard
+
+from chessscan.reports.records import Record, count_lines
+
+__all__ = ["SIDECAR_COLUMNS", "SplitWriter", "open_output", "sidecar_path"]
+
+#: Columns of ``FILE.issues.csv``: ``game`` and ``line`` are 1-based in the rejects file
+#: (``game``: the record's number there, EPD lines counted as records; ``line``: the
+#: diagnostic's line, or the record's first line when the diagnostic has none); ``game_line``
+#: the game's first line there; ``source``, ``source_game``, ``source_line`` where it came from.
+SIDECAR_COLUMNS = ("game", "line", "column", "game_line", "severity", "code", "ply", "san", "message",
+                   "source", "source_game", "source_line")
+
+_BOM = b"\xef\xbb\xbf"
+_SEVERITY_RANK = {"error": 0, "warning": 1}
+
+
+def sidecar_path(rejects: str) -> str | None:
+    """The sidecar of a rejects file: ``FILE.issues.csv`` (None for stdout, ``-``)."""
+    return None if rejects == "-" else rejects + ".issues.csv"
+
+
+def open_output(path: str) -> BinaryIO:
+    """A binary file for writing ``path``, compressed by its suffix (``.gz``, ``.bz2``,
+    ``.xz``, ``.zst``/``.zstd``); ``-`` is stdout (left open on close). Raises OSError."""
+    if path == "-":
+        return _Unclosed(sys.stdout.buffer)
+    lower = path.lower()
+    if lower.endswith(".gz"):
+        return gzip.open(path, "wb")
+    if lower.endswith(".bz2"):
+        return bz2.open(path, "wb")
+    if lower.endswith(".xz"):
+        return lzma.open(path, "wb")
+    if lower.endswith((".zst", ".zstd")):
+        return zstandard.open(path, "wb")
+    return open(path, "wb")
+
+
+class _Unclosed:
+    """stdout's buffer, flushed but not closed on close."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+
+    def write(self, data: bytes) -> int:
+        return self._raw.write(data)
+
+    def close(self) -> None:
+        self._raw.flush()
+
+
+class _Out:
+    """One output file and where it stands: bytes and lines written, records written."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.file = open_output(path)
+        self.written = 0
+        self.lines = 0
+        self.records = 0
+
+    def put(self, rec: Record) -> tuple[int, int]:
+        """Write ``rec``; return (its number, the line its data starts on) in this file."""
+        data = rec.data or b""
+        if self.written and data.startswith(_BOM):
+            data = data[3:]
+        if data and data[-1:] not in (b"\n", b"\r"):
+            data += b"\n"
+        start_line = self.lines + 1
+        self.file.write(data)
+        self.written += len(data)
+        self.lines += count_lines(data)
+        self.records += 1
+        return self.records, start_line
+
+
+class SplitWriter:
+    """Takes records (the ``on_record`` of a :class:`~chessscan.reports.records.RecordSink`)
+    and writes them to ``clean`` or ``rejects`` (paths, ``-`` for stdout, or None for no
+    such file). A record is rejected when a diagnostic of it has a severity at or above
+    ``fail_on`` (``"error"`` or ``"warning"``). Raises OSError when a file cannot be opened
+    or written. Use as a context manager, or call :meth:`close`.
+
+    ``clean_count`` and ``reject_count``: records written to each (counted even when that
+    file is not asked for).
+    """
+
+    def __init__(self, clean: str | None, rejects: str | None, fail_on: str = "error") -> None:
+        self._limit = _SEVERITY_RANK[fail_on]
+        self._clean = self._rejects = None
+        self._sidecar = self._sidecar_file = None
+        try:
+            self._clean = _Out(clean) if clean else None
+            self._rejects = _Out(rejects) if rejects else None
+            side = sidecar_path(rejects) if rejects else None
+            if side:
+                self._sidecar_file = open(side, "w", newline="", encoding="utf-8")
+                self._sidecar = csv.writer(self._sidecar_file)
+                self._sidecar.writerow(SIDECAR_COLUMNS)
+        except BaseException:
+            self.close()
+            raise
+        self.clean_count = 0
+        self.reject_count = 0
+
+    def __enter__(self) -> "SplitWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def rejected(self, rec: Record) -> bool:
+        """Whether ``rec`` has a diagnostic at or above the ``fail_on`` severity."""
+        return any(_SEVERITY_RANK.get(d.severity, 9) <= self._limit for d in rec.diagnostics)
+
+    def __call__(self, rec: Record) -> None:
+        if not rec.data:
+            return  # an archive given as an input, issues of no game: nothing to copy
+        if not self.rejected(rec):
+            self.clean_count += 1
+            if self._clean is not None:
+                self._clean.put(rec)
+            return
+        self.reject_count += 1
+        if self._rejects is None:
+            return
+        number, start_line = self._rejects.put(rec)
+        if self._sidecar is None:
+            return
+        game_line = start_line + (rec.line - rec.first_line)
+        for d in rec.diagnostics:
+            line = start_line + (d.line - rec.first_line) if d.line is not None else game_line
+            self._sidecar.writerow((number, line, d.column, game_line, d.severity, d.code, d.ply, d.san,
+                                    d.message, d.path, rec.number if rec.kind == "game" else "",
+                                    d.line if d.line is not None else rec.line))
+
+    def close(self) -> None:
+        """Close the files (stdout is flushed, not closed)."""
+        for out in (self._clean, self._rejects):
+            if out is not None:
+                out.file.close()
+        if self._sidecar_file is not None:
+            self._sidecar_file.close()
+        self._clean = self._rejects = self._sidecar_file = self._sidecar = None

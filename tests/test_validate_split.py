@@ -1,0 +1,305 @@
+"""`chessscan validate --clean-output/--rejects-output`: every game copied byte for byte to
+one of two files, the issues sidecar, the re-merge property, the same files with --jobs."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import zstandard
+from click.testing import CliRunner
+
+from chessscan.analysis.options import AnalysisOptions
+from chessscan.cli import _gate_sink, main
+from chessscan.engines.local import MemorySink, run
+from chessscan.engines.parallel import run_parallel
+from chessscan.readers.pgn import read_games
+from chessscan.readers.sources import open_source
+from chessscan.reports.gate import Gate
+from chessscan.reports.split import SIDECAR_COLUMNS, SplitWriter
+from conftest import SAMPLES, shared_path
+
+# A BOM and a '%' escape line before the first game; CRLF line ends in one game; an illegal
+# move; a '{' never closed; a game with no result; a comment before a game; a last game with
+# no line end.
+MIXED = (
+    b"\xef\xbb\xbf% exported by hand\n\n"
+    b'[Event "Clean one"]\n[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n'
+    b"1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n\n"
+    b'[Event "Illegal"]\r\n[White "C"]\r\n[Black "D"]\r\n[Result "*"]\r\n\r\n1. e4 e5 2. Ke3 *\r\n\r\n'
+    b'[Event "Unclosed"]\n[White "E"]\n[Black "F"]\n[Result "*"]\n\n1. d4 { never closed 2. c4 *\n\n'
+    b'[Event "No result"]\n[White "G"]\n[Black "H"]\n\n1. Nf3 d5\n\n'
+    b"{ a comment before the game }\n"
+    b'[Event "Clean two"]\n[White "I"]\n[Black "J"]\n[Result "1/2-1/2"]\n\n1. c4 c5 1/2-1/2\n\n'
+    b'[Event "Null"]\n[White "K"]\n[Black "L"]\n[Result "*"]\n\n1. e4 -- 2. Nf3 *'
+)
+
+
+def validate(*args):
+    return CliRunner().invoke(main, ["validate", *args])
+
+
+def decompressed(path: Path) -> bytes:
+    with open_source(str(path)) as f:
+        return f.read()
+
+
+def expected_split(path: Path, fail_on: str = "error") -> tuple[list[bytes], list[bytes]]:
+    """The records of ``path``, computed apart from the split code: game starts from the PGN
+    reader, verdicts from the issues table of an `analyze`-style run."""
+    data = decompressed(path)
+    with open_source(str(path)) as f:
+        starts = [g.byte_offset for g in read_games(f, source="x")]
+    sink = MemorySink()
+    run([str(path)], sink, AnalysisOptions(positions="none", cross_check="off"))
+    bad = {gi for batch in sink.batches.get("issues", [])
+           for gi, sev in zip(batch["game_index"], batch["severity"])
+           if sev == "error" or fail_on == "warning"}
+    bounds = [0] + starts[1:] + [len(data)]
+    records = [data[a:b] for a, b in zip(bounds, bounds[1:])]
+    clean = [r for i, r in enumerate(records) if i not in bad]
+    rejects = [r for i, r in enumerate(records) if i in bad]
+    return clean, rejects
+
+
+def joined(records: list[bytes]) -> bytes:
+    """Records as the split writes them: an LF after one that has no line end, a leading BOM
+    only at the start of the file."""
+    out = b""
+    for r in records:
+        if out and r.startswith(b"\xef\xbb\xbf"):
+            r = r[3:]
+        if r and not r.endswith((b"\n", b"\r")):
+            r += b"\n"
+        out += r
+    return out
+
+
+@pytest.fixture
+def mixed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mixed.pgn").write_bytes(MIXED)
+    return tmp_path
+
+
+@pytest.mark.parametrize("suffix", ["", ".zst"])
+def test_split_counts_and_bytes(mixed, suffix):
+    res = validate("mixed.pgn", str(SAMPLES / "lichess-magnus-300.pgn.zst"),
+                   "--clean-output", f"clean.pgn{suffix}", "--rejects-output", f"rejects.pgn{suffix}")
+    assert res.exit_code == 1, res.output
+    clean1, rejects1 = expected_split(mixed / "mixed.pgn")
+    clean2, rejects2 = expected_split(SAMPLES / "lichess-magnus-300.pgn.zst")
+    # Pinned on this input: 2 of the 6 crafted games have errors (the missing results and the
+    # null move are warnings); the Lichess sample has none.
+    assert (len(clean1), len(rejects1), len(clean2), len(rejects2)) == (4, 2, 300, 0)
+    if suffix:
+        assert (mixed / f"clean.pgn{suffix}").read_bytes()[:4] == b"\x28\xb5\x2f\xfd"  # a zstd frame
+    assert decompressed(mixed / f"clean.pgn{suffix}") == joined(clean1 + clean2)
+    assert decompressed(mixed / f"rejects.pgn{suffix}") == joined(rejects1 + rejects2)
+    assert "split: 304 clean -> clean.pgn" in res.stderr
+    assert f"2 rejected -> rejects.pgn{suffix} (issues: rejects.pgn{suffix}.issues.csv)" in res.stderr
+    # Each game's own bytes stand in the output exactly as in the input.
+    rejects = decompressed(mixed / f"rejects.pgn{suffix}")
+    assert b'[Event "Illegal"]\r\n[White "C"]\r\n[Black "D"]\r\n[Result "*"]\r\n\r\n1. e4 e5 2. Ke3 *\r\n\r\n' in rejects
+    assert b"1. d4 { never closed 2. c4 *\n\n" in rejects
+
+
+def test_split_fail_on_warning_moves_warned_games(mixed):
+    res = validate("mixed.pgn", "--fail-on", "warning", "--clean-output", "c.pgn", "--rejects-output", "r.pgn")
+    clean, rejects = expected_split(mixed / "mixed.pgn", "warning")
+    assert (len(clean), len(rejects)) == (2, 4)
+    assert res.exit_code == 1
+    assert (mixed / "c.pgn").read_bytes() == joined(clean)
+    assert (mixed / "r.pgn").read_bytes() == joined(rejects)
+    assert (mixed / "c.pgn").read_bytes().startswith(b"\xef\xbb\xbf% exported by hand\n\n[Event \"Clean one\"]")
+
+
+def read_sidecar(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows == [] or tuple(rows[0]) == SIDECAR_COLUMNS
+    return rows
+
+
+def test_sidecar_points_into_the_rejects_file(mixed):
+    """The sidecar's game numbers and lines are those a validate of the rejects file reports."""
+    res = validate("mixed.pgn", "--fail-on", "warning", "--rejects-output", "r.pgn")
+    assert res.exit_code == 1
+    rows = read_sidecar(mixed / "r.pgn.issues.csv")
+    assert [(r["game"], r["code"], r["source"], r["source_game"]) for r in rows] == [
+        ("1", "illegal-move", "mixed.pgn", "2"), ("2", "missing-result", "mixed.pgn", "3"),
+        ("2", "unclosed-comment", "mixed.pgn", "3"), ("3", "missing-result", "mixed.pgn", "4"),
+        ("4", "null-move", "mixed.pgn", "6")]
+    again = validate("r.pgn", "--format", "json", "--fail-on", "warning")
+    import json
+
+    diags = json.loads(again.stdout)["diagnostics"]
+    assert [(str(d["game"]), str(d["line"]), d["code"], d["message"]) for d in diags] == [
+        (r["game"], r["line"], r["code"], r["message"]) for r in rows]
+    lines = (mixed / "r.pgn").read_bytes().replace(b"\r\n", b"\n").split(b"\n")
+    for r in rows:  # game_line is where the game's tag section starts
+        assert lines[int(r["game_line"]) - 1].startswith(b"[Event ")
+
+
+def test_remerge_gives_the_same_games(mixed):
+    """clean + rejects, validated again: the same number of games and the same game texts."""
+    sample = SAMPLES / "lichess-magnus-300.pgn.zst"
+    validate("mixed.pgn", str(sample), "--clean-output", "c.pgn", "--rejects-output", "r.pgn.gz")
+    merged = mixed / "merged.pgn"
+    merged.write_bytes((mixed / "c.pgn").read_bytes() + decompressed(mixed / "r.pgn.gz"))
+
+    def texts(*paths) -> Counter:
+        out = Counter()
+        for p in paths:
+            data = decompressed(p).replace(b"\r\n", b"\n")
+            with open_source(str(p)) as f:
+                starts = [g.byte_offset for g in read_games(f, source="x")]
+            data = decompressed(p)
+            out.update(data[a:b].replace(b"\r\n", b"\n").strip() for a, b in zip(starts, starts[1:] + [len(data)]))
+        return out
+
+    before, after = texts(mixed / "mixed.pgn", sample), texts(merged)
+    assert sum(after.values()) == 306
+    assert after == before
+    res = validate("merged.pgn")
+    assert res.stderr.startswith("306 games: 304 ok, 2 with errors")
+
+
+def split_with_engine(paths, tmp_path: Path, tag: str, jobs: int, fail_on="warning") -> tuple[bytes, bytes, bytes]:
+    """Run the split through the library, one run per source as `validate` does, with the
+    single-process engine or with worker processes on small chunks."""
+    clean, rejects = tmp_path / f"c{tag}.pgn", tmp_path / f"r{tag}.pgn.zst"
+    gate = Gate(lambda d: None, SplitWriter(str(clean), str(rejects), fail_on))
+    sink = _gate_sink(gate)
+    options = AnalysisOptions(positions="none", cross_check="off")
+    for p in paths:
+        if jobs == 1:
+            run([p], sink, options)
+        else:
+            run_parallel([p], sink, options, jobs=jobs, batch_bytes=48 << 10)
+        sink.finish()
+    gate.close()
+    return clean.read_bytes(), decompressed(rejects), (tmp_path / f"r{tag}.pgn.zst.issues.csv").read_bytes()
+
+
+def test_split_identical_with_worker_processes(mixed):
+    paths = [str(SAMPLES / "lichess-magnus-300.pgn"), "mixed.pgn", str(SAMPLES / "lichess-jishanshaikh4-variants.pgn")]
+    one = split_with_engine(paths, mixed, "1", 1)
+    two = split_with_engine(paths, mixed, "2", 2)
+    assert one == two
+    assert len(one[0]) > 1_000_000 and one[1].count(b"[Event ") >= 4
+
+
+SUITE = (
+    b"# a comment line, kept with the record before it\n"
+    b'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 id "ok";\r\n'
+    b"hello have a nice day\n"
+    b"\n"
+    b'8/8/8/8/8/8/8/8 w - - id "empty";\n'
+    b'4k3/8/8/8/8/8/8/4K3 w - - id "kings";'
+)
+
+
+def test_split_epd_lines(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "suite.epd").write_bytes(SUITE)
+    res = validate("suite.epd", "--clean-output", "c.epd", "--rejects-output", "r.epd.bz2")
+    assert res.exit_code == 1
+    assert (tmp_path / "c.epd").read_bytes() == (
+        b"# a comment line, kept with the record before it\n"
+        b'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 id "ok";\r\n'
+        b'4k3/8/8/8/8/8/8/4K3 w - - id "kings";\n')
+    assert decompressed(tmp_path / "r.epd.bz2") == b'hello have a nice day\n\n8/8/8/8/8/8/8/8 w - - id "empty";\n'
+    rows = read_sidecar(tmp_path / "r.epd.bz2.issues.csv")
+    assert [(r["game"], r["line"], r["code"], r["source_line"]) for r in rows] == [
+        ("1", "1", "invalid-epd", "3"), ("2", "3", "missing-king", "5"), ("2", "3", "missing-king", "5")]
+
+
+def test_split_to_stdout_moves_diagnostics_to_stderr(mixed):
+    res = validate("mixed.pgn", "--clean-output", "-")
+    clean, _ = expected_split(mixed / "mixed.pgn")
+    assert res.stdout_bytes == joined(clean)
+    assert "error[illegal-move]" in res.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-", "--clean-output", "c.pgn"], "give files, not stdin"),
+    (["mixed.pgn", "--clean-output", "x.pgn", "--rejects-output", "./x.pgn"], "two different files"),
+    (["mixed.pgn", "--clean-output", "mixed.pgn"], "is an input"),
+    (["mixed.pgn", "--format", "json", "--rejects-output", "-"], "--format json prints to stdout"),
+    (["mixed.pgn", "suite.epd", "--clean-output", "c.pgn"], "not both"),
+    (["mixed.pgn", "--clean-output", "no/such/dir/c.pgn"], "cannot write there"),
+])
+def test_split_usage_errors(mixed, args, message):
+    (mixed / "suite.epd").write_bytes(SUITE)
+    res = validate(*args)
+    assert res.exit_code == 2
+    assert message in res.stderr
+    assert "Traceback" not in res.output
+    assert (mixed / "mixed.pgn").read_bytes() == MIXED
+
+
+@pytest.mark.slow
+def test_split_pgnmentor_rejects_fail_again(tmp_path):
+    """The whole pgnmentor corpus: clean + rejects hold every game once, and every game of
+    the rejects file fails again with the same issues (by code and ply)."""
+    import json
+
+    corpus = shared_path("games", "pgnmentor-players-dedup.pgn.zst")
+    res = validate(str(corpus), "--clean-output", str(tmp_path / "c.pgn.zst"),
+                   "--rejects-output", str(tmp_path / "r.pgn"), "--format", "json")
+    first = json.loads(res.stdout)
+    split = first["summary"]["split"]
+    assert split["clean"] + split["rejects"] == first["summary"]["games_read"]
+    again = json.loads(validate(str(tmp_path / "r.pgn"), "--format", "json").stdout)
+    assert again["summary"]["games_read"] == split["rejects"]
+    assert again["summary"]["games_with_errors"] == split["rejects"]
+    rows = read_sidecar(tmp_path / "r.pgn.issues.csv")
+    assert Counter((r["game"], r["code"], r["ply"]) for r in rows) == Counter(
+        (str(d["game"]), d["code"], "" if d["ply"] is None else str(d["ply"])) for d in again["diagnostics"])
+
+
+def test_split_archive_input_copies_nothing(mixed):
+    """A zip given as an input is one game with no text: nothing to copy, and the sidecar's
+    numbers stay those of the rejects file."""
+    import zipfile
+
+    with zipfile.ZipFile(mixed / "games.zip", "w") as z:
+        z.writestr("mixed.pgn", MIXED)
+    res = validate("games.zip", "mixed.pgn", "--clean-output", "c.pgn", "--rejects-output", "r.pgn")
+    assert res.exit_code == 1
+    assert "error[unsupported-input]" in res.stdout
+    clean, rejects = expected_split(mixed / "mixed.pgn")
+    assert (mixed / "r.pgn").read_bytes() == joined(rejects)
+    assert (mixed / "c.pgn").read_bytes() == joined(clean)
+    rows = read_sidecar(mixed / "r.pgn.issues.csv")
+    assert [(r["game"], r["code"]) for r in rows] == [
+        ("1", "illegal-move"), ("2", "missing-result"), ("2", "unclosed-comment")]
+
+
+def test_split_epd_in_batches(tmp_path):
+    """EPD records are handed on batch by batch; the files are those of one batch."""
+    good = 'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 id "p{}";'
+    lines = []
+    for i in range(300):
+        if i % 37 == 0:
+            lines.append("# section")
+        lines.append("bad line here" if i % 41 == 5 else good.format(i))
+    path = tmp_path / "many.epd"
+    path.write_text("\n".join(lines) + "\n")
+    outputs = []
+    for batch_rows in (25, 10_000):
+        clean, rejects = tmp_path / f"c{batch_rows}.epd", tmp_path / f"r{batch_rows}.epd"
+        gate = Gate(lambda d: None, SplitWriter(str(clean), str(rejects)))
+        sink = _gate_sink(gate)
+        run([str(path)], sink, AnalysisOptions(positions="none"), batch_rows=batch_rows)
+        sink.finish()
+        gate.close()
+        outputs.append((clean.read_text(), rejects.read_text(), (tmp_path / f"r{batch_rows}.epd.issues.csv").read_text()))
+    assert outputs[0] == outputs[1]
+    clean, rejects, _ = outputs[0]
+    assert rejects.splitlines() == ["bad line here"] * 8
+    assert sorted(clean.splitlines() + rejects.splitlines()) == sorted(lines)

@@ -52,10 +52,17 @@ def marked(mark: str) -> list[int]:
 
 
 def children(pid: int) -> list[int]:
+    """Child processes of ``pid``, whichever of its threads started them."""
+    found = []
     try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                found += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
     except OSError:
-        return []
+        pass
+    return found
 
 
 def check_folder(out: Path, succeeded: bool, user_file: Path | None = None) -> list[str]:

@@ -204,7 +204,10 @@ def main() -> int:
             for _ in range(args.trials):
                 n += 1
                 label, problems = trial(kind, rng, work, big, n)
-                counts[label.split(":")[0] + ": " + label.rsplit(": ", 1)[-1]] += 1
+                kind_name, _, outcome = label.rpartition(": ")
+                if kind_name.startswith("full-disk"):
+                    kind_name = "full-disk:" + kind_name.rsplit(":", 1)[-1]  # by format
+                counts[f"{kind_name}: {outcome}"] += 1
                 print(f"{n:4d} {label}{'  PROBLEMS: ' + '; '.join(problems) if problems else ''}", flush=True)
                 failed += bool(problems)
     print("\ncounts (kind, exit status):")

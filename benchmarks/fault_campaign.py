@@ -23,6 +23,7 @@ import argparse
 import collections
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -124,6 +125,12 @@ def trial(kind: str, rng: random.Random, work: Path, big: Path, n: int) -> tuple
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             start_new_session=True)
     delay = rng.uniform(0.3, 4.0)
+    if kind == "kill-worker":
+        # wait for the pool's first worker, then a random moment of its work
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None and not any(
+                children(p) for p in children(proc.pid)):
+            time.sleep(0.05)
     if sig is not None or kind == "kill-worker":
         time.sleep(delay)
         if proc.poll() is None:
@@ -137,11 +144,17 @@ def trial(kind: str, rng: random.Random, work: Path, big: Path, n: int) -> tuple
                 if victims:
                     os.kill(rng.choice(victims), signal.SIGKILL)
     try:
-        _, err = proc.communicate(timeout=300)
+        _, err = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired:
+        dump = shutil.which("py-spy")
+        if dump:  # where it hangs, for the bug report
+            for pid in [proc.pid, *marked(mark)]:
+                done = subprocess.run([dump, "dump", "--pid", str(pid)], capture_output=True, text=True)
+                print(f"--- stacks of {pid}:\n{done.stdout}{done.stderr}", file=sys.stderr)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        return f"{kind}: HANG", ["did not exit within 300 s"]
+        label = kind if sig is None else f"{kind}:{signal.Signals(sig).name}"
+        return f"{label}: HANG", ["did not exit within 120 s"]
     err = err.decode("utf-8", "replace")
     time.sleep(0.5)
     problems = []
@@ -188,11 +201,15 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--copies", type=int, default=60, help="copies of the sample in the input")
     ap.add_argument("--skip-dask", action="store_true")
+    ap.add_argument("--only", metavar="KIND", help="one kind: signal:1, signal:2, signal:dask, "
+                                                   "kill-worker, full-disk or foreign")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     kinds = ["signal:1", "signal:2", "kill-worker", "full-disk", "foreign"]
     if not args.skip_dask:
         kinds.append("signal:dask")
+    if args.only:
+        kinds = [args.only]
     counts: collections.Counter = collections.Counter()
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:

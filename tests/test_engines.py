@@ -497,3 +497,29 @@ def test_dask_cli_errors(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
     result = runner.invoke(main, ["analyze", str(MAGNUS), "--dask", "local", "-o", str(tmp_path)])
     assert result.exit_code == 1 and "pip install 'chessscan[dask]'" in result.output
+
+
+def test_many_tiny_games_without_sure_starts_are_read_in_batches(tmp_path, monkeypatch):
+    """Tagless games (no `[Event "` line, so no sure game start) in a chunk of more than
+    MAX_CHUNK_GAMES games: the main process reads them and sends batches, so a worker never
+    holds the rows of a whole chunk of them; the rows equal one process's."""
+    assert parallel._termination_marks(b'[Result "1-0"]\n\n1. e4 1-0\n\n1. d4 *\n1/2-1/2') == 4
+    path = tmp_path / "tagless.pgn"
+    path.write_text("".join(f"1. e4 e5 2. Nf3 {'*' if i % 3 else '1-0'}\n\n" for i in range(3000)))
+    monkeypatch.setattr(parallel, "MAX_CHUNK_GAMES", 500)
+    read_here = []  # sources the main process read on itself (a _Rest over the stream)
+    real = parallel._Rest
+
+    def rest(head, error, stream=None):
+        if stream is not None:
+            read_here.append(len(head))
+        return real(head, error, stream)
+
+    monkeypatch.setattr(parallel, "_Rest", rest)
+    ref, got = ListSink(), ListSink()
+    tally1 = run([str(path)], ref, AnalysisOptions(cross_check="off"))
+    tally2 = run_parallel([str(path)], got, AnalysisOptions(cross_check="off"), jobs=2,
+                          batch_bytes=1 << 20, batch_games=200)
+    assert tally1.as_dict() == tally2.as_dict() and tally2.as_dict()["games_read"] == 3000
+    assert ref.rows == got.rows
+    assert read_here == [path.stat().st_size]

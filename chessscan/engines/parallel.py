@@ -93,6 +93,10 @@ DEFAULT_BATCH_BYTES = 1 << 20
 #: A chunk grows up to this many bytes while it has no sure game start; beyond, the rest of
 #: the source is read in the main process.
 MAX_CHUNK_BYTES = 64 << 20
+#: ... or up to about this many games (game termination markers counted): a worker holds a
+#: chunk's rows until it is done, so a chunk of many tiny games without sure game starts
+#: (1M tagless games fit in 3 MB) would cost memory in proportion to its games.
+MAX_CHUNK_GAMES = 20_000
 #: Games per batch when the main process reads a source itself (see the module doc).
 DEFAULT_BATCH_GAMES = 200
 _READ_SIZE = 1 << 20
@@ -150,6 +154,12 @@ def analyze_chunk(data: bytes, error: BaseException | None, source: str, index0:
     games = [raw.rebase(index0, offset0, line0) for raw in read_games(_Rest(data, error), source=source, end=end)]
     tally, tables = analyze_batch(games, options, names, arrow)
     return tally, tables, len(games), end.open
+
+
+def _termination_marks(data: bytes) -> int:
+    """Game termination markers (PGN §8.2.6) in ``data``, Result tags included: an upper
+    bound of about twice its games, for the chunk size rule (cheap ``bytes.count`` scans)."""
+    return data.count(b"1-0") + data.count(b"0-1") + data.count(b"1/2-1/2") + data.count(b"*")
 
 
 def _estimated_games(data: bytes) -> int:
@@ -444,6 +454,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         estimate = 0  # the next chunk's first game index, as estimated
         seen = 0  # input bytes (compressed) accounted for
         searched = 0  # bytes of the held text known to hold no sure game start
+        marks = 0  # game termination markers in the held text (about its games)
         error = None
 
         def send(chunk: bytes, last: bool) -> None:
@@ -466,10 +477,11 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             if data:
                 parts.append(data)
                 held += len(data)
+                marks += _termination_marks(data)
                 if held < batch_bytes:
                     continue
             buf = b"".join(parts)
-            if state.irregular:
+            if state.irregular or (not data and marks > MAX_CHUNK_GAMES):
                 read_here(stream, buf, error, name, state, offset0, line0, seen)
                 return
             if not data:
@@ -492,7 +504,9 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                     break
             parts, held = [buf[pos:]], len(buf) - pos
             searched = max(0, searched - pos)
-            if held >= MAX_CHUNK_BYTES:
+            if pos:
+                marks = _termination_marks(parts[0])
+            if held >= MAX_CHUNK_BYTES or marks > MAX_CHUNK_GAMES:
                 read_here(stream, parts[0], None, name, state, offset0, line0, seen)
                 return
 

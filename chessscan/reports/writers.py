@@ -77,13 +77,15 @@ _PART = re.compile(r"part-\d{6}\.parquet\Z")
 def remove_report(out_dir: str | os.PathLike) -> None:
     """Remove what an earlier run wrote to ``out_dir``: the tables, single files
     (``<table>.parquet|csv|jsonl``) or datasets (``<table>/part-NNNNNN.parquet``, the folder
-    too once empty), and ``summary.json``, so one folder never mixes two runs and a run that
+    too once empty), ``summary.json``, ``run.json`` and ``report.html``, so one folder
+    never mixes two runs and a run that
     stops early leaves no summary. Only files named like chessscan's outputs are touched.
     Raises ``OSError`` when one cannot be removed."""
     out = Path(out_dir)
     if not out.is_dir():
         return
-    (out / "summary.json").unlink(missing_ok=True)
+    for name in ("summary.json", "run.json", "report.html"):
+        (out / name).unlink(missing_ok=True)
     for name in TABLE_NAMES:
         for ext in ("parquet", "csv", "jsonl"):
             path = out / f"{name}.{ext}"

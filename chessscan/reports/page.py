@@ -322,7 +322,7 @@ def _checks_chart(s: dict) -> str:
             bottom = [b + v for b, v in zip(bottom, vals)]
         for i, total in enumerate(bottom):
             bx.annotate(f"{total:,}", (i, total), ha="center", va="bottom", fontsize=7)
-        bx.legend(fontsize=7, frameon=False)
+        bx.legend(fontsize=7, frameon=False, loc="upper left")
         for row, kind in zip(rows, kinds):
             row[2:] = [_num(f"check_routes.{r}.{kind}", routes.get(r, {}).get(kind, 0)) for r in CHECK_ROUTES]
     bx.set_title("checks by route (stacked by kind)", fontsize=9)
@@ -463,7 +463,7 @@ def _sources_chart(s: dict) -> str:
     ax.barh(y, errors, color=_RED, label="errors", height=0.7)
     ax.barh(y, warnings, left=errors, color=_ORANGE, label="warnings", height=0.7)
     ax.set_yticks(y, [_short(k) for k, _ in shown], fontsize=8)
-    ax.legend(fontsize=7, frameon=False)
+    fig.legend(fontsize=7, frameon=False, loc="outside upper right", ncols=2)
     ax.set_xlabel("issues", fontsize=8)
     _style(ax)
     nums = _table(["source", "errors", "warnings"],
@@ -496,7 +496,7 @@ def _results_chart(s: dict) -> str:
         ax.barh(y, vals, left=left, color=colours[verdict], label=verdict.replace("_", " "), height=0.7)
         left = [a + b for a, b in zip(left, vals)]
     ax.set_yticks(y, [f"Result {t}" for t in tags], fontsize=8)
-    ax.legend(fontsize=7, frameon=False, ncols=3, loc="lower right")
+    fig.legend(fontsize=7, frameon=False, ncols=3, loc="outside upper right")
     ax.set_xlabel("games", fontsize=8)
     _style(ax)
     nums = _table(["Result tag", *(v.replace("_", " ") for v in RESULT_VERDICTS)],
@@ -531,7 +531,7 @@ def _perpetuals_chart(tables: ReportTables) -> str:
         rest = [split[True, False], split[False, False]]
         ax.barh([1, 0], ended, color=_PURPLE, label="lasts to the game's end", height=0.6)
         ax.barh([1, 0], rest, left=ended, color=_GREY, label="play went on", height=0.6)
-        ax.legend(fontsize=7, frameon=False, loc="lower right")
+        fig.legend(fontsize=7, frameon=False, loc="outside upper right", ncols=2)
     else:
         ax.barh([1, 0], [perpetual, twofold], color=_PURPLE, height=0.6)
     for yv, total in zip([1, 0], [perpetual, twofold]):
@@ -768,7 +768,7 @@ def _error_game(g: dict, row: dict | None, sans: dict[int, str]) -> str:
     return (f'<div class="game"><div>{board}</div><div><div class="where">{_e(where)} · game '
             f'{g["game_index"] + 1}</div><div><b>{_e(players)}</b> {_e(g.get("result") or "")}</div>'
             f'<div><code>{_e(g["error_code"])}</code> {move}</div><div class="msg">{_e(message)}</div>'
-            f'<div class="note">{g["plies"]:,} plies replayed before the error</div></div></div>')
+            f'<div class="note">{g["plies"]:,} plies replayed</div></div></div>')
 
 
 def _rare_examples(tables: ReportTables, k: int) -> dict[str, list[dict]]:

@@ -93,6 +93,10 @@ def test_summary_chart_data_agrees_with_the_tables(samples_report):
     mates = positions.merge(mated, left_on=["source", "game_index", "ply"], right_on=["source", "game_index", "plies"])
     assert mates.is_checkmate.all() and len(mates) == s["checkmates"] == 68
     assert {int(k): v for k, v in h["checkmates_by_move_number"].items()} == mates.move_number.value_counts().to_dict()
+    assert {k: v for k, v in s["checkmate_kinds"].items() if v} == mates.check_kind.value_counts().to_dict()
+    assert s["checkmate_kinds"] == {"direct": 68, "discovered": 0, "double": 0}
+    for route in ("en_passant", "castling", "promotion"):
+        assert s["checkmate_routes"][route] == mates[f"by_{route}"].sum(), route
     for route in ("en_passant", "castling", "promotion"):
         got = checks[checks[f"by_{route}"]].check_kind.value_counts().to_dict()
         assert {k: v for k, v in s["check_routes"][route].items() if v} == got, route
@@ -119,6 +123,9 @@ def test_page_numbers_are_the_summary(samples_report):
     assert n["warnings"] == s["issues_by_severity"].get("warning", 0)
     for kind, count in s["checks"].items():
         assert n[f"checks.{kind}"] == count
+    for key in ("checkmate_kinds", "checkmate_routes"):
+        for name, count in s[key].items():
+            assert n[f"{key}.{name}"] == count
     for route, kinds in s["check_routes"].items():
         for kind, count in kinds.items():
             assert n[f"check_routes.{route}.{kind}"] == count

@@ -94,6 +94,7 @@ class Tally:
         self.checks_by_move: dict[int, int] = {}   # PGN move number -> checks given
         self.check_routes: dict[int, int] = {}     # route * 4 + kind -> checks
         self.checkmates_by_move: dict[int, int] = {}  # move number of the mating move -> games
+        self.checkmate_kinds: dict[int, int] = {}  # GameState.mate_kind -> games
         self.game_lengths: dict[int, int] = {}     # plies replayed -> games
         self.results: dict[tuple, int] = {}        # (Result tag, board verdict) -> games
         self.issues_by_source: dict[tuple, int] = {}  # (source, severity) -> issues
@@ -109,8 +110,8 @@ class Tally:
         self.epd_outcomes.update(other.epd_outcomes)
         self.issues.update(other.issues)
         self.issues_by_severity.update(other.issues_by_severity)
-        for name in ("checks_by_move", "check_routes", "checkmates_by_move", "game_lengths",
-                     "results", "issues_by_source"):
+        for name in ("checks_by_move", "check_routes", "checkmates_by_move", "checkmate_kinds",
+                     "game_lengths", "results", "issues_by_source"):
             _merge_counts(getattr(self, name), getattr(other, name))
 
     def as_dict(self) -> dict:
@@ -138,6 +139,10 @@ class Tally:
                             "disagreements": self.disagreements},
             "check_routes": {route: {kind: self.check_routes.get(r * 4 + k, 0) for k, kind in enumerate(_KINDS) if k}
                              for r, route in enumerate(CHECK_ROUTES)},
+            "checkmate_kinds": {kind: sum(n for m, n in self.checkmate_kinds.items() if m & 3 == k)
+                                for k, kind in enumerate(_KINDS) if k},
+            "checkmate_routes": {route: sum(n for m, n in self.checkmate_kinds.items() if m >> 2 == r + 1)
+                                 for r, route in enumerate(CHECK_ROUTES)},
             "results": self._results(),
             "issues_by_source": self._issues_by_source(),
             "histograms": {
@@ -187,7 +192,7 @@ class GameState:
 
     __slots__ = ("plies", "outcome", "winner", "error", "counts", "keys", "gave_check",
                  "repeated", "white_first", "perpetuals", "ended", "final_repetition", "final_clock",
-                 "mate_move_number")
+                 "mate_move_number", "mate_kind")
 
     def __init__(self) -> None:
         self.plies = 0
@@ -204,6 +209,7 @@ class GameState:
         self.final_repetition = 0
         self.final_clock = 0
         self.mate_move_number = 0  # PGN move number of the mating move (0: a setup already mated)
+        self.mate_kind = 0         # the mating check's kind (1..3) + 4 * (route + 1) if by a route
 
 
 # An automatic end (no claim needed) stops the game; moves after it are a warning.
@@ -338,6 +344,9 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         tally.checkmates += 1
         mates = tally.checkmates_by_move
         mates[state.mate_move_number] = mates.get(state.mate_move_number, 0) + 1
+        if state.mate_kind:  # (none for a [FEN] setup already mated)
+            kinds = tally.checkmate_kinds
+            kinds[state.mate_kind] = kinds.get(state.mate_kind, 0) + 1
     elif state.outcome == "stalemate":
         tally.stalemates += 1
     return (state.outcome in ("checkmate", "stalemate") or bool(counts[DOUBLE] or counts["special"])

@@ -334,6 +334,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 if mate:
                     state.winner = COLOR_NAMES[mover]
                     state.mate_move_number = move_number
+                    state.mate_kind = kind + (4 if en_passant else 8 if castling else 12 if promotion else 0)
 
         suffix = (token >> 22) & 3
         if suffix or checking:

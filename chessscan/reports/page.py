@@ -329,6 +329,12 @@ def _checks_chart(s: dict) -> str:
     bx.margins(y=0.15)
     _style(bx)
     nums = _table(["kind", "checks", *(f"by {r.replace('_', ' ')}" for r in CHECK_ROUTES)], rows, "nums")
+    mates, mate_routes = s.get("checkmate_kinds"), s.get("checkmate_routes")
+    if mates is not None and mate_routes is not None:
+        nums += ('<p class="note">Checkmates by the mating check: '
+                 + ", ".join(f"{_num(f'checkmate_kinds.{k}', mates.get(k, 0))} {k}" for k in kinds) + "; "
+                 + ", ".join(f"{_num(f'checkmate_routes.{r}', mate_routes.get(r, 0))} by {r.replace('_', ' ')}"
+                             for r in CHECK_ROUTES) + ".</p>")
     caption = ("<em>direct</em>: the piece that arrived gives check; <em>discovered</em>: a piece that "
                "did not move does; <em>double</em>: two pieces. Routes: the checking move was an "
                "en-passant capture, castling or a promotion.")
@@ -559,16 +565,9 @@ _GAME_COLUMNS = ["source", "game_index", "line", "white", "black", "result", "va
 
 
 def _first_error_games(tables: ReportTables, limit: int) -> list[dict]:
-    """The first ``limit`` games with an error, by (source, line): a streamed scan that keeps
-    only the best ``limit`` rows."""
-    if limit <= 0 or not tables.has("games"):
-        return []
-    best: pa.Table | None = None
-    for batch in tables.scan("games", _GAME_COLUMNS, pc.field("error_code").is_valid()):
-        t = pa.Table.from_batches([batch])
-        best = t if best is None else pa.concat_tables([best, t])
-        best = best.sort_by([("source", "ascending"), ("line", "ascending")]).slice(0, limit)
-    return best.to_pylist() if best is not None else []
+    """The first ``limit`` games with an error in input order (the sources as given, then by
+    line): the games table's own order, so the scan stops at the last one shown."""
+    return tables.head("games", _GAME_COLUMNS, pc.field("error_code").is_valid(), limit)
 
 
 def _isin(games: list[dict]) -> ds.Expression:
@@ -777,15 +776,17 @@ def _rare_examples(tables: ReportTables, k: int) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {label: [] for label, _, _ in _RARE_EVENTS}
     if k > 0 and tables.has("positions"):
         s = tables.summary
-        routes = s.get("check_routes", {})
+        # How many of each the table holds (older summaries lack the counts: look for all).
+        routes, mates, mate_routes = (s.get(k) for k in ("check_routes", "checkmate_kinds", "checkmate_routes"))
         present = {
-            "double-check mates": s.get("checks", {}).get("double", 0) > 0 and s.get("checkmates", 0) > 0,
-            "en-passant checks": sum(routes.get("en_passant", {}).values()) > 0 if routes else True,
-            "castling checks": sum(routes.get("castling", {}).values()) > 0 if routes else True,
-            "promotion mates": (sum(routes.get("promotion", {}).values()) > 0 if routes else True)
-            and s.get("checkmates", 0) > 0,
+            "double-check mates": mates.get("double", 0) if mates is not None else k,
+            "en-passant checks": sum(routes["en_passant"].values()) if routes is not None else k,
+            "castling checks": sum(routes["castling"].values()) if routes is not None else k,
+            "promotion mates": mate_routes.get("promotion", 0) if mate_routes is not None else k,
         }
-        events = [(label, flt) for label, flt, _ in _RARE_EVENTS if present[label]]
+        # The scan stops once every event has its examples (all of them when fewer).
+        wanted = {label: min(k, present[label]) for label, _, _ in _RARE_EVENTS}
+        events = [(label, flt) for label, flt, _ in _RARE_EVENTS if wanted[label] > 0]
         if events:
             either = events[0][1]
             for _, flt in events[1:]:
@@ -798,7 +799,7 @@ def _rare_examples(tables: ReportTables, k: int) -> dict[str, list[dict]]:
                     need = k - len(out[label])
                     if need > 0:
                         out[label].extend(ds.dataset(table).to_table(filter=flt).slice(0, need).to_pylist())
-                if all(len(out[label]) >= k for label, _ in events):
+                if all(len(out[label]) >= wanted[label] for label, _ in events):
                     break
     perpetual = []
     for row in tables.head("perpetuals", ["source", "game_index", "side", "first_ply", "last_ply", "checks",

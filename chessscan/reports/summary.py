@@ -49,14 +49,15 @@ _SORT_BY_COUNT = ("issues", "issues_by_code", "errors_by_code", "warnings_by_cod
 
 _INDENT = "  "
 # Keys left to summary.json: chart data for ``chessscan report``.
-_HIDDEN = ("check_routes", "results", "issues_by_source", "histograms")
+_HIDDEN = ("check_routes", "checkmate_kinds", "checkmate_routes", "results", "issues_by_source", "histograms")
 
 
 def render_summary(summary: Mapping[str, Any], *, title: str | None = "chessscan summary") -> str:
     """Render ``summary`` as an aligned two-column text table (no trailing newline).
 
-    * Chart data (``check_routes``, ``results``, ``issues_by_source``, ``histograms``) is
-      left out: it is in summary.json, for ``chessscan report``.
+    * Chart data (``check_routes``, ``checkmate_kinds``, ``checkmate_routes``, ``results``,
+      ``issues_by_source``, ``histograms``) is left out: it is in summary.json, for
+      ``chessscan report``.
     * Known keys (``LABELS``/``ORDER``) come first, in a fixed order; other
       keys follow in insertion order with underscores turned into spaces.
     * Nested dicts become an indented block under their key (e.g. checks by

@@ -32,6 +32,7 @@ import pyarrow.dataset as ds
 
 from chessscan.analysis.game import CHECK_ROUTES, RESULT_VERDICTS, variant_kind
 from chessscan.core.fen import InvalidFen, parse_fen
+from chessscan.core.movegen import attackers
 from chessscan.core.position import STARTING_FEN, Position
 from chessscan.core.san import CASTLE_A_SIDE, CASTLE_H_SIDE, SanError, candidates, parse_san, resolve_san
 
@@ -511,8 +512,8 @@ def _results_chart(s: dict) -> str:
     mismatch = s.get("issues_by_code", {}).get("result-mismatch", 0)
     caption = ("Each game's Result tag, and whether the tag, the movetext's result token and the final "
                "position agree (<em>not checked</em>: a game not replayed, such as an unsupported variant). "
-               f"{_num('issues_by_code.result-mismatch.caption', mismatch)} results contradict a checkmate, "
-               "stalemate or dead position on the board (<code>result-mismatch</code>).")
+               "Results that contradict a checkmate, stalemate or dead position on the board "
+               f"(<code>result-mismatch</code>): {_num('issues_by_code.result-mismatch.caption', mismatch)}.")
     return _figure_block("Results and the board", _svg(fig), caption, nums, "chart-results")
 
 
@@ -532,6 +533,9 @@ def _perpetuals_chart(tables: ReportTables) -> str:
     ax = fig.add_subplot()
     labels = ["perpetual checks\n(3+ occurrences)", "twofold check cycles\n(2 occurrences)"]
     have_table = tables.has("perpetuals")
+    if not perpetual and not twofold:
+        return _figure_block("Perpetual checks and twofold cycles", None, "No run of checks repeated a position.",
+                             anchor="chart-perpetuals")
     if have_table:
         ended = [split[True, True], split[False, True]]
         rest = [split[True, False], split[False, False]]
@@ -672,15 +676,26 @@ def _arrow(pos: Position, san: str | None) -> tuple[int, int] | None:
 
 
 def _board(fen: str, arrow: tuple[int, int] | None, colour: str, marks: Iterable[int] = (),
-           flipped: bool = False) -> str:
+           check: int | None = None) -> str:
+    """An SVG board of ``fen``'s placement (drawn by ``chess.svg``), with ``arrow`` (from, to),
+    ``marks`` (squares filled) and ``check`` (the king in check, if any)."""
     import chess
     import chess.svg
 
     board = chess.BaseBoard(fen.split()[0])
     arrows = [chess.svg.Arrow(arrow[0], arrow[1], color=colour)] if arrow else []
     fill = {sq: "#e0606080" for sq in marks}
-    svg = chess.svg.board(board, arrows=arrows, fill=fill, size=240, flipped=flipped, coordinates=True)
+    svg = chess.svg.board(board, arrows=arrows, fill=fill, size=240, check=check, coordinates=True)
     return re.sub(r"<desc>.*?</desc>", "", svg, flags=re.S)
+
+
+def _king_in_check(pos: Position | None) -> int | None:
+    if pos is None:
+        return None
+    king = pos.king(pos.turn)
+    if king < 0 or not attackers(pos, not pos.turn, king, pos.occupied):
+        return None
+    return king
 
 
 def _squares(text: str | None) -> list[int]:
@@ -716,7 +731,9 @@ def _where_wrong(tables: ReportTables, limit: int, examples: int) -> str:
         out.append('<p>No game has an error.</p>')
     else:
         out.append(f'<h3>Games with errors: the first {min(limit, total):,} of {_num("games_with_errors.list", total)}, '
-                   f'by source and line</h3>')
+                   f'in input order</h3><p class="note">Each board is the position before the failing move, '
+                   f'the move drawn as a red arrow (the piece that could have meant it, for an illegal move), '
+                   f'the king in check marked.</p>')
         for g in games:
             out.append(_error_game(g, rows.get((g["source"], g["game_index"])),
                                    sans.get((g["source"], g["game_index"]), {})))
@@ -756,7 +773,7 @@ def _error_game(g: dict, row: dict | None, sans: dict[int, str]) -> str:
     if fen is not None:
         arrow = _arrow(pos, san) if pos is not None else None
         try:
-            board = _board(fen, arrow, "#c0392bcc", flipped=False)
+            board = _board(fen, arrow, "#c0392bcc", check=_king_in_check(pos))
         except ValueError:
             board = f'<p class="note">no board: {_e(fen)} is not a placement python-chess can draw</p>'
     players = f"{g.get('white') or '?'} – {g.get('black') or '?'}"
@@ -840,8 +857,7 @@ def _examples_section(tables: ReportTables, examples: dict[str, list[dict]], gam
             if g is not None:
                 pos = _replay(g, sans.get(key, {}), r["ply"])
                 if pos is not None:
-                    board = _board(pos.fen(), _arrow(pos, san), "#1f6feb cc".replace(" ", ""),
-                                   marks=_squares(r.get("checkers")), flipped=False)
+                    board = _board(pos.fen(), _arrow(pos, san), "#1f6ebfcc", marks=_squares(r.get("checkers")))
             players = f"{(g or {}).get('white') or '?'} – {(g or {}).get('black') or '?'}"
             line = (g or {}).get("line")
             detail = (f"{r['side']} checks {r['checks']} times, plies {r['first_ply']}–{r['last_ply']}, "

@@ -193,6 +193,31 @@ def test_csv_and_dataset_reports_render_the_same_numbers(tmp_path, samples_repor
     assert page.count("<svg") == (samples_report / "report.html").read_text().count("<svg")
 
 
+def test_a_dask_report_renders_the_same_numbers(tmp_path, samples_report):
+    """A report written by the Dask engine (OUTPUT/<table>/part-*.parquet)."""
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines import dask as dask_engine
+    from chessscan.reports.page import build_report
+    from chessscan.reports.writers import ReportWriter
+
+    out = tmp_path / "dask"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        tally = dask_engine.run_dask([str(p) for p in INPUTS], str(out), AnalysisOptions(cross_check="sample"),
+                                     client=client, shard_size=256 << 10)
+    summary = tally.as_dict()
+    summary["sources"] = [str(p) for p in INPUTS]
+    ReportWriter(out, tables=()).write_summary(summary)
+    assert len(list((out / "positions").glob("part-*.parquet"))) > 1
+    page = build_report(out).read_text()
+    got, want = numbers(page), numbers((samples_report / "report.html").read_text())
+    for key in ("elapsed_seconds", "positions_per_second"):
+        want.pop(key, None)
+    assert got == want
+
+
 def test_games_with_errors_show_the_position_and_the_move(tmp_path):
     pgn = tmp_path / "faulty.pgn"
     pgn.write_text(FAULTY_PGN)

@@ -765,11 +765,14 @@ def _error_game(g: dict, row: dict | None, sans: dict[int, str]) -> str:
         pos = _replay(g, sans, ply)
         san = san or sans.get(ply)
         fen = pos.fen() if pos is not None else None
-    elif ply == 0 or ply is None:
-        start = g.get("start_fen")
-        fen = start.strip() if start else None
-    board = '<p class="note">no board: the position could not be rebuilt (the positions table does ' \
-            'not hold every ply of this game)</p>'
+    elif ply == 0 and g.get("start_fen"):
+        fen = g["start_fen"].strip()
+        pos = _start(g)
+    if ply is None:
+        board = '<p class="note">no board: the error is in the tag section, before any position</p>'
+    else:
+        board = ('<p class="note">no board: the position could not be rebuilt (the positions table does '
+                 'not hold every ply of this game)</p>')
     if fen is not None:
         arrow = _arrow(pos, san) if pos is not None else None
         try:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from .schema import TABLE_NAMES, schema_for
 
@@ -113,18 +115,52 @@ class ReportTables:
              ) -> Iterator[pa.RecordBatch]:
         """Record batches of ``columns`` of the rows of ``table`` matching ``filter``, in file
         order (parts in part order); nothing when the table is absent. Raises
-        :class:`ReportError` for a file that cannot be read."""
+        :class:`ReportError` for a file that cannot be read.
+
+        Parquet is read one row group at a time (``ParquetFile.iter_batches``, no pre-buffering,
+        no read-ahead: Arrow memory stays flat, about 12 MiB on a 27M-row positions table),
+        skipping the row groups whose statistics rule ``filter`` out; CSV through a
+        ``pyarrow.dataset`` scanner, block by block."""
         if not self.has(table):
             return
+        fmt, path = self.paths[table]
         try:
+            if fmt == "parquet":
+                yield from self._scan_parquet(table, list(columns), filter)
+                return
             scanner = self.dataset(table).scanner(columns=list(columns), filter=filter,
-                                                  batch_size=BATCH_ROWS, batch_readahead=2,
-                                                  fragment_readahead=1, use_threads=True)
+                                                  batch_size=BATCH_ROWS, batch_readahead=1,
+                                                  fragment_readahead=1)
             for batch in scanner.to_batches():
                 if batch.num_rows:
                     yield batch
         except (pa.ArrowException, OSError) as exc:
-            raise ReportError(f"{self.paths[table][1]}: cannot read the {table} table ({exc})") from exc
+            raise ReportError(f"{path}: cannot read the {table} table ({exc})") from exc
+
+    def _scan_parquet(self, table: str, columns: list[str], filter: ds.Expression | None
+                      ) -> Iterator[pa.RecordBatch]:
+        names = self.dataset(table).schema.names
+        read = list(columns)
+        if filter is not None:  # the filter's columns too (column names are identifiers)
+            text = str(filter)
+            read += [n for n in names if n not in read and re.search(rf"\b{re.escape(n)}\b", text)]
+        for fragment in self.dataset(table).get_fragments():
+            if filter is None:
+                groups = None
+            else:  # statistics: only the row groups that may hold a match
+                groups = [rg.id for piece in fragment.split_by_row_group(filter) for rg in piece.row_groups]
+                if not groups:
+                    continue
+            with pq.ParquetFile(fragment.path, pre_buffer=False) as f:
+                for batch in f.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=read,
+                                            use_threads=False):
+                    if filter is not None:
+                        batch = pa.Table.from_batches([batch]).filter(filter).combine_chunks()
+                        batch = batch.to_batches()[0] if batch.num_rows else None
+                        if batch is None:
+                            continue
+                    if batch.num_rows:
+                        yield batch.select(columns)
 
     def head(self, table: str, columns: Sequence[str], filter: ds.Expression | None = None,
              limit: int = 10) -> list[dict]:

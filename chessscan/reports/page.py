@@ -252,6 +252,12 @@ def _svg(fig) -> str:
 
 
 def _style(ax) -> None:
+    from matplotlib.ticker import MaxNLocator, ScalarFormatter, StrMethodFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):  # counts: 1,341,541 rather than 1.3 and an offset "1e6"
+        if isinstance(axis.get_major_formatter(), ScalarFormatter):
+            axis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+            axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     ax.spines[["top", "right"]].set_visible(False)
     ax.tick_params(labelsize=8)
     ax.grid(axis="x" if ax.get_xlabel() == "" else "y", color="#e5e7eb", linewidth=0.6)

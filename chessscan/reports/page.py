@@ -850,12 +850,15 @@ def _examples_section(tables: ReportTables, examples: dict[str, list[dict]], gam
     out = [f"<h3>Rare events: the first {k} of each</h3>"]
     notes = {label: note for label, _, note in _RARE_EVENTS}
     notes["perpetual checks"] = "the last check of a run of checks that repeats a position three times or more"
-    if not tables.has("positions"):
-        out.append('<p class="note">this report has no positions table (analyzed with <code>--positions none</code>)</p>')
+    no_rows = not tables.has("positions") or tables.run.get("options", {}).get("positions") == "none"
+    if no_rows:
+        out.append('<p class="note">this report holds no position rows (no PGN games, or analyzed with '
+                   '<code>--positions none</code>): only perpetual checks can be shown</p>')
     for label, rows in examples.items():
         out.append(f"<h3>{_e(label)}</h3><p class=\"note\">{_e(notes[label])}</p>")
         if not rows:
-            out.append('<p class="note">none in this report</p>')
+            out.append('<p class="note">' + ("not recorded" if no_rows and label != "perpetual checks"
+                                             else "none in this report") + "</p>")
             continue
         out.append('<div class="examples">')
         for r in rows:

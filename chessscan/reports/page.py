@@ -141,7 +141,8 @@ th{background:var(--bg)}td.r,th.r{text-align:right}
 figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:10px;break-inside:avoid}
 figure svg{width:100%;height:auto}figcaption{font-size:13px;color:var(--mute)}
 .note{color:var(--mute);font-size:13px}
-.game{display:grid;grid-template-columns:250px 1fr;gap:16px;border-top:1px solid var(--line);padding:12px 0;break-inside:avoid}
+.game{display:grid;grid-template-columns:250px 1fr;gap:16px;border-top:1px solid var(--line);padding:12px 0;
+ break-inside:avoid}
 .game svg{width:240px;height:240px}.game .where{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
 .game .msg{margin:6px 0;white-space:pre-wrap;word-break:break-word}
 code{background:var(--bg);padding:0 3px;border-radius:3px}
@@ -205,8 +206,9 @@ def _headline(tables: ReportTables) -> str:
         elapsed = run.get("elapsed_seconds")
         if elapsed is not None:
             facts.append(("elapsed", f"{_num('elapsed_seconds', round(float(elapsed), 1))} s"))
+            per_second = int(run.get("positions_per_second", 0))
             facts.append(("throughput", f"{_n(int(run.get('games_per_second', 0)))} games/s, "
-                                        f"{_num('positions_per_second', int(run.get('positions_per_second', 0)))} positions/s"))
+                                        f"{_num('positions_per_second', per_second)} positions/s"))
         facts.append(("analyzed", _e(run.get("date", "-"))))
         facts.append(("by", f"chessscan {_e(run.get('chessscan', '?'))} (core: {_e(run.get('core', '?'))})"))
         options = run.get("options", {})
@@ -736,8 +738,8 @@ def _where_wrong(tables: ReportTables, limit: int, examples: int) -> str:
     if not total:
         out.append('<p>No game has an error.</p>')
     else:
-        out.append(f'<h3>Games with errors: the first {min(limit, total):,} of {_num("games_with_errors.list", total)}, '
-                   f'in input order</h3><p class="note">Each board is the position before the failing move, '
+        out.append(f'<h3>Games with errors: the first {min(limit, total):,} of '
+                   f'{_num("games_with_errors.list", total)}, in input order</h3><p class="note">Each board is the position before the failing move, '
                    f'the move drawn as a red arrow (the piece that could have meant it, for an illegal move), '
                    f'the king in check marked.</p>')
         for g in games:
@@ -789,7 +791,8 @@ def _error_game(g: dict, row: dict | None, sans: dict[int, str]) -> str:
     move = ""
     if ply is not None and ply >= 1:
         number = (ply + 1) // 2
-        move = f"ply {ply}" + (f", move <code>{_e(san)}</code>" if san else "") + (f" (move {number})" if not g.get("start_fen") else "")
+        move = (f"ply {ply}" + (f", move <code>{_e(san)}</code>" if san else "")
+                + (f" (move {number})" if not g.get("start_fen") else ""))
     return (f'<div class="game"><div>{board}</div><div><div class="where">{_e(where)} · game '
             f'{g["game_index"] + 1}</div><div><b>{_e(players)}</b> {_e(g.get("result") or "")}</div>'
             f'<div><code>{_e(g["error_code"])}</code> {move}</div><div class="msg">{_e(message)}</div>'

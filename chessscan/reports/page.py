@@ -739,7 +739,8 @@ def _where_wrong(tables: ReportTables, limit: int, examples: int) -> str:
         out.append('<p>No game has an error.</p>')
     else:
         out.append(f'<h3>Games with errors: the first {min(limit, total):,} of '
-                   f'{_num("games_with_errors.list", total)}, in input order</h3><p class="note">Each board is the position before the failing move, '
+                   f'{_num("games_with_errors.list", total)}, in input order</h3>'
+                   '<p class="note">Each board is the position before the failing move, '
                    f'the move drawn as a red arrow (the piece that could have meant it, for an illegal move), '
                    f'the king in check marked.</p>')
         for g in games:

@@ -226,7 +226,7 @@ RESULT_DECIDING_ENDS = {"checkmate": "checkmate", "stalemate": "stalemate",
 RESULT_VALUES = {"1-0", "0-1", "1/2-1/2", "*"}
 # summary.json "results": the Result tag (as written, or "missing" / "other"), and what the
 # game's text and board say of it (games.result_consistent true / false / null).
-RESULT_ORDER = ("1-0", "0-1", "1/2-1/2", "*", "other", "missing")
+RESULT_ORDER = tuple("1-0 0-1 1/2-1/2 * other missing".split())
 RESULT_VERDICTS = ("consistent", "inconsistent", "not_checked")
 
 

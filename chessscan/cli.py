@@ -131,7 +131,11 @@ def _warn_if_uncompiled() -> None:
               callback=lambda ctx, param, value: _analyze_size(value),
               help="With --dask: bytes of uncompressed PGN per task (suffix K, M or G); a "
                    "compressed or EPD file is one task.")
-def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size):
+@click.option("--html", "write_html", is_flag=True,
+              help="Also write OUTPUT/report.html, the report as one page (see `chessscan report`). "
+                   "Needs chessscan[report].")
+def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size,
+            write_html):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD) or - for stdin
@@ -153,6 +157,9 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     from chessscan.reports.writers import (OutputError, OutputFolderError, ReportWriter, prepare_output,
                                            report_files)
 
+    started = _RunClock()
+    if write_html:
+        _need_report_extra()
     for p in paths:
         if p != "-" and not Path(p).is_file():
             raise click.UsageError(f"{'not a file' if Path(p).exists() else 'no such file'}: {display_path(p)}")
@@ -162,8 +169,12 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     shown_dir = display_path(out_dir)
     if dask_address is not None:
         summary = _analyze_on_dask(paths, out_dir, fmt, options, jobs, dask_address, shard_size, progress)
+        _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
+                         cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size)
         click.echo(render_summary(summary), err=True)
         click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
+        if write_html:
+            _write_html(out_dir)
         return
     optional = {"positions": ("fen",)} if fen else None
     tables = tables_for(paths, options)
@@ -194,8 +205,106 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         writer.write_summary(summary)
     except OutputError as exc:
         raise OutputFailure(str(exc)) from None
+    _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
+                     cross_check=cross_check, jobs=jobs)
     click.echo(render_summary(summary), err=True)
     click.echo(f"tables written to {shown_dir}/", err=True)
+    if write_html:
+        _write_html(out_dir)
+
+class _RunClock:
+    """When an ``analyze`` run started: the wall clock (for the date) and a monotonic one."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.wall = time.time()
+        self.mono = time.perf_counter()
+
+    def elapsed(self) -> float:
+        import time
+
+        return time.perf_counter() - self.mono
+
+
+def _write_run_facts(out_dir, summary: dict, started: _RunClock, **options) -> None:
+    """``run.json`` beside summary.json: what summary.json leaves out so that two runs give
+    the same one (the date, the elapsed time and throughput, chessscan's version, the
+    options). ``chessscan report`` shows them in its headline."""
+    import datetime
+    import json
+    from importlib.metadata import PackageNotFoundError, version
+
+    from chessscan.core import core_mode
+
+    try:
+        ours = version("chessscan")
+    except PackageNotFoundError:
+        ours = "unknown"
+    elapsed = started.elapsed()
+    facts = {
+        "date": datetime.datetime.fromtimestamp(started.wall, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "chessscan": ours,
+        "core": core_mode(),
+        "elapsed_seconds": round(elapsed, 3),
+        "games_per_second": round(summary.get("games_read", 0) / elapsed, 1) if elapsed > 0 else 0,
+        "positions_per_second": round(summary.get("positions", 0) / elapsed, 1) if elapsed > 0 else 0,
+        "options": {k: v for k, v in options.items() if v is not None},
+    }
+    path = Path(out_dir) / "run.json"
+    try:
+        path.write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"warning: cannot write {path}: {exc}", err=True)
+
+
+def _need_report_extra() -> None:
+    """Fail before any work when the page's libraries are missing."""
+    try:
+        import chess.svg  # noqa: F401
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise click.ClickException(
+            f"report.html needs the optional report dependencies: pip install 'chessscan[report]' ({exc})") from exc
+
+
+def _write_html(report_dir, out=None) -> None:
+    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr."""
+    import time
+
+    from chessscan.reports.page import ReportError, build_report
+
+    start = time.perf_counter()
+    try:
+        path = build_report(report_dir, out)
+    except ReportError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the page: {exc}") from exc
+    click.echo(f"report written to {path} ({time.perf_counter() - start:.1f} s)", err=True)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("report_dir", type=click.Path(file_okay=False))
+@click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
+              help="The HTML file to write.  [default: REPORT_DIR/report.html]")
+def report(report_dir, out):
+    """Render a report folder (written by `analyze`) as one self-contained HTML page.
+
+    The page opens from disk with no network and no server: a headline, charts, the games
+    with errors and examples of rare events drawn on boards, and the data dictionary. It is
+    built from summary.json and streamed reads of the tables (CSV or Parquet, single files or
+    --dask datasets), so a report of any size renders in little memory.
+
+    \b
+    Examples:
+      chessscan report chessscan-report
+      chessscan report /shared/lichess-2024-01 -o lichess-2024-01.html
+    """
+    if not Path(report_dir).is_dir():
+        raise click.UsageError(f"{'not a folder' if Path(report_dir).exists() else 'no such folder'}: {report_dir}")
+    _need_report_extra()
+    _write_html(report_dir, out)
 
 
 def _warn_repeated(paths) -> None:

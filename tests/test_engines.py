@@ -344,7 +344,7 @@ def test_reused_output_folder_keeps_no_table_of_an_earlier_run(tmp_path):
     analyze_cli(tmp_path, "out", [MAGNUS], "--cross-check", "off", "--format", "csv")
     assert sorted(p.name for p in out.iterdir()) == [
         ".chessscan-manifest.json", "games", "games.csv", "issues.csv", "mine.parquet", "perpetuals.csv",
-        "positions.csv", "summary.json"]
+        "positions.csv", "run.json", "summary.json"]
     assert [p.name for p in (out / "games").iterdir()] == ["notes.txt"]
 
 

@@ -63,7 +63,7 @@ def test_a_run_removes_only_what_the_manifest_lists(tmp_path):
     manifest = json.loads((out / MANIFEST_NAME).read_text())
     assert manifest["tool"] == "chessscan"
     assert set(manifest["files"]) == {"games.csv", "issues.csv", "perpetuals.csv", "positions.csv",
-                                      "disagreements.csv", "summary.json"}
+                                      "disagreements.csv", "summary.json", "run.json", "report.html"}
     (out / "notes.txt").write_text("mine")
     (out / "games.parquet.bak").write_text("mine")
     # A killed run left a table under its partial name: the next run removes it too.
@@ -73,7 +73,7 @@ def test_a_run_removes_only_what_the_manifest_lists(tmp_path):
     assert analyze(MAGNUS, "-o", out, "--cross-check", "off").exit_code == 0
     assert sorted(p.name for p in out.iterdir()) == [
         MANIFEST_NAME, "games.parquet", "games.parquet.bak", "issues.parquet", "notes.txt",
-        "perpetuals.parquet", "positions.parquet", "summary.json"]
+        "perpetuals.parquet", "positions.parquet", "run.json", "summary.json"]
     assert len(pd.read_parquet(out / "games.parquet")) == 300
 
 

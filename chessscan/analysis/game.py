@@ -46,8 +46,29 @@ def _int_or_none(text: str | None) -> int | None:
     return None
 
 
+#: Check routes as the per-ply loop numbers them: ``route * 4 + kind`` (kind 1 direct,
+#: 2 discovered, 3 double; see :mod:`chessscan.analysis.plies`).
+CHECK_ROUTES = ("en_passant", "castling", "promotion")
+_KINDS = (None, DIRECT, DISCOVERED, DOUBLE)
+
+
+def _int_keyed(counts: dict) -> dict[str, int]:
+    """``{int: count}`` as JSON-ready ``{"int": count}``, in numeric order."""
+    return {str(k): counts[k] for k in sorted(counts)}
+
+
+def _merge_counts(into: dict, other: dict) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0) + v
+
+
 class Tally:
-    """Dataset counters, updated once per game (never per ply)."""
+    """Dataset counters, updated once per game (the histograms of checks also on checking
+    plies).
+
+    ``as_dict()`` is the run's ``summary.json``; merging the tallies of any split of the input
+    (``--jobs``, ``--dask``) gives the same dict as one tally of the whole.
+    """
 
     def __init__(self) -> None:
         self.games = 0
@@ -69,6 +90,14 @@ class Tally:
         self.cross_checked_games = 0
         self.cross_checked_positions = 0
         self.disagreements = 0
+        # Histograms (plain dicts: the compiled per-ply loop updates the first two).
+        self.checks_by_move: dict[int, int] = {}   # PGN move number -> checks given
+        self.check_routes: dict[int, int] = {}     # route * 4 + kind -> checks
+        self.checkmates_by_move: dict[int, int] = {}  # move number of the mating move -> games
+        self.checkmate_kinds: dict[int, int] = {}  # GameState.mate_kind -> games
+        self.game_lengths: dict[int, int] = {}     # plies replayed -> games
+        self.results: dict[tuple, int] = {}        # (Result tag, board verdict) -> games
+        self.issues_by_source: dict[tuple, int] = {}  # (source, severity) -> issues
 
     def merge(self, other: "Tally") -> None:
         for name in ("games", "games_ok", "games_with_errors", "unsupported_variant", "positions",
@@ -81,6 +110,9 @@ class Tally:
         self.epd_outcomes.update(other.epd_outcomes)
         self.issues.update(other.issues)
         self.issues_by_severity.update(other.issues_by_severity)
+        for name in ("checks_by_move", "check_routes", "checkmates_by_move", "checkmate_kinds",
+                     "game_lengths", "results", "issues_by_source"):
+            _merge_counts(getattr(self, name), getattr(other, name))
 
     def as_dict(self) -> dict:
         epd = {"epd_positions": self.epd_positions, "epd_valid": self.epd_positions - self.epd_invalid,
@@ -105,7 +137,35 @@ class Tally:
             "issues_by_code": dict(sorted(self.issues.items())),
             "cross_check": {"games": self.cross_checked_games, "positions": self.cross_checked_positions,
                             "disagreements": self.disagreements},
+            "check_routes": {route: {kind: self.check_routes.get(r * 4 + k, 0) for k, kind in enumerate(_KINDS) if k}
+                             for r, route in enumerate(CHECK_ROUTES)},
+            "checkmate_kinds": {kind: sum(n for m, n in self.checkmate_kinds.items() if m & 3 == k)
+                                for k, kind in enumerate(_KINDS) if k},
+            "checkmate_routes": {route: sum(n for m, n in self.checkmate_kinds.items() if m >> 2 == r + 1)
+                                 for r, route in enumerate(CHECK_ROUTES)},
+            "results": self._results(),
+            "issues_by_source": self._issues_by_source(),
+            "histograms": {
+                "game_length_plies": _int_keyed(self.game_lengths),
+                "checks_by_move_number": _int_keyed(self.checks_by_move),
+                "checkmates_by_move_number": _int_keyed(self.checkmates_by_move),
+            },
         }
+
+    def _results(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for tag in RESULT_ORDER:
+            row = {v: self.results.get((tag, v), 0) for v in RESULT_VERDICTS}
+            if any(row.values()):
+                out[tag] = row
+        return out
+
+    def _issues_by_source(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for source, severity in sorted(self.issues_by_source):
+            out.setdefault(source, {"error": 0, "warning": 0})[severity] = \
+                self.issues_by_source[source, severity]
+        return out
 
 
 def add_issue(issues: dict, tally: Tally, source: str, game_index: int | None, line: int | None,
@@ -123,13 +183,16 @@ def add_issue(issues: dict, tally: Tally, source: str, game_index: int | None, l
     issues["san"].append(san)
     tally.issues[code] += 1
     tally.issues_by_severity[severity] += 1
+    key = (source, severity)
+    tally.issues_by_source[key] = tally.issues_by_source.get(key, 0) + 1
 
 
 class GameState:
     """What :func:`_play` learned about one game (one object per game, not per ply)."""
 
     __slots__ = ("plies", "outcome", "winner", "error", "counts", "keys", "gave_check",
-                 "repeated", "white_first", "perpetuals", "ended", "final_repetition", "final_clock")
+                 "repeated", "white_first", "perpetuals", "ended", "final_repetition", "final_clock",
+                 "mate_move_number", "mate_kind")
 
     def __init__(self) -> None:
         self.plies = 0
@@ -145,6 +208,8 @@ class GameState:
         self.ended = None          # first automatic end reached (see AUTOMATIC_ENDS)
         self.final_repetition = 0
         self.final_clock = 0
+        self.mate_move_number = 0  # PGN move number of the mating move (0: a setup already mated)
+        self.mate_kind = 0         # the mating check's kind (1..3) + 4 * (route + 1) if by a route
 
 
 # An automatic end (no claim needed) stops the game; moves after it are a warning.
@@ -159,6 +224,10 @@ RESULT_DECIDING_ENDS = {"checkmate": "checkmate", "stalemate": "stalemate",
                         "insufficient_material": "a dead position (insufficient material, FIDE art. 5.2.2)"}
 # The Result tag's values (PGN standard §8.1.1.7).
 RESULT_VALUES = {"1-0", "0-1", "1/2-1/2", "*"}
+# summary.json "results": the Result tag (as written, or "missing" / "other"), and what the
+# game's text and board say of it (games.result_consistent true / false / null).
+RESULT_ORDER = tuple("1-0 0-1 1/2-1/2 * other missing".split())
+RESULT_VERDICTS = ("consistent", "inconsistent", "not_checked")
 
 
 def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally) -> bool:
@@ -265,8 +334,19 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             tally.perpetuals += 1
         else:
             tally.twofold_check_cycles += 1
+    lengths = tally.game_lengths
+    lengths[state.plies] = lengths.get(state.plies, 0) + 1
+    tag = tags.get("Result")
+    key = (tag if tag in RESULT_VALUES else "missing" if tag is None else "other",
+           "not_checked" if result_consistent is None else "consistent" if result_consistent else "inconsistent")
+    tally.results[key] = tally.results.get(key, 0) + 1
     if state.outcome == "checkmate":
         tally.checkmates += 1
+        mates = tally.checkmates_by_move
+        mates[state.mate_move_number] = mates.get(state.mate_move_number, 0) + 1
+        if state.mate_kind:  # (none for a [FEN] setup already mated)
+            kinds = tally.checkmate_kinds
+            kinds[state.mate_kind] = kinds.get(state.mate_kind, 0) + 1
     elif state.outcome == "stalemate":
         tally.stalemates += 1
     return (state.outcome in ("checkmate", "stalemate") or bool(counts[DOUBLE] or counts["special"])

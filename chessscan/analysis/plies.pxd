@@ -46,7 +46,8 @@ cdef _History _HISTORY
                n_tokens=Py_ssize_t, i=Py_ssize_t, move_number=int, token=long, piece=int, from_mask=uint64_t,
                to=int, move=int, frm=int, promotion=int, castling=bint, en_passant=bint, arrived=uint64_t,
                kind=int, flags=int, clock=int, zobrist=uint64_t, mate=bint, suffix=int, gi=int64_t,
-               king=int, blockers=uint64_t, sans=list)
+               king=int, blockers=uint64_t, sans=list,
+               checks_by_move=dict, check_routes=dict, route=int)
 cpdef play_plies(raw, Position pos, tables, options, tally, state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)

@@ -182,6 +182,9 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     sid = rows.source_number(source) if keep_all or keep_checks else 0
     counts = state.counts
     n_direct = n_discovered = n_double = n_special = 0
+    # Dataset histograms (Tally): touched only on checking plies, a few in a hundred.
+    checks_by_move = tally.checks_by_move
+    check_routes = tally.check_routes
     seen = _SEEN
     history = _HISTORY
     history.n = 0
@@ -295,6 +298,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 flags |= _BY_PROMOTION
             if en_passant or promotion:
                 n_special += 1
+            checks_by_move[move_number] = checks_by_move.get(move_number, 0) + 1
+            if en_passant or castling or promotion:
+                route = (0 if en_passant else 1 if castling else 2) * 4 + kind
+                check_routes[route] = check_routes.get(route, 0) + 1
 
         clock = pos.halfmove_clock
         zobrist = pos.key ^ pos.ep_key()
@@ -326,6 +333,8 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 ended_ply = plies
                 if mate:
                     state.winner = COLOR_NAMES[mover]
+                    state.mate_move_number = move_number
+                    state.mate_kind = kind + (4 if en_passant else 8 if castling else 12 if promotion else 0)
 
         suffix = (token >> 22) & 3
         if suffix or checking:

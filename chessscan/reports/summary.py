@@ -48,11 +48,16 @@ _SHARE_OF_GAMES = ("games_ok", "games_with_errors", "games_with_warnings")
 _SORT_BY_COUNT = ("issues", "issues_by_code", "errors_by_code", "warnings_by_code")
 
 _INDENT = "  "
+# Keys left to summary.json: chart data for ``chessscan report``.
+_HIDDEN = ("check_routes", "checkmate_kinds", "checkmate_routes", "results", "issues_by_source", "histograms")
 
 
 def render_summary(summary: Mapping[str, Any], *, title: str | None = "chessscan summary") -> str:
     """Render ``summary`` as an aligned two-column text table (no trailing newline).
 
+    * Chart data (``check_routes``, ``checkmate_kinds``, ``checkmate_routes``, ``results``,
+      ``issues_by_source``, ``histograms``) is left out: it is in summary.json, for
+      ``chessscan report``.
     * Known keys (``LABELS``/``ORDER``) come first, in a fixed order; other
       keys follow in insertion order with underscores turned into spaces.
     * Nested dicts become an indented block under their key (e.g. checks by
@@ -115,6 +120,8 @@ def _collect(d: Mapping[Any, Any], depth: int, rows: list, *, top: bool = False,
              parent: Any = None) -> None:
     games_read = d.get("games_read") if top else None
     for key, value in _ordered_items(d, parent, top):
+        if top and key in _HIDDEN:
+            continue
         # Issue codes are identifiers people grep for: show them verbatim.
         label = str(key) if parent in _SORT_BY_COUNT else _label(key)
         if isinstance(value, Mapping):

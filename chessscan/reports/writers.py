@@ -122,11 +122,17 @@ class OutputFolderError(Exception):
             f"only what its {MANIFEST_NAME} lists): move them away or choose another output folder")
 
 
+#: What a run writes beside its tables: the summary, the run's facts (date, elapsed time,
+#: options) and the page ``--html`` or ``chessscan report`` renders.
+RUN_FILES = (SUMMARY_NAME, "run.json", "report.html")
+
+
 def report_files(tables: Iterable[str], fmt: str = "parquet", dataset: bool = False) -> list[str]:
     """Names (relative to the output folder) a run writes: ``<table>.<ext>`` per table, or
-    ``<table>/`` (a folder of ``part-NNNNNN.parquet``) when ``dataset``; then ``summary.json``."""
+    ``<table>/`` (a folder of ``part-NNNNNN.parquet``) when ``dataset``; then
+    :data:`RUN_FILES`."""
     names = [f"{t}/" if dataset else f"{t}{EXTENSIONS[fmt]}" for t in tables]
-    return names + [SUMMARY_NAME]
+    return names + list(RUN_FILES)
 
 
 def _report_named(out: Path) -> list[str]:

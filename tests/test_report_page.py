@@ -1,0 +1,423 @@
+"""report.html (`chessscan report`, `analyze --html`): the summary's chart data against the
+tables, the page's numbers against summary.json for Parquet, CSV and --dask-style datasets,
+the games with errors on boards, bounded reads, and the page in headless Chromium."""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import html
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from chessscan.cli import main
+from conftest import SAMPLES
+
+pytest.importorskip("matplotlib", reason="the report extra: pip install 'chessscan[report]'")
+
+INPUTS = [SAMPLES / "lichess-magnus-300.pgn.zst", SAMPLES / "lichess-jishanshaikh4-variants.pgn",
+          SAMPLES / "arasan-wacnew.epd", SAMPLES / "sf-books-stalemates-500.epd"]
+
+# Real openings, each with one fault: a move that ignores a check (2...Nf6 leaves the king on
+# e8 in check from h5), a Result that a checkmate on the board contradicts (scholar's mate
+# scored 0-1), and a clean game between them.
+FAULTY_PGN = """[Event "Faulty"]
+[White "Alpha"]
+[Black "Beta"]
+[Result "1-0"]
+
+1. e4 f5 2. Qh5+ Nf6 3. Qe8# 1-0
+
+[Event "Clean"]
+[White "Gamma"]
+[Black "Delta"]
+[Result "1/2-1/2"]
+
+1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 1/2-1/2
+
+[Event "Mismatch"]
+[White "Epsilon"]
+[Black "Zeta"]
+[Result "0-1"]
+
+1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 0-1
+"""
+
+
+def analyze(out: Path, paths, *args) -> Path:
+    result = CliRunner().invoke(main, ["analyze", *map(str, paths), "-o", str(out), "--silent", "--jobs", "1",
+                                       *args])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return out
+
+
+@pytest.fixture(scope="module")
+def samples_report(tmp_path_factory) -> Path:
+    """data/samples/ analyzed to Parquet, with report.html."""
+    return analyze(tmp_path_factory.mktemp("samples") / "out", INPUTS, "--html")
+
+
+def numbers(page: str) -> dict[str, int]:
+    """The page's figures marked ``data-key``, as ints."""
+    found = {}
+    for key, text in re.findall(r'data-key="([^"]+)">([^<]*)<', page):
+        found[html.unescape(key)] = int(text.replace(",", "")) if re.fullmatch(r"[\d,]+", text) else text
+    return found
+
+
+def read(folder: Path, table: str) -> pd.DataFrame:
+    return pd.read_parquet(folder / f"{table}.parquet", dtype_backend="numpy_nullable")
+
+
+def test_summary_chart_data_agrees_with_the_tables(samples_report):
+    """The histograms, routes, results and issues-by-source the analysis adds to summary.json
+    are what the tables hold."""
+    s = json.loads((samples_report / "summary.json").read_text())
+    games, positions, issues = (read(samples_report, t) for t in ("games", "positions", "issues"))
+    h = s["histograms"]
+    assert {int(k): v for k, v in h["game_length_plies"].items()} == games.plies.value_counts().to_dict()
+    checks = positions[positions.in_check]
+    assert {int(k): v for k, v in h["checks_by_move_number"].items()} == checks.move_number.value_counts().to_dict()
+    mated = games[games.outcome == "checkmate"][["source", "game_index", "plies"]]
+    mates = positions.merge(mated, left_on=["source", "game_index", "ply"], right_on=["source", "game_index", "plies"])
+    assert mates.is_checkmate.all() and len(mates) == s["checkmates"] == 68
+    assert {int(k): v for k, v in h["checkmates_by_move_number"].items()} == mates.move_number.value_counts().to_dict()
+    assert {k: v for k, v in s["checkmate_kinds"].items() if v} == mates.check_kind.value_counts().to_dict()
+    assert s["checkmate_kinds"] == {"direct": 68, "discovered": 0, "double": 0}
+    for route in ("en_passant", "castling", "promotion"):
+        assert s["checkmate_routes"][route] == mates[f"by_{route}"].sum(), route
+    for route in ("en_passant", "castling", "promotion"):
+        got = checks[checks[f"by_{route}"]].check_kind.value_counts().to_dict()
+        assert {k: v for k, v in s["check_routes"][route].items() if v} == got, route
+    assert s["check_routes"]["promotion"]["direct"] == 22 and s["check_routes"]["en_passant"]["direct"] == 2
+    verdict = games.result_consistent.map({True: "consistent", False: "inconsistent"}).fillna("not_checked")
+    tag = games.result.where(games.result.isin(["1-0", "0-1", "1/2-1/2", "*"]), "other").fillna("missing")
+    table = pd.crosstab(tag, verdict)
+    for t, row in s["results"].items():
+        for v, n in row.items():
+            assert (table.loc[t, v] if v in table.columns else 0) == n, (t, v)
+    by_source = issues.groupby(["source", "severity"]).size().to_dict()
+    assert {(src, sev): n for src, d in s["issues_by_source"].items() for sev, n in d.items() if n} == by_source
+
+
+def test_page_numbers_are_the_summary(samples_report):
+    s = json.loads((samples_report / "summary.json").read_text())
+    page = (samples_report / "report.html").read_text()
+    n = numbers(page)
+    for key in ("games_read", "games_ok", "games_with_errors", "positions", "checkmates", "stalemates",
+                "perpetual_checks", "twofold_check_cycles", "epd_positions", "games_unsupported_variant"):
+        assert n[key] == s[key], key
+    assert (n["games_read"], n["positions"], n["checkmates"]) == (408, 33_156, 68)
+    assert n["checks"] == sum(s["checks"].values())
+    assert n["warnings"] == s["issues_by_severity"].get("warning", 0)
+    for kind, count in s["checks"].items():
+        assert n[f"checks.{kind}"] == count
+    for key in ("checkmate_kinds", "checkmate_routes"):
+        for name, count in s[key].items():
+            assert n[f"{key}.{name}"] == count
+    for route, kinds in s["check_routes"].items():
+        for kind, count in kinds.items():
+            assert n[f"check_routes.{route}.{kind}"] == count
+    for outcome, count in s["outcomes"].items():
+        assert n[f"outcomes.{outcome}"] == count
+    for code, count in s["issues_by_code"].items():
+        assert n[f"issues_by_code.{code}"] == count
+    for tag, row in s["results"].items():
+        for verdict, count in row.items():
+            assert n[f"results.{tag}.{verdict}"] == count
+    h = s["histograms"]
+    assert n["games_by_length"] == s["games_read"]
+    assert n["longest_game_plies"] == max(int(k) for k in h["game_length_plies"])
+    assert n["checks_by_move_total"] == sum(s["checks"].values())
+    assert n["checkmates_by_move_total"] == s["checkmates"]
+    assert n["rows.positions"] == s["positions"] and n["rows.games"] == s["games_read"]
+    assert n["rows.epd_positions"] == s["epd_positions"]
+    # run.json's facts, and the page is self-contained.
+    run = json.loads((samples_report / "run.json").read_text())
+    assert run["options"]["format"] == "parquet" and run["elapsed_seconds"] > 0
+    assert "positions_per_second" in n
+    assert page.count("<svg") >= 8 + 3  # the charts, and boards of the rare events
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", page) and "<script" not in page
+    # The data dictionary is the schemas: every column of every table, with its doc.
+    from chessscan.reports.schema import TABLE_SPECS
+
+    for table, columns in TABLE_SPECS.items():
+        assert f'id="table-{table}"' in page
+        for c in columns:
+            assert f"<code>{c.name}</code>" in page and html.escape(c.doc, quote=True) in page
+
+
+def test_rare_events_are_drawn(samples_report):
+    page = (samples_report / "report.html").read_text()
+    section = page[page.index("Rare events"):page.index('id="dictionary"')]
+    # The two en-passant checks of the Magnus sample (ply 73 gxh6+, ply 45 gxf6+), the castling
+    # check (O-O-O+), and the two perpetual checks of the variants file.
+    assert "gxh6+" in section and "gxf6+" in section and "O-O-O+" in section
+    assert section.count("occurrences, result") == 2
+    assert section.count("<svg") == 2 + 1 + 2
+
+
+def test_csv_and_dataset_reports_render_the_same_numbers(tmp_path, samples_report):
+    """CSV tables, and Parquet datasets in parts as --dask writes them, give the same page."""
+    csv = analyze(tmp_path / "csv", INPUTS, "--format", "csv", "--html")
+    dataset = tmp_path / "dataset"
+    dataset.mkdir()
+    shutil.copy(samples_report / "summary.json", dataset)
+    for table in ("positions", "games", "issues", "perpetuals", "epd_positions", "disagreements"):
+        t = pq.read_table(samples_report / f"{table}.parquet")
+        (dataset / table).mkdir()
+        step = max(1, -(-t.num_rows // 3))
+        for i, start in enumerate(range(0, max(t.num_rows, 1), step)):
+            pq.write_table(t.slice(start, step), dataset / table / f"part-{i:06d}.parquet")
+    result = CliRunner().invoke(main, ["report", str(dataset)])
+    assert result.exit_code == 0, result.output
+    want = numbers((samples_report / "report.html").read_text())
+    for folder in (csv, dataset):
+        got = numbers((folder / "report.html").read_text())
+        for key in ("elapsed_seconds", "positions_per_second"):
+            want.pop(key, None), got.pop(key, None)
+        assert got == want, folder
+    page = (dataset / "report.html").read_text()
+    assert "positions/ (3 Parquet parts)" in page
+    assert page.count("<svg") == (samples_report / "report.html").read_text().count("<svg")
+
+
+def test_a_dask_report_renders_the_same_numbers(tmp_path, samples_report):
+    """A report written by the Dask engine (OUTPUT/<table>/part-*.parquet)."""
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines import dask as dask_engine
+    from chessscan.reports.page import build_report
+    from chessscan.reports.writers import ReportWriter
+
+    out = tmp_path / "dask"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        tally = dask_engine.run_dask([str(p) for p in INPUTS], str(out), AnalysisOptions(cross_check="sample"),
+                                     client=client, shard_size=256 << 10)
+    summary = tally.as_dict()
+    summary["sources"] = [str(p) for p in INPUTS]
+    ReportWriter(out, tables=()).write_summary(summary)
+    assert len(list((out / "positions").glob("part-*.parquet"))) > 1
+    page = build_report(out).read_text()
+    got, want = numbers(page), numbers((samples_report / "report.html").read_text())
+    for key in ("elapsed_seconds", "positions_per_second"):
+        want.pop(key, None)
+    assert got == want
+
+
+def test_games_with_errors_show_the_position_and_the_move(tmp_path):
+    pgn = tmp_path / "faulty.pgn"
+    pgn.write_text(FAULTY_PGN)
+    out = analyze(tmp_path / "out", [pgn], "--html")
+    page = (out / "report.html").read_text()
+    s = json.loads((out / "summary.json").read_text())
+    assert s["games_with_errors"] == 2 and numbers(page)["games_with_errors.list"] == 2
+    section = page[page.index('id="errors"'):page.index("Rare events")]
+    games = section.split('<div class="game">')[1:]
+    assert len(games) == 2
+    # The illegal move: file:line:column, game 1, players, the move, the board before it (from
+    # the FEN in the message) and an arrow g8 -> f6.
+    first = games[0]
+    assert f"{pgn}:6:18 · game 1" in html.unescape(first) and "Alpha – Beta" in first
+    assert "illegal-move" in first and "ply 4, move <code>Nf6</code>" in first
+    assert first.count("<svg") == 1 and 'class="arrow"' in first
+    assert "rnbqkbnr/ppppp1pp/8/5p1Q/4P3/8/PPPP1PPP/RNB1KBNR b KQkq - 1 2" in first
+    # The result that the mate contradicts: the board replayed from the positions table, with
+    # the mating move as the arrow.
+    second = games[1]
+    assert f"{pgn}:15 · game 3" in html.unescape(second) and "result-mismatch" in second
+    assert "Qxf7#" in second and second.count("<svg") == 1 and 'class="arrow"' in second
+
+
+def test_the_positions_table_is_only_read_through_filters(tmp_path, samples_report, monkeypatch):
+    """Bounded reads: every scan of positions is filtered (to a few games, or to rare
+    events), and reads a few columns; nothing loads a table whole."""
+    from chessscan.reports import page, readback
+
+    scans = []
+    real = readback.ReportTables.scan
+
+    def spy(self, table, columns, filter=None):
+        scans.append((table, tuple(columns), filter))
+        return real(self, table, columns, filter)
+
+    monkeypatch.setattr(readback.ReportTables, "scan", spy)
+    monkeypatch.setattr(readback.ReportTables, "head",
+                        lambda self, table, columns, filter=None, limit=10: [] if limit <= 0 else
+                        [r for b in self.scan(table, columns, filter) for r in b.to_pylist()][:limit])
+    page.build_report(samples_report, tmp_path / "page.html")
+    positions = [s for s in scans if s[0] == "positions"]
+    assert positions and all(f is not None and len(cols) <= 10 for _, cols, f in positions)
+    assert all(len(cols) < 19 for _, cols, _ in scans)
+
+
+def test_report_of_a_folder_that_is_no_report(tmp_path):
+    result = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert result.exit_code == 1 and "holds no summary.json" in result.output and result.exception is not None
+    assert not isinstance(result.exception, (ValueError, KeyError))  # a clean exit, no traceback
+    result = CliRunner().invoke(main, ["report", str(tmp_path / "missing")])
+    assert result.exit_code == 2 and "no such folder" in result.output
+
+
+# ---------------------------------------------------------------------------
+# Headless Chromium, driven through the DevTools protocol on a pipe (no extra dependency)
+# ---------------------------------------------------------------------------
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        exe = shutil.which(name)
+        if exe:
+            return exe
+    pytest.skip("no headless Chromium: Debian's 'chromium' package is not installed "
+                "(.ci/run installs it with apt-get when it can)")
+
+
+class DevTools:
+    """A Chromium started with ``--remote-debugging-pipe``: commands go to its fd 3, replies
+    and events come from its fd 4, JSON messages ended by NUL."""
+
+    def __init__(self, exe: str, profile: Path) -> None:
+        to_chrome_r, self._w = os.pipe()
+        self._r, from_chrome_w = os.pipe()
+        # Out of the way of 3 and 4, which the child gets.
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_chrome_r, from_chrome_w)]
+        os.close(to_chrome_r), os.close(from_chrome_w)
+
+        def wire() -> None:
+            os.dup2(high[0], 3)
+            os.dup2(high[1], 4)
+
+        self.proc = subprocess.Popen([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                                      "--remote-debugging-pipe", "about:blank"],
+                                     preexec_fn=wire, pass_fds=(3, 4), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        for fd in high:
+            os.close(fd)
+        self._next = 0
+        self._buf = b""
+        self.events: list[dict] = []
+
+    def send(self, method: str, params: dict | None = None, session: str | None = None,
+             timeout: float = 30) -> dict:
+        self._next += 1
+        msg = {"id": self._next, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self._w, json.dumps(msg).encode() + b"\0")
+        while True:
+            reply = self._read(timeout)
+            if reply.get("id") == self._next:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_for(self, method: str, timeout: float = 30) -> dict:
+        for e in self.events:
+            if e.get("method") == method:
+                return e
+        while True:
+            e = self._read(timeout)
+            self.events.append(e)
+            if e.get("method") == method:
+                return e
+
+    def drain(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if not select.select([self._r], [], [], max(0.0, end - time.monotonic()))[0] and b"\0" not in self._buf:
+                break
+            try:
+                self.events.append(self._read(max(0.01, end - time.monotonic())))
+            except TimeoutError:
+                break
+
+    def _read(self, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
+        while b"\0" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._r], [], [], left)[0]:
+                raise TimeoutError("Chromium did not answer")
+            chunk = os.read(self._r, 1 << 20)
+            if not chunk:
+                raise EOFError("Chromium closed the pipe")
+            self._buf += chunk
+        msg, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def close(self) -> None:
+        try:
+            self.send("Browser.close", timeout=5)
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._w), os.close(self._r)
+
+
+def test_page_in_headless_chromium(tmp_path, samples_report):
+    """From a file:// URL: no console error, no request but the page itself, and a
+    screenshot of the whole page at 1280 px wide."""
+    exe = chromium()
+    page = tmp_path / "report.html"
+    shutil.copy(samples_report / "report.html", page)
+    url = page.as_uri()
+    try:
+        browser = DevTools(exe, tmp_path / "profile")
+    except OSError as exc:
+        pytest.skip(f"cannot start {exe}: {exc}")
+    try:
+        try:
+            target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        except (TimeoutError, EOFError) as exc:
+            pytest.skip(f"{exe} does not run headless here: {exc}")
+        session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            browser.send(f"{domain}.enable", session=session)
+        browser.send("Emulation.setDeviceMetricsOverride",
+                     {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=session)
+        browser.send("Page.navigate", {"url": url}, session=session)
+        browser.wait_for("Page.loadEventFired")
+        browser.drain(1.0)
+        metrics = browser.send("Page.getLayoutMetrics", session=session)
+        height = int(metrics["cssContentSize"]["height"])
+        width = int(metrics["cssContentSize"]["width"])
+        shot = browser.send("Page.captureScreenshot",
+                            {"format": "png", "captureBeyondViewport": True,
+                             "clip": {"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1}},
+                            session=session, timeout=60)
+        title = browser.send("Runtime.evaluate", {"expression": "document.title"}, session=session)
+    finally:
+        browser.close()
+    png = tmp_path / "report-1280.png"
+    png.write_bytes(base64.b64decode(shot["data"]))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(png.read_bytes()[16:20], "big") == 1280  # IHDR width
+    assert width <= 1280 and height > 3000  # no horizontal overflow; the whole report is long
+    assert title["result"]["value"].startswith("chessscan report")
+    errors = [e for e in browser.events
+              if e.get("method") == "Runtime.exceptionThrown"
+              or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
+              or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
+    assert errors == []
+    requests = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+    assert requests == [url]

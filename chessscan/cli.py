@@ -68,11 +68,18 @@ def _warn_if_uncompiled() -> None:
               callback=lambda ctx, param, value: _analyze_size(value),
               help="With --dask: bytes of uncompressed PGN per task (suffix K, M or G); a "
                    "compressed or EPD file is one task.")
-def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size):
+@click.option("--select", "select", multiple=True, metavar="CODE[,CODE...]",
+              help="Report only these issue codes (or groups: syntax, moves, positions, "
+                   "consistency, input); the summary still counts every issue.")
+@click.option("--ignore", "ignore", multiple=True, metavar="CODE[,CODE...]",
+              help="Do not report these issue codes (or groups); the summary still counts them.")
+def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size,
+            select, ignore):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
-    PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD) or - for stdin
-    (EPD when it starts with a FEN, else PGN). Writes positions, games, perpetuals,
+    PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD, .pgn PGN, any
+    other name EPD when it starts with a FEN, else PGN), folders (their .pgn and .epd files,
+    recursively) or - for stdin. Writes positions, games, perpetuals,
     epd_positions, issues and disagreements tables and summary.json to the output folder.
     Games are analyzed on every core (--jobs), or on a Dask cluster (--dask).
 
@@ -87,27 +94,46 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     from chessscan.reports.summary import render_summary
     from chessscan.reports.writers import ReportWriter, remove_report
 
-    for p in paths:
-        if p != "-" and not Path(p).is_file():
-            raise click.UsageError(f"{'not a file' if Path(p).exists() else 'no such file'}: {p}")
+    import time
+
+    from chessscan.analysis.game import Tally
+    from chessscan.engines.local import report_input_problems
+    from chessscan.reports.filters import IssueFilter
+
+    started = time.perf_counter()
+    select_codes, ignore_codes = _code_options(select, ignore)
+    if dask_address is None and click.get_current_context().get_parameter_source("shard_size").name != "DEFAULT":
+        click.echo("warning: --shard-size applies only with --dask: ignored", err=True)
+    sources, problems = _resolve_cli_inputs(paths)
     _warn_repeated(paths)
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     progress = not silent and sys.stderr.isatty()
     if dask_address is not None:
-        summary = _analyze_on_dask(paths, out_dir, fmt, options, jobs, dask_address, shard_size, progress)
+        for p in problems:
+            click.echo(_problem_line(p), err=True)
+        summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
+                                   problems, started)
         click.echo(render_summary(summary), err=True)
         click.echo(f"Parquet datasets written to {out_dir}/<table>/", err=True)
+        _exit_on_input_errors(problems)
         return
     optional = {"positions": ("fen",)} if fen else None
-    tables = tables_for(paths, options)
+    tables = tables_for(sources, options)
     try:
         remove_report(out_dir)
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
     except OSError as exc:
         raise click.BadParameter(f"cannot write the report there: {exc}", param_hint="-o/--output") from exc
     with writer:
+        sink = IssueFilter(writer, select_codes, ignore_codes)
+        tally = Tally()
+        for p in problems:
+            click.echo(_problem_line(p), err=True)
+        report_input_problems([p for p in problems if sink.wanted(p.code)], writer, Tally())
         try:
-            tally = run(paths, writer, options, progress=progress, jobs=jobs)
+            if sources:
+                tally = run(sources, sink, options, progress=progress, jobs=jobs)
+            sink.finish()
         except KeyboardInterrupt:
             writer.close()
             click.echo(f"\ninterrupted: the tables in {out_dir}/ hold only the games analyzed before, "
@@ -118,11 +144,81 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         except BrokenProcessPool as exc:
             raise click.ClickException(
                 f"a worker process died ({exc}); out of memory? Try fewer --jobs") from exc
-        summary = tally.as_dict()
-        summary["sources"] = [str(p) for p in paths]
+        report_input_problems(problems, _NoSink(), tally)  # counted whether reported or not
+        summary = _finish_summary(tally, sources, started)
         writer.write_summary(summary)
     click.echo(render_summary(summary), err=True)
     click.echo(f"tables written to {out_dir}/", err=True)
+    _exit_on_input_errors(problems)
+
+
+class _NoSink:
+    """A sink that drops what it is given (to count rows that are not reported)."""
+
+    def write(self, table_name, columns) -> None:
+        pass
+
+
+def _code_options(select, ignore):
+    """``--select`` / ``--ignore`` values as sets of codes (None: every code); a usage error
+    names an unknown code."""
+    from chessscan.reports.filters import parse_codes
+
+    try:
+        return (parse_codes(select) if select else None), parse_codes(ignore)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--select/--ignore") from exc
+
+
+def _resolve_cli_inputs(paths, ordered: bool = False):
+    """The sources to read for ``paths`` and the problems of the others
+    (:func:`~chessscan.readers.inputs.resolve_each`); with ``ordered``, the one ordered list.
+    Refuses ``-`` when stdin is a terminal (nothing is piped in), and exits 2 when no path
+    can be read at all."""
+    from chessscan.readers.inputs import InputProblem, resolve_each
+
+    if "-" in paths and sys.stdin is not None and sys.stdin.isatty():
+        raise click.UsageError("'-' reads PGN or EPD from stdin, but stdin is a terminal: pipe or redirect "
+                               "a file into it (chessscan ... - < games.pgn, or zstdcat games.pgn.zst | "
+                               "chessscan ... -)")
+    items = resolve_each(paths)
+    problems = [i for i in items if isinstance(i, InputProblem)]
+    sources = [i for i in items if not isinstance(i, InputProblem)]
+    unreadable = [p for p in problems if p.code == "unreadable-input"]
+    if not sources and unreadable and len(unreadable) == len(problems):
+        raise InputError("cannot read input: " + "; ".join(f"{p.message}: {p.path}" for p in unreadable))
+    return items if ordered else (sources, problems)
+
+
+def _problem_line(p) -> str:
+    """One input problem as a diagnostic line (``path: error[code]: message``)."""
+    return f"{p.source}: {p.severity}[{p.code}]: {p.message}"
+
+
+def _exit_on_input_errors(problems) -> None:
+    """Exit 2 when an input could not be analyzed (missing, unreadable, not text)."""
+    bad = [p for p in problems if p.severity == "error"]
+    if bad:
+        names = ", ".join(p.source for p in bad[:3]) + (", ..." if len(bad) > 3 else "")
+        click.echo(f"error: {len(bad)} input{'s' if len(bad) > 1 else ''} could not be analyzed ({names}): "
+                   "exit status 2", err=True)
+        sys.exit(2)
+
+
+def _finish_summary(tally, sources, started: float) -> dict:
+    """The run's summary: the tally's counts, the sources read (``<stdin>`` for ``-``), the
+    elapsed time (seconds) and the throughput."""
+    import time
+
+    from chessscan.readers.sources import source_name
+
+    summary = tally.as_dict()
+    summary["sources"] = [source_name(p) for p in sources]
+    elapsed = max(time.perf_counter() - started, 1e-9)
+    summary["elapsed_seconds"] = round(elapsed, 3)
+    summary["games_per_second"] = round(summary["games_read"] / elapsed, 1)
+    summary["positions_per_second"] = round(summary["positions"] / elapsed, 1)
+    return summary
 
 
 def _warn_repeated(paths) -> None:
@@ -145,7 +241,8 @@ def _analyze_size(text: str) -> int:
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
 
 
-def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress) -> dict:
+def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
+                     started=None) -> dict:
     """``analyze --dask``: run on the cluster, write summary.json, return the summary."""
     from chessscan.reports.writers import ReportWriter
 
@@ -168,14 +265,20 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot read input or write {out_dir}: {exc}") from exc
-    summary = tally.as_dict()
-    summary["sources"] = [str(p) for p in paths]
+    from chessscan.engines.local import report_input_problems
+
+    report_input_problems(problems, _NoSink(), tally)
+    if started is None:
+        summary = tally.as_dict()
+        summary["sources"] = [str(p) for p in paths]
+    else:
+        summary = _finish_summary(tally, paths, started)
     ReportWriter(out_dir, tables=()).write_summary(summary)
     return summary
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("fen", required=False)
+@click.argument("fen", required=False, metavar="FEN|startpos")
 @click.argument("depth", required=False, type=click.IntRange(min=0))
 @click.option("--divide", is_flag=True, help="Print the node count below each legal move.")
 @click.option("--suite", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
@@ -187,8 +290,11 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 def perft(fen, depth, divide, suite, max_nodes, chess960):
     """Count the leaf nodes of the legal move tree (move generator test).
 
+    FEN is a position, or startpos for the standard start position.
+
     \b
     Examples:
+      chessscan perft startpos 5
       chessscan perft "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" 4
       chessscan perft --suite perftsuite.epd --max-nodes 100000
     """
@@ -199,9 +305,14 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
     if suite:
         if fen is not None:
             raise click.UsageError("give either FEN DEPTH or --suite, not both")
+        _check_perft_suite(suite)
         sys.exit(_perft_suite(suite, max_nodes))
     if fen is None or depth is None:
         raise click.UsageError("give FEN and DEPTH, or --suite FILE")
+    if fen.strip().lower() == "startpos":  # as UCI's `position startpos`
+        from chessscan.core.position import STARTING_FEN
+
+        fen = STARTING_FEN
     if not chess960:
         from chessscan.core.fen import validate_setup
 
@@ -220,6 +331,32 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
         click.echo(f"\nnodes: {total}")
     else:
         click.echo(count(pos, depth))
+
+
+def _check_perft_suite(path: str) -> None:
+    """Exit 2 with one message unless ``path`` starts like a perft suite: its first line that
+    is not blank or a ``#`` comment is an EPD record or an ``id``/``epd``/``perft`` line."""
+    from chessscan.readers.epd import looks_like_epd
+    from chessscan.readers.sources import open_source
+
+    try:
+        with open_source(path) as stream:
+            refusal = stream.refusal
+            head = b"" if refusal else stream.peek(1 << 16)[: 1 << 16]
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if refusal is not None:
+        raise InputError(f"{path} is not a perft suite: {refusal}")
+    for line in head.removeprefix(b"\xef\xbb\xbf").splitlines():
+        text = line.strip().strip(b"\0")
+        if not text or text.startswith(b"#"):
+            continue
+        if text.split(None, 1)[0].lower() in (b"id", b"epd", b"perft") or looks_like_epd(text):
+            return
+        shown = text[:60].decode("utf-8", "replace")
+        raise InputError(f"{path} is not a perft suite: its first line is '{shown}' (expected EPD lines "
+                         "with D1..Dn node counts, or id/epd/perft blocks)")
+    # Blank or comments only: the suite's own run says it holds no position.
 
 
 def _perft_suite(path: str, max_nodes: int) -> int:
@@ -293,7 +430,13 @@ class InputError(click.ClickException):
               help="Lowest severity that makes the exit status 1.")
 @click.option("--cross-check", type=click.Choice(CROSS_CHECK_CHOICES), default="off", show_default=True,
               help="Also replay games in python-chess and report each disagreement as a warning.")
-def validate(paths, fmt, fail_on, cross_check):
+@click.option("--select", "select", multiple=True, metavar="CODE[,CODE...]",
+              help="Report only these issue codes (or groups: syntax, moves, positions, "
+                   "consistency, input); the counts still include every issue.")
+@click.option("--ignore", "ignore", multiple=True, metavar="CODE[,CODE...]",
+              help="Do not report these issue codes (or groups); they do not fail the run, "
+                   "and the counts still include them.")
+def validate(paths, fmt, fail_on, cross_check, select, ignore):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
@@ -316,22 +459,18 @@ def validate(paths, fmt, fail_on, cross_check):
 
     from chessscan.analysis.game import Tally
     from chessscan.engines.local import is_epd, run
-    from chessscan.readers.sources import open_source
-    from chessscan.reports.diagnostics import DiagnosticSink, closing_line, format_github, format_text
+    from chessscan.readers.sources import source_name
+    from chessscan.reports.codes import ISSUE_CODES
+    from chessscan.reports.diagnostics import (DiagnosticSink, closing_line, counts_by_code, format_github,
+                                               format_text)
 
-    for p in paths:
-        if p == "-":
-            continue
-        path = Path(p)
-        if not path.exists():
-            raise click.UsageError(f"no such file: {p}")
-        if not path.is_file():
-            raise click.UsageError(f"not a file: {p}")
-        try:  # fail before any output rather than halfway through the list
-            with open_source(path):
-                pass
-        except OSError as exc:
-            raise InputError(f"cannot read input: {exc}") from exc
+    from chessscan.engines.local import report_input_problems
+    from chessscan.readers.inputs import InputProblem
+    from chessscan.reports.filters import IssueFilter
+
+    select_codes, ignore_codes = _code_options(select, ignore)
+    items = _resolve_cli_inputs(paths, ordered=True)
+    sources = [i for i in items if not isinstance(i, InputProblem)]
     _warn_repeated(paths)
 
     collected = []
@@ -341,12 +480,19 @@ def validate(paths, fmt, fail_on, cross_check):
         render = format_github if fmt == "github" else format_text
         emit = lambda d: click.echo(render(d))  # noqa: E731
     sink = DiagnosticSink(emit)
+    issue_filter = IssueFilter(sink, select_codes, ignore_codes)
     options = AnalysisOptions(positions="none", cross_check=cross_check)
     tally = Tally()
+    unreadable = False
     # One run per source: DiagnosticSink orders and names games within one source.
-    for p in paths:
+    for p in items:
+        if isinstance(p, InputProblem):
+            unreadable |= p.code == "unreadable-input"
+            report_input_problems([p], issue_filter, tally)
+            sink.finish()
+            continue
         try:
-            tally.merge(run([p], sink, options))
+            tally.merge(run([p], issue_filter, options))
         except OSError as exc:
             raise InputError(f"cannot read input: {exc}") from exc
         except Exception as exc:
@@ -358,19 +504,23 @@ def validate(paths, fmt, fail_on, cross_check):
             click.echo(f"chessscan: internal error while reading {p}: {type(exc).__name__}: {exc} "
                        "(a chessscan bug: please report it with the input)", err=True)
             sys.exit(3)
+        issue_filter.finish()
         sink.finish()
 
     errors, warnings = sink.counts.get("error", 0), sink.counts.get("warning", 0)
     failing = errors + (warnings if fail_on == "warning" else 0)
-    status = 1 if failing else 0
+    status = 2 if unreadable else 1 if failing else 0
     summary = tally.as_dict()
-    summary.update(sources=list(paths), errors=errors, warnings=warnings, fail_on=fail_on,
-                   exit_status=status)
+    summary.update(sources=[source_name(p) for p in sources], errors=errors, warnings=warnings,
+                   fail_on=fail_on, exit_status=status)
     if fmt == "json":
         click.echo(json.dumps({"diagnostics": [d.as_json() for d in collected], "summary": summary},
                               indent=2, ensure_ascii=False))
     else:
-        has_epd = any(is_epd(p) for p in paths)
-        has_pgn = not has_epd or any(not is_epd(p) for p in paths)
+        has_epd = any(is_epd(p) for p in sources)
+        has_pgn = not has_epd or any(not is_epd(p) for p in sources)
         click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd), err=True)
+        counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden)
+        if counts:
+            click.echo(counts, err=True)
     sys.exit(status)

@@ -36,7 +36,9 @@ __all__ = [
     "CountingReader",
     "SourceStream",
     "TruncatedInput",
+    "NotText",
     "UnsupportedInput",
+    "binary_kind",
     "detect_compression",
     "detect_utf16",
     "open_source",
@@ -91,6 +93,14 @@ class UnsupportedInput(TruncatedInput):
     code = "unsupported-input"
 
 
+class NotText(UnsupportedInput):
+    """An input that is not text (a Parquet file, an image, an executable, random bytes):
+    refused at open, as an archive is, so that it gives one issue instead of a diagnostic
+    for every line of noise."""
+
+    code = "not-text"
+
+
 def source_name(path: PathArg) -> str:
     """Display name of a source for reports: the path as given, ``'<stdin>'`` for ``'-'``."""
     if isinstance(path, str) and path == STDIN:
@@ -132,6 +142,37 @@ def detect_compression(head: bytes) -> str | None:
 
 
 _TEXT_B = re.compile(rb"[\t\n\r\x20-\x7e]+")
+
+# Binary formats a curator may give by mistake, by their magic bytes.
+_BINARY_MAGIC = ((b"PAR1", "a Parquet file"), (b"ARROW1", "an Arrow IPC file"),
+                 (b"SQLite format 3\0", "an SQLite database"), (b"\x89PNG", "a PNG image"),
+                 (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"), (b"%PDF", "a PDF document"),
+                 (b"\x7fELF", "an executable"), (b"\x93NUMPY", "a NumPy array"))
+# Control bytes that no text holds (tab, line ends, form feed, SUB and ESC left out).
+_CONTROL_B = re.compile(rb"[\x00-\x08\x0e-\x19\x1c-\x1f]")
+_HIGH_B = re.compile(rb"[\x80-\xff]")
+#: Bytes looked at to tell text from binary data.
+BINARY_SNIFF_BYTES = 4096
+
+
+def binary_kind(head: bytes) -> str | None:
+    """What the (decompressed, not UTF-16) bytes ``head`` are if they are not text: ``'a
+    Parquet file'`` and the like for a known magic number, ``'binary data'`` when more than
+    5% of the first :data:`BINARY_SNIFF_BYTES` bytes are control characters, or more than 0.5%
+    with a quarter of bytes above 0x7f (random or compressed data); None for text. Text
+    files in the wild hold a few control characters (EPD suites ending lines with NUL: up
+    to 2% of their bytes), and CP1252 or UTF-8 text a few high bytes, never both many."""
+    for magic, kind in _BINARY_MAGIC:
+        if head.startswith(magic):
+            return kind
+    sample = head[:BINARY_SNIFF_BYTES]
+    if not sample:
+        return None
+    control = len(_CONTROL_B.findall(sample)) / len(sample)
+    high = len(_HIGH_B.findall(sample)) / len(sample)
+    if control > 0.05 or (control > 0.005 and high > 0.25):
+        return "binary data"
+    return None
 
 
 def detect_utf16(head: bytes) -> str | None:
@@ -221,6 +262,12 @@ class SourceStream(io.BufferedReader):
             if err is not None:
                 raise err
         return data
+
+    @property
+    def refusal(self) -> "UnsupportedInput | None":
+        """The error of an input refused at open (an archive, data that is not text),
+        raised by the first read; None for a readable stream."""
+        return self.raw.error if isinstance(self.raw, _Refused) else None
 
     def read(self, size: int | None = -1) -> bytes:
         return self._checked(super().read(size))
@@ -585,7 +632,20 @@ def _text(stream: SourceStream, first: bytes, counter: CountingReader, name: str
     bytes)."""
     encoding = detect_utf16(first)
     if encoding is None:
-        return stream
+        try:
+            kind = binary_kind(stream.peek(BINARY_SNIFF_BYTES)[:BINARY_SNIFF_BYTES])
+        except TruncatedInput:
+            kind = None  # the reader reports the corrupt stream
+        except BaseException:
+            stream.close()
+            raise
+        if kind is None:
+            return stream
+        refused = SourceStream(_Refused(NotText(
+            f"{name} is not text but {kind}: give PGN or EPD files (plain or compressed)"), stream))
+        refused.counter, refused.compression, refused.text_encoding = counter, stream.compression, None
+        refused.source = name
+        return refused
     out = SourceStream(_Utf16Raw(stream, encoding), buffer_size=_OUTPUT_BUFFER)
     out.counter = counter
     out.compression = stream.compression

@@ -1,7 +1,7 @@
 """chessscan: scan chess game datasets (PGN, EPD) with an exact legality, check and mate
 detector of its own, cross-validated against python-chess.
 
-Public API (re-exports only): :func:`scan`, :class:`Position`, :func:`parse_fen`,
+Public API (re-exports only): :func:`scan`, :func:`read_report`, :class:`Report`, :class:`Position`, :func:`parse_fen`,
 :func:`legal_moves`, :func:`perft`, :func:`resolve_san`, :func:`classify_move`, check kinds.
 """
 
@@ -12,7 +12,7 @@ if _os.environ.get("CHESSSCAN_PURE") == "1":
 
     _purecore.install()
 
-from chessscan.api import scan
+from chessscan.api import Report, read_report, scan
 from chessscan.core import core_mode
 from chessscan.core.checks import CHECK_KINDS, MoveCheck, classify_move
 from chessscan.core.fen import InvalidFen, parse_fen
@@ -23,7 +23,7 @@ from chessscan.core.san import AmbiguousMove, IllegalMove, InvalidSan, SanError,
 __version__ = "0.1.0"
 
 __all__ = [
-    "scan", "Position", "STARTING_FEN", "parse_fen", "InvalidFen", "legal_moves", "has_legal_move",
+    "scan", "read_report", "Report", "Position", "STARTING_FEN", "parse_fen", "InvalidFen", "legal_moves", "has_legal_move",
     "checkers", "perft", "resolve_san", "move_san", "SanError", "InvalidSan", "IllegalMove",
     "AmbiguousMove", "classify_move", "MoveCheck", "CHECK_KINDS", "core_mode", "__version__",
 ]

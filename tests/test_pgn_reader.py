@@ -15,6 +15,7 @@ import zstandard
 
 from chessscan.readers.pgn import (ISSUE_CODES, RawGame, ReadEnd, ReaderIssue, last_sure_game_start, read_games,
                                    sure_game_start)
+from conftest import shared_skip_reason
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -22,7 +23,7 @@ SAMPLES = SHARED / "games" / "samples"
 MESSY = SHARED / "messy"
 KOKOPU = MESSY / "kokopu-edgecases"
 
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="shared data not available")
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=shared_skip_reason(SHARED))
 
 
 def games(text: str | bytes, source: str = "t") -> list[RawGame]:

@@ -91,7 +91,6 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     from concurrent.futures.process import BrokenProcessPool
 
     from chessscan.engines.local import run, tables_for
-    from chessscan.reports.summary import render_summary
     from chessscan.reports.writers import ReportWriter, remove_report
 
     import time
@@ -104,16 +103,21 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     select_codes, ignore_codes = _code_options(select, ignore)
     if dask_address is None and click.get_current_context().get_parameter_source("shard_size").name != "DEFAULT":
         click.echo("warning: --shard-size applies only with --dask: ignored", err=True)
+    if dask_address is not None and "-" in paths:
+        raise click.UsageError("--dask reads files, not stdin ('-')")
     sources, problems = _resolve_cli_inputs(paths)
     _warn_repeated(paths)
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     progress = not silent and sys.stderr.isatty()
     if dask_address is not None:
+        if select or ignore:
+            click.echo("warning: --select/--ignore are not applied with --dask: every issue is written",
+                       err=True)
         for p in problems:
             click.echo(_problem_line(p), err=True)
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
                                    problems, started)
-        click.echo(render_summary(summary), err=True)
+        click.echo(_render_with_timing(summary, started), err=True)
         click.echo(f"Parquet datasets written to {out_dir}/<table>/", err=True)
         _exit_on_input_errors(problems)
         return
@@ -147,7 +151,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         report_input_problems(problems, _NoSink(), tally)  # counted whether reported or not
         summary = _finish_summary(tally, sources, started)
         writer.write_summary(summary)
-    click.echo(render_summary(summary), err=True)
+    click.echo(_render_with_timing(summary, started), err=True)
     click.echo(f"tables written to {out_dir}/", err=True)
     _exit_on_input_errors(problems)
 
@@ -206,19 +210,26 @@ def _exit_on_input_errors(problems) -> None:
 
 
 def _finish_summary(tally, sources, started: float) -> dict:
-    """The run's summary: the tally's counts, the sources read (``<stdin>`` for ``-``), the
-    elapsed time (seconds) and the throughput."""
-    import time
-
+    """The run's summary (summary.json): the tally's counts and the sources read
+    (``<stdin>`` for ``-``)."""
     from chessscan.readers.sources import source_name
 
     summary = tally.as_dict()
     summary["sources"] = [source_name(p) for p in sources]
-    elapsed = max(time.perf_counter() - started, 1e-9)
-    summary["elapsed_seconds"] = round(elapsed, 3)
-    summary["games_per_second"] = round(summary["games_read"] / elapsed, 1)
-    summary["positions_per_second"] = round(summary["positions"] / elapsed, 1)
     return summary
+
+
+def _render_with_timing(summary: dict, started: float) -> str:
+    """The summary for stderr, with the elapsed time (seconds) and the throughput. They stay
+    out of summary.json, which is the same for any --jobs and any machine."""
+    import time
+
+    from chessscan.reports.summary import render_summary
+
+    elapsed = max(time.perf_counter() - started, 1e-9)
+    return render_summary({**summary, "elapsed_seconds": elapsed,
+                           "games_per_second": summary.get("games_read", 0) / elapsed,
+                           "positions_per_second": summary.get("positions", 0) / elapsed})
 
 
 def _warn_repeated(paths) -> None:

@@ -175,6 +175,25 @@ def binary_kind(head: bytes) -> str | None:
     return None
 
 
+# What only chess text holds: a tag pair, an EPD/FEN piece placement or a perft-suite keyword
+# at a line start, or a SAN move after its number ("12. Nxe5", "3... O-O").
+_CHESS_TEXT_B = re.compile(
+    rb'(?m)^[ \t]*\[[A-Za-z0-9_]+[ \t]+"'
+    rb"|^[ \t]*[pnbrqkPNBRQK1-8]{1,8}(?:/[pnbrqkPNBRQK1-8]{1,8}){7}[ \t]+[wb]\b"
+    rb"|^(?:epd|id|perft)[ \t]"
+    rb"|(?:^|\s)[1-9][0-9]{0,2}\.(?:\.\.)?[ \t]*(?:[NBRQK]?[a-h]?[1-8]?x?[a-h][1-8](?:=[NBRQ])?|O-O(?:-O)?)"
+    rb"[+#]?[ \t\r\n]")
+#: Bytes looked at, at the start (and for a plain file the end), for chess text among noise.
+CHESS_TEXT_SNIFF_BYTES = 1 << 16
+
+
+def has_chess_text(sample: bytes) -> bool:
+    """Whether ``sample`` holds what only chess text holds (a tag pair, a FEN piece
+    placement, a perft-suite line, or a numbered SAN move such as ``12. Nxe5``): noise with
+    games after it is read, not refused, so that the games are not lost."""
+    return _CHESS_TEXT_B.search(sample) is not None
+
+
 def detect_utf16(head: bytes) -> str | None:
     """Codec name for the first bytes of (decompressed) text (32 are enough) if it is
     UTF-16: ``'utf-16'`` with a byte order mark (the codec reads it and drops it),
@@ -627,13 +646,33 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
     return _text(out, first, counter, name)
 
 
+def _tail(stream: SourceStream, counter: CountingReader) -> bytes:
+    """The last bytes of a plain regular file (for :func:`has_chess_text`); ``b""`` for a
+    compressed stream, stdin or anything that cannot seek."""
+    if stream.compression is not None:
+        return b""
+    name = getattr(getattr(counter, "_raw", None), "name", None)
+    if not isinstance(name, (str, bytes)) or not os.path.isfile(name):
+        return b""
+    try:
+        with open(name, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - CHESS_TEXT_SNIFF_BYTES))
+            return f.read(CHESS_TEXT_SNIFF_BYTES)
+    except OSError:
+        return b""
+
+
 def _text(stream: SourceStream, first: bytes, counter: CountingReader, name: str) -> SourceStream:
     """``stream``, or over it a stream of UTF-8 if it holds UTF-16 text (``first``: its first
     bytes)."""
     encoding = detect_utf16(first)
     if encoding is None:
         try:
-            kind = binary_kind(stream.peek(BINARY_SNIFF_BYTES)[:BINARY_SNIFF_BYTES])
+            head = stream.peek(CHESS_TEXT_SNIFF_BYTES)
+            kind = binary_kind(head[:BINARY_SNIFF_BYTES])
+            if kind == "binary data" and (has_chess_text(head) or has_chess_text(_tail(stream, counter))):
+                kind = None  # noise before (or among) games: the reader reports it and goes on
         except TruncatedInput:
             kind = None  # the reader reports the corrupt stream
         except BaseException:

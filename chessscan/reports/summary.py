@@ -112,6 +112,10 @@ def _ordered_items(d: Mapping[Any, Any], key: Any, top: bool) -> list[tuple[Any,
         items.sort(key=lambda kv: rank.get(kv[0], len(ORDER)) if isinstance(kv[0], str) else len(ORDER))
     elif key in _SORT_BY_COUNT and items and all(_is_number(v) for _, v in items):
         items.sort(key=lambda kv: (-kv[1], str(kv[0])))
+    elif key == "issues_by_severity":
+        from chessscan.reports.codes import SEVERITIES
+
+        items.sort(key=lambda kv: SEVERITIES.index(kv[0]) if kv[0] in SEVERITIES else len(SEVERITIES))
     return items
 
 
@@ -191,5 +195,6 @@ def _fmt(v: Any) -> str:
         f = float(v)
         if math.isnan(f) or math.isinf(f):
             return str(f)
-        return f"{f:,.2f}"
+        # Rates in the thousands read better without their hundredths.
+        return f"{f:,.0f}" if abs(f) >= 100 else f"{f:,.2f}"
     return str(v)

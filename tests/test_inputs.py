@@ -317,6 +317,19 @@ def test_decode_fallback_once_per_file(tmp_path):
     assert len(rows) == 1 and rows.game_index.tolist() == [0]
 
 
+def test_decode_fallback_of_each_file_before_the_next_files_issues(tmp_path):
+    game = '[Event "Café"]\n[Result "*"]\n\n1. e4 e5 *\n\n'
+    first, second = tmp_path / "a.pgn", tmp_path / "b.pgn"
+    first.write_bytes((game * 3).encode("cp1252"))
+    second.write_bytes((game * 2).encode("cp1252") + b'[Event "x"]\n\n1. e4 e5 2. Ke3 *\n')
+    out = tmp_path / "r"
+    assert run("analyze", first, second, "-o", out, "--silent", "--jobs", "1").exit_code == 0
+    issues = issues_of(out)
+    assert list(zip(issues.source, issues.code)) == [
+        (str(first), "decode-fallback"), (str(second), "illegal-move"), (str(second), "decode-fallback")]
+    assert "3 games of this file" in issues.message[0] and "2 games of this file" in issues.message[2]
+
+
 def test_uci_moves_of_the_shared_messy_file_once():
     path = shared_path("messy", "python-chess", "uci-moves.pgn")
     res = run("validate", "--format", "json", path)

@@ -8,8 +8,8 @@
 * ``uci-move`` is one fact per game: the game's first row is kept, its message ending with
   the number of moves of that game written in UCI;
 * ``decode-fallback`` is one fact per file: its rows are held back and one row per source is
-  written by :meth:`IssueFilter.finish`, at the first such game, with the number of games
-  decoded so.
+  written when the rows of the next source come (or at :meth:`IssueFilter.finish`), at the
+  first such game, with the number of games decoded so.
 
 Codes may be given by name or by group (``syntax``, ``moves``, ``positions``,
 ``consistency``, ``input``: :data:`chessscan.reports.codes.GROUPS`).
@@ -47,6 +47,14 @@ def parse_codes(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+def _first(column):
+    """The first value of a column buffer (a list or an Arrow array), or None if empty."""
+    if column is None or len(column) == 0:
+        return None
+    value = column[0]
+    return value.as_py() if hasattr(value, "as_py") else value
+
+
 def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -73,6 +81,11 @@ class IssueFilter:
         return (self.select is None or code in self.select) and code not in self.ignore
 
     def write(self, table_name: str, columns) -> None:
+        if self._held:
+            # Rows of another source: the sources before it are done, their held rows go first.
+            first = _first(columns.get("source") if isinstance(columns, dict) else None)
+            if first is not None and any(src != first for src in self._held):
+                self._release(lambda src: src != first)
         if table_name != "issues":
             if table_name != "disagreements" or self.wanted("disagreement"):
                 self.inner.write(table_name, columns)
@@ -85,6 +98,8 @@ class IssueFilter:
         rows: list[list] = []
         per_game: dict[tuple, list] = {}  # (source, game_index, code) -> [kept row, count]
         for row in zip(*cols):
+            if self._held and any(src != row[source_i] for src in self._held):
+                rows.extend(self._take(lambda src, now=row[source_i]: src != now))
             code = row[code_i]
             if not self.wanted(code):
                 self.hidden[code] = self.hidden.get(code, 0) + 1
@@ -110,17 +125,25 @@ class IssueFilter:
     def finish(self) -> None:
         """Write the held per-source rows: one per source, at its first occurrence's place
         (game, line), with the count in the message."""
-        if not self._held:
-            return
-        held, self._held = self._held, {}
-        names = self._names
-        message_i = names.index("message")
+        self._release(lambda src: True)
+
+    def _release(self, which) -> None:
+        self._pass(self._names, self._take(which))
+
+    def _take(self, which) -> list[list]:
+        """The held rows of the sources ``which(source)`` accepts, completed with their
+        counts, and no longer held."""
+        held = {src: v for src, v in self._held.items() if which(src)}
+        if not held:
+            return []
+        self._held = {src: v for src, v in self._held.items() if src not in held}
+        message_i = self._names.index("message")
         rows = []
         for row, count in held.values():
             if count > 1:
                 row[message_i] += f"; {_plural(count, 'game')} of this file are decoded so (reported once)"
             rows.append(row)
-        self._pass(names, rows)
+        return rows
 
     def _pass(self, names: list[str], rows: list[list]) -> None:
         if not rows:

@@ -452,7 +452,9 @@ def validate(paths, fmt, fail_on, cross_check, select, ignore):
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
     `path:line:column: severity[code]: message (game N "White - Black", ply P)` on stdout,
-    in input order; the counts go to stderr. Codes are listed in the README ("Issue codes").
+    in input order; the counts, and the issues by code, go to stderr. PATHS are files,
+    folders (their .pgn and .epd files, recursively) or - for stdin. Codes are listed in the
+    README ("Issue codes"); --select and --ignore choose which are reported.
 
     \b
     Exit status:

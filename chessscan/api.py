@@ -20,8 +20,10 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     cross-check, every core) and return the report tables as DataFrames.
 
     ``paths``: one path (str, bytes or PathLike), ``'-'`` for stdin, or a list of them;
+    a folder stands for its ``.pgn``/``.epd`` files (recursively, in sorted order);
     ``.gz``/``.bz2``/``.xz``/``.zst`` are decompressed; ``.epd`` files (and other files whose
-    first record is a FEN) are EPD. ``positions``: ``'all'``, ``'checks'`` or ``'none'``;
+    first record is a FEN) are EPD. A path that gives no games (missing, not text, empty) is
+    an ``issues`` row, as with the CLI. ``positions``: ``'all'``, ``'checks'`` or ``'none'``;
     ``fen``: add the FEN after each move; ``cross_check``: ``'off'``, ``'sample'`` or
     ``'full'``; ``jobs``: worker processes (None: every core, 1: this process only; the
     tables are the same for any number).
@@ -31,8 +33,8 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     with a cross-check (None for a table not written), each with the columns and dtypes of
     the tables ``chessscan analyze`` writes (README, "Report tables"), and ``.summary``
     (dict, as ``summary.json``). Everything is held in memory: for large inputs use
-    ``chessscan analyze`` and :func:`chessscan.read_report`. Raises ``OSError`` if a source
-    cannot be opened.
+    ``chessscan analyze`` and :func:`chessscan.read_report`. Raises ``FileNotFoundError``
+    when no path can be read at all, ``OSError`` when reading fails midway.
 
     >>> report = scan("data/samples/lichess-magnus-300.pgn")    # doctest: +SKIP
     >>> report.positions.query("check_kind == 'double'")        # doctest: +SKIP
@@ -42,12 +44,23 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     from chessscan.reports.schema import schema_for
     from chessscan.reports.writers import to_record_batch
 
+    from chessscan.analysis.game import Tally
+    from chessscan.engines.local import report_input_problems
+    from chessscan.readers.inputs import resolve_inputs
+
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    paths = [os.fsdecode(p) for p in paths]
+    given = [os.fsdecode(p) for p in paths]
+    paths, problems = resolve_inputs(given)
+    unreadable = [p for p in problems if p.code == "unreadable-input"]
+    if given and not paths and unreadable and len(unreadable) == len(problems):
+        raise FileNotFoundError(f"cannot read {unreadable[0].path}: {unreadable[0].message}")
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     sink = MemorySink()
-    tally = run(paths, sink, options, jobs=jobs)
+    tally = Tally()
+    report_input_problems(problems, sink, tally)
+    if paths:
+        tally.merge(run(paths, sink, options, jobs=jobs))
     out = {}
     for name in tables_for(paths, options):
         schema = schema_for(name, ("fen",) if fen and name == "positions" else ())

@@ -138,3 +138,15 @@ def test_skip_reason_says_the_shared_data_set_is_absent(tmp_path):
     reason = shared_skip_reason(tmp_path / "shared" / "data" / "messy")
     assert "large shared data set" in reason and "absent" in reason
     assert "project's machines" not in reason
+
+
+def test_scan_reads_folders_and_reports_bad_paths_like_the_cli(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "wac.epd").write_bytes(WAC.read_bytes())
+    report = chessscan.scan([folder, tmp_path / "gone.pgn"], jobs=1, cross_check="off")
+    assert len(report.epd_positions) == 300
+    assert report.issues.query("code == 'unreadable-input'").source.tolist() == [str(tmp_path / "gone.pgn")]
+    assert report.summary["issues_by_code"]["unreadable-input"] == 1
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        chessscan.scan(tmp_path / "gone.pgn")

@@ -1,7 +1,7 @@
 """chessscan: scan chess game datasets (PGN, EPD) with an exact legality, check and mate
 detector of its own, cross-validated against python-chess.
 
-Public API (re-exports only): :func:`scan`, :class:`Position`, :func:`parse_fen`,
+Public API (re-exports only): :func:`scan`, :func:`read_report`, :class:`Report`, :class:`Position`, :func:`parse_fen`,
 :func:`legal_moves`, :func:`perft`, :func:`resolve_san`, :func:`classify_move`, check kinds.
 """
 
@@ -23,16 +23,16 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # scan() pulls in pandas and pyarrow: imported on first use, so that the command line
+    # scan(), read_report() pull in pandas and pyarrow: imported on first use, so that the command line
     # starts (and answers Ctrl-C) sooner.
-    if name == "scan":
-        from chessscan.api import scan
+    if name in ("scan", "read_report", "Report"):
+        from chessscan import api
 
-        return scan
+        return getattr(api, name)
     raise AttributeError(f"module 'chessscan' has no attribute {name!r}")
 
 __all__ = [
-    "scan", "Position", "STARTING_FEN", "parse_fen", "InvalidFen", "legal_moves", "has_legal_move",
+    "scan", "read_report", "Report", "Position", "STARTING_FEN", "parse_fen", "InvalidFen", "legal_moves", "has_legal_move",
     "checkers", "perft", "resolve_san", "move_san", "SanError", "InvalidSan", "IllegalMove",
     "AmbiguousMove", "classify_move", "MoveCheck", "CHECK_KINDS", "core_mode", "__version__",
 ]

@@ -1,4 +1,5 @@
-"""The Python API: :func:`scan` returns the report tables as pandas DataFrames."""
+"""The Python API: :func:`scan` analyzes sources and :func:`read_report` reads a report folder;
+both return a :class:`~chessscan.reports.reader.Report` of pandas DataFrames."""
 
 from __future__ import annotations
 
@@ -7,49 +8,62 @@ from typing import Iterable
 
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.engines.local import MemorySink, run, tables_for
+from chessscan.reports.reader import Report, read_report, to_dataframe
+
+__all__ = ["scan", "read_report", "Report"]
 
 
 def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike], *,
-         positions: str = "all", fen: bool = False, cross_check: str = "off") -> dict:
-    """Analyze PGN and EPD sources and return the report tables as DataFrames — ``positions``,
-    ``games``, ``perpetuals`` for PGN, ``epd_positions`` for EPD, ``issues``,
-    ``disagreements`` with a cross-check — with the columns and types ``chessscan analyze``
-    writes, and ``"summary"`` (dict).
+         positions: str = "all", fen: bool = False, cross_check: str = "sample",
+         jobs: int | None = None) -> Report:
+    """Analyze PGN and EPD sources as ``chessscan analyze`` does (the same defaults: a sampled
+    cross-check, every core) and return the report tables as DataFrames.
 
     ``paths``: one path (str, bytes or PathLike), ``'-'`` for stdin, or a list of them;
-    ``.gz``/``.bz2``/``.xz``/``.zst`` are decompressed. Everything is held in memory: for
-    large inputs use ``chessscan analyze``. Raises ``OSError`` if a source cannot be opened.
+    a folder stands for its ``.pgn``/``.epd`` files (recursively, in sorted order);
+    ``.gz``/``.bz2``/``.xz``/``.zst`` are decompressed; ``.epd`` files (and other files whose
+    first record is a FEN) are EPD. A path that gives no games (missing, not text, empty) is
+    an ``issues`` row, as with the CLI. ``positions``: ``'all'``, ``'checks'`` or ``'none'``;
+    ``fen``: add the FEN after each move; ``cross_check``: ``'off'``, ``'sample'`` or
+    ``'full'``; ``jobs``: worker processes (None: every core, 1: this process only; the
+    tables are the same for any number).
 
-    >>> tables = scan("data/samples/lichess-magnus-300.pgn")    # doctest: +SKIP
-    >>> tables["positions"].query("check_kind == 'double'")      # doctest: +SKIP
+    Returns a :class:`~chessscan.reports.reader.Report`: ``.positions``, ``.games``,
+    ``.perpetuals`` for PGN, ``.epd_positions`` for EPD, ``.issues``, ``.disagreements``
+    with a cross-check (None for a table not written), each with the columns and dtypes of
+    the tables ``chessscan analyze`` writes (README, "Report tables"), and ``.summary``
+    (dict, as ``summary.json``). Everything is held in memory: for large inputs use
+    ``chessscan analyze`` and :func:`chessscan.read_report`. Raises ``FileNotFoundError``
+    when no path can be read at all, ``OSError`` when reading fails midway.
+
+    >>> report = scan("data/samples/lichess-magnus-300.pgn")    # doctest: +SKIP
+    >>> report.positions.query("check_kind == 'double'")        # doctest: +SKIP
     """
     import pyarrow as pa
 
     from chessscan.reports.schema import schema_for
     from chessscan.reports.writers import to_record_batch
 
+    from chessscan.analysis.game import Tally
+    from chessscan.engines.local import report_input_problems
+    from chessscan.readers.inputs import resolve_inputs
+
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    paths = [os.fsdecode(p) for p in paths]
+    given = [os.fsdecode(p) for p in paths]
+    paths, problems = resolve_inputs(given)
+    unreadable = [p for p in problems if p.code == "unreadable-input"]
+    if given and not paths and unreadable and len(unreadable) == len(problems):
+        raise FileNotFoundError(f"cannot read {unreadable[0].path}: {unreadable[0].message}")
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     sink = MemorySink()
-    tally = run(paths, sink, options)
+    tally = Tally()
+    report_input_problems(problems, sink, tally)
+    if paths:
+        tally.merge(run(paths, sink, options, jobs=jobs))
     out = {}
     for name in tables_for(paths, options):
         schema = schema_for(name, ("fen",) if fen and name == "positions" else ())
         batches = [to_record_batch(b, schema, name) for b in sink.batches.get(name, [])]
-        table = pa.Table.from_batches(batches, schema=schema)
-        out[name] = table.to_pandas(types_mapper=_types_mapper)
-    out["summary"] = tally.as_dict()
-    return out
-
-
-def _types_mapper(arrow_type):
-    """Nullable pandas dtypes, so uint64 Zobrist keys and missing Elos survive exactly."""
-    import pandas as pd
-    import pyarrow as pa
-
-    return {
-        pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype(), pa.uint64(): pd.UInt64Dtype(),
-        pa.bool_(): pd.BooleanDtype(), pa.string(): pd.StringDtype(),
-    }.get(arrow_type)
+        out[name] = to_dataframe(pa.Table.from_batches(batches, schema=schema))
+    return Report(out, tally.as_dict())

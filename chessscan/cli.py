@@ -131,15 +131,21 @@ def _warn_if_uncompiled() -> None:
               callback=lambda ctx, param, value: _analyze_size(value),
               help="With --dask: bytes of uncompressed PGN per task (suffix K, M or G); a "
                    "compressed or EPD file is one task.")
+@click.option("--select", "select", multiple=True, metavar="CODE[,CODE...]",
+              help="Report only these issue codes (or groups: syntax, moves, positions, "
+                   "consistency, input); the summary still counts every issue.")
+@click.option("--ignore", "ignore", multiple=True, metavar="CODE[,CODE...]",
+              help="Do not report these issue codes (or groups); the summary still counts them.")
 @click.option("--html", "write_html", is_flag=True,
               help="Also write OUTPUT/report.html, the report as one page (see `chessscan report`). "
                    "Needs chessscan[report].")
 def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size,
-            write_html):
+            select, ignore, write_html):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
-    PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD) or - for stdin
-    (EPD when it starts with a FEN, else PGN). Writes positions, games, perpetuals,
+    PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD, .pgn PGN, any
+    other name EPD when it starts with a FEN, else PGN), folders (their .pgn and .epd files,
+    recursively) or - for stdin. Writes positions, games, perpetuals,
     epd_positions, issues and disagreements tables and summary.json to the output folder.
     Games are analyzed on every core (--jobs), or on a Dask cluster (--dask).
 
@@ -151,33 +157,44 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     from concurrent.futures.process import BrokenProcessPool
 
     from chessscan.engines.local import run, tables_for
-    from chessscan.readers.sources import source_name
-    from chessscan.reports.summary import render_summary
+    from chessscan.analysis.game import Tally
+    from chessscan.engines.local import report_input_problems
     from chessscan.readers.sources import display_path
+    from chessscan.reports.filters import IssueFilter
     from chessscan.reports.writers import (OutputError, OutputFolderError, ReportWriter, prepare_output,
                                            report_files)
 
     started = _RunClock()
     if write_html:
         _need_report_extra()
-    for p in paths:
-        if p != "-" and not Path(p).is_file():
-            raise click.UsageError(f"{'not a file' if Path(p).exists() else 'no such file'}: {display_path(p)}")
+    select_codes, ignore_codes = _code_options(select, ignore)
+    if dask_address is None and click.get_current_context().get_parameter_source("shard_size").name != "DEFAULT":
+        click.echo("warning: --shard-size applies only with --dask: ignored", err=True)
+    if dask_address is not None and "-" in paths:
+        raise click.UsageError("--dask reads files, not stdin ('-')")
+    sources, problems = _resolve_cli_inputs(paths)
     _warn_repeated(paths)
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     progress = not silent and sys.stderr.isatty()
     shown_dir = display_path(out_dir)
     if dask_address is not None:
-        summary = _analyze_on_dask(paths, out_dir, fmt, options, jobs, dask_address, shard_size, progress)
+        if select or ignore:
+            click.echo("warning: --select/--ignore are not applied with --dask: every issue is written",
+                       err=True)
+        for p in problems:
+            click.echo(_problem_line(p), err=True)
+        summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
+                                   problems)
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                          cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size)
-        click.echo(render_summary(summary), err=True)
+        click.echo(_render_with_timing(summary, started), err=True)
         click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
             _write_html(out_dir)
+        _exit_on_input_errors(problems)
         return
     optional = {"positions": ("fen",)} if fen else None
-    tables = tables_for(paths, options)
+    tables = tables_for(sources, options)
     try:
         prepare_output(out_dir, report_files(tables, fmt))
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
@@ -185,9 +202,16 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except OSError as exc:
         raise OutputFailure(f"cannot write the report in {shown_dir}: {exc}") from exc
+    sink = IssueFilter(writer, select_codes, ignore_codes)
+    tally = Tally()
+    for p in problems:
+        click.echo(_problem_line(p), err=True)
     try:
         with writer:  # closes (and names) every table on every way out
-            tally = run(paths, writer, options, progress=progress, jobs=jobs)
+            report_input_problems([p for p in problems if sink.wanted(p.code)], writer, Tally())
+            if sources:
+                tally = run(sources, sink, options, progress=progress, jobs=jobs)
+            sink.finish()
     except KeyboardInterrupt as exc:
         _ignore_stop_signals()
         click.echo(f"\n{_stop_name(exc)}: the tables in {shown_dir}/ hold only the games analyzed "
@@ -199,18 +223,19 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         raise InputError(f"cannot read input: {exc}") from exc
     except BrokenProcessPool as exc:
         raise WorkerDied(f"a worker process died ({exc}); out of memory? Try fewer --jobs") from exc
-    summary = tally.as_dict()
-    summary["sources"] = [source_name(p) for p in paths]
+    report_input_problems(problems, _NoSink(), tally)  # counted whether reported or not
+    summary = _finish_summary(tally, sources)
     try:  # last, beside tables that are closed and whole
         writer.write_summary(summary)
     except OutputError as exc:
         raise OutputFailure(str(exc)) from None
     _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                      cross_check=cross_check, jobs=jobs)
-    click.echo(render_summary(summary), err=True)
+    click.echo(_render_with_timing(summary, started), err=True)
     click.echo(f"tables written to {shown_dir}/", err=True)
     if write_html:
         _write_html(out_dir)
+    _exit_on_input_errors(problems)
 
 class _RunClock:
     """When an ``analyze`` run started: the wall clock (for the date) and a monotonic one."""
@@ -307,6 +332,81 @@ def report(report_dir, out):
     _write_html(report_dir, out)
 
 
+class _NoSink:
+    """A sink that drops what it is given (to count rows that are not reported)."""
+
+    def write(self, table_name, columns) -> None:
+        pass
+
+
+def _code_options(select, ignore):
+    """``--select`` / ``--ignore`` values as sets of codes (None: every code); a usage error
+    names an unknown code."""
+    from chessscan.reports.filters import parse_codes
+
+    try:
+        return (parse_codes(select) if select else None), parse_codes(ignore)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--select/--ignore") from exc
+
+
+def _resolve_cli_inputs(paths, ordered: bool = False):
+    """The sources to read for ``paths`` and the problems of the others
+    (:func:`~chessscan.readers.inputs.resolve_each`); with ``ordered``, the one ordered list.
+    Refuses ``-`` when stdin is a terminal (nothing is piped in), and exits 2 when no path
+    can be read at all."""
+    from chessscan.readers.inputs import InputProblem, resolve_each
+
+    if "-" in paths and sys.stdin is not None and sys.stdin.isatty():
+        raise click.UsageError("'-' reads PGN or EPD from stdin, but stdin is a terminal: pipe or redirect "
+                               "a file into it (chessscan ... - < games.pgn, or zstdcat games.pgn.zst | "
+                               "chessscan ... -)")
+    items = resolve_each(paths)
+    problems = [i for i in items if isinstance(i, InputProblem)]
+    sources = [i for i in items if not isinstance(i, InputProblem)]
+    unreadable = [p for p in problems if p.code == "unreadable-input"]
+    if not sources and unreadable and len(unreadable) == len(problems):
+        raise InputError("cannot read input: " + "; ".join(f"{p.message}: {p.path}" for p in unreadable))
+    return items if ordered else (sources, problems)
+
+
+def _problem_line(p) -> str:
+    """One input problem as a diagnostic line (``path: error[code]: message``)."""
+    return f"{p.source}: {p.severity}[{p.code}]: {p.message}"
+
+
+def _exit_on_input_errors(problems) -> None:
+    """Exit 2 when an input could not be analyzed (missing, unreadable, not text)."""
+    bad = [p for p in problems if p.severity == "error"]
+    if bad:
+        names = ", ".join(p.source for p in bad[:3]) + (", ..." if len(bad) > 3 else "")
+        click.echo(f"error: {len(bad)} input{'s' if len(bad) > 1 else ''} could not be analyzed ({names}): "
+                   "exit status 2", err=True)
+        sys.exit(2)
+
+
+def _finish_summary(tally, sources) -> dict:
+    """The run's summary (summary.json): the tally's counts and the sources read
+    (``<stdin>`` for ``-``)."""
+    from chessscan.readers.sources import source_name
+
+    summary = tally.as_dict()
+    summary["sources"] = [source_name(p) for p in sources]
+    return summary
+
+
+def _render_with_timing(summary: dict, started: "_RunClock") -> str:
+    """The summary for stderr, with the elapsed time (seconds) and the throughput. They stay
+    out of summary.json, which is the same for any --jobs and any machine (run.json keeps
+    them)."""
+    from chessscan.reports.summary import render_summary
+
+    elapsed = max(started.elapsed(), 1e-9)
+    return render_summary({**summary, "elapsed_seconds": elapsed,
+                           "games_per_second": summary.get("games_read", 0) / elapsed,
+                           "positions_per_second": summary.get("positions", 0) / elapsed})
+
+
 def _warn_repeated(paths) -> None:
     """A source given twice is read twice (its rows repeat with the same keys): say so."""
     from chessscan.readers.sources import display_path
@@ -330,9 +430,9 @@ def _analyze_size(text: str) -> int:
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
 
 
-def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress) -> dict:
+def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=()) -> dict:
     """``analyze --dask``: run on the cluster, write summary.json, return the summary."""
-    from chessscan.readers.sources import display_path, source_name
+    from chessscan.readers.sources import display_path
     from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output
 
     if fmt != "parquet":
@@ -364,8 +464,10 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
         raise OutputFailure(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot read input or write {display_path(out_dir)}: {exc}") from exc
-    summary = tally.as_dict()
-    summary["sources"] = [source_name(p) for p in paths]
+    from chessscan.engines.local import report_input_problems
+
+    report_input_problems(problems or [], _NoSink(), tally)
+    summary = _finish_summary(tally, paths)
     try:
         ReportWriter(out_dir, tables=()).write_summary(summary)
     except OutputError as exc:
@@ -374,7 +476,7 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("fen", required=False)
+@click.argument("fen", required=False, metavar="FEN|startpos")
 @click.argument("depth", required=False, type=click.IntRange(min=0))
 @click.option("--divide", is_flag=True, help="Print the node count below each legal move.")
 @click.option("--suite", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
@@ -386,8 +488,11 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 def perft(fen, depth, divide, suite, max_nodes, chess960):
     """Count the leaf nodes of the legal move tree (move generator test).
 
+    FEN is a position, or startpos for the standard start position.
+
     \b
     Examples:
+      chessscan perft startpos 5
       chessscan perft "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" 4
       chessscan perft --suite perftsuite.epd --max-nodes 100000
     """
@@ -398,9 +503,14 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
     if suite:
         if fen is not None:
             raise click.UsageError("give either FEN DEPTH or --suite, not both")
+        _check_perft_suite(suite)
         sys.exit(_perft_suite(suite, max_nodes))
     if fen is None or depth is None:
         raise click.UsageError("give FEN and DEPTH, or --suite FILE")
+    if fen.strip().lower() == "startpos":  # as UCI's `position startpos`
+        from chessscan.core.position import STARTING_FEN
+
+        fen = STARTING_FEN
     if not chess960:
         from chessscan.core.fen import validate_setup
 
@@ -419,6 +529,32 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
         click.echo(f"\nnodes: {total}")
     else:
         click.echo(count(pos, depth))
+
+
+def _check_perft_suite(path: str) -> None:
+    """Exit 2 with one message unless ``path`` starts like a perft suite: its first line that
+    is not blank or a ``#`` comment is an EPD record or an ``id``/``epd``/``perft`` line."""
+    from chessscan.readers.epd import looks_like_epd
+    from chessscan.readers.sources import open_source
+
+    try:
+        with open_source(path) as stream:
+            refusal = stream.refusal
+            head = b"" if refusal else stream.peek(1 << 16)[: 1 << 16]
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if refusal is not None:
+        raise InputError(f"{path} is not a perft suite: {refusal}")
+    for line in head.removeprefix(b"\xef\xbb\xbf").splitlines():
+        text = line.strip().strip(b"\0")
+        if not text or text.startswith(b"#"):
+            continue
+        if text.split(None, 1)[0].lower() in (b"id", b"epd", b"perft") or looks_like_epd(text):
+            return
+        shown = text[:60].decode("utf-8", "replace")
+        raise InputError(f"{path} is not a perft suite: its first line is '{shown}' (expected EPD lines "
+                         "with D1..Dn node counts, or id/epd/perft blocks)")
+    # Blank or comments only: the suite's own run says it holds no position.
 
 
 def _perft_suite(path: str, max_nodes: int) -> int:
@@ -499,6 +635,12 @@ class WorkerDied(click.ClickException):
               help="Lowest severity that makes the exit status 1.")
 @click.option("--cross-check", type=click.Choice(CROSS_CHECK_CHOICES), default="off", show_default=True,
               help="Also replay games in python-chess and report each disagreement as a warning.")
+@click.option("--select", "select", multiple=True, metavar="CODE[,CODE...]",
+              help="Report only these issue codes (or groups: syntax, moves, positions, "
+                   "consistency, input); the counts still include every issue.")
+@click.option("--ignore", "ignore", multiple=True, metavar="CODE[,CODE...]",
+              help="Do not report these issue codes (or groups); they do not fail the run, "
+                   "and the counts still include them.")
 @click.option("--clean-output", metavar="FILE", default=None,
               help="Copy every game (EPD line) with no issue at or above --fail-on here, byte for "
                    "byte, in input order (.gz/.bz2/.xz/.zst by suffix; - for stdout).")
@@ -511,12 +653,15 @@ class WorkerDied(click.ClickException):
 @click.option("--write-baseline", metavar="FILE", default=None,
               help="Record every issue found in a baseline file (sorted JSON, keyed on the game's "
                    "content, the code and the ply).")
-def validate(paths, fmt, fail_on, cross_check, clean_output, rejects_output, baseline_path, write_baseline):
+def validate(paths, fmt, fail_on, cross_check, select, ignore, clean_output, rejects_output, baseline_path,
+             write_baseline):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
     `path:line:column: severity[code]: message (game N "White - Black", ply P)` on stdout,
-    in input order; the counts go to stderr. Codes are listed in the README ("Issue codes").
+    in input order; the counts, and the issues by code, go to stderr. PATHS are files,
+    folders (their .pgn and .epd files, recursively) or - for stdin. Codes are listed in the
+    README ("Issue codes"); --select and --ignore choose which are reported.
 
     \b
     Exit status:
@@ -538,23 +683,18 @@ def validate(paths, fmt, fail_on, cross_check, clean_output, rejects_output, bas
 
     from chessscan.analysis.game import Tally
     from chessscan.engines.local import is_epd, run
-    from chessscan.readers.sources import display_path, open_source, source_name
-    from chessscan.reports.diagnostics import DiagnosticSink, closing_line, format_github, format_text
+    from chessscan.engines.local import report_input_problems
+    from chessscan.readers.inputs import InputProblem
+    from chessscan.readers.sources import source_name
+    from chessscan.reports.codes import ISSUE_CODES
+    from chessscan.reports.diagnostics import (DiagnosticSink, closing_line, counts_by_code, format_github,
+                                               format_text)
+    from chessscan.reports.filters import IssueFilter
     from chessscan.reports.writers import OutputError
 
-    for p in paths:
-        if p == "-":
-            continue
-        path = Path(p)
-        if not path.exists():
-            raise click.UsageError(f"no such file: {display_path(p)}")
-        if not path.is_file():
-            raise click.UsageError(f"not a file: {display_path(p)}")
-        try:  # fail before any output rather than halfway through the list
-            with open_source(path):
-                pass
-        except OSError as exc:
-            raise InputError(f"cannot read input: {exc}") from exc
+    select_codes, ignore_codes = _code_options(select, ignore)
+    items = _resolve_cli_inputs(paths, ordered=True)
+    sources = [i for i in items if not isinstance(i, InputProblem)]
     _warn_repeated(paths)
 
     out = click.get_text_stream("stdout")
@@ -583,18 +723,26 @@ def validate(paths, fmt, fail_on, cross_check, clean_output, rejects_output, bas
     else:
         render = format_github if fmt == "github" else format_text
         emit = lambda d: write(render(d) + "\n")  # noqa: E731
-    gate = _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, baseline_path,
-                          write_baseline)
+    # (given '-', the gate refuses it: stdin cannot be read twice)
+    gate = _validate_gate(list(paths) if "-" in paths else sources, fmt, fail_on, emit, clean_output,
+                          rejects_output, baseline_path, write_baseline)
     sink = DiagnosticSink(emit) if gate is None else _gate_sink(gate)
+    issue_filter = IssueFilter(sink, select_codes, ignore_codes)
     if fmt == "json":
         write('{"diagnostics": [')
     options = AnalysisOptions(positions="none", cross_check=cross_check)
     tally = Tally()
+    unreadable = False
     stopped: KeyboardInterrupt | None = None
     # One run per source: DiagnosticSink orders and names games within one source.
-    for p in paths:
+    for p in items:
+        if isinstance(p, InputProblem):
+            unreadable |= p.code == "unreadable-input"
+            report_input_problems([p], issue_filter, tally)
+            sink.finish()
+            continue
         try:
-            tally.merge(run([p], sink, options))
+            tally.merge(run([p], issue_filter, options))
         except KeyboardInterrupt as exc:
             _ignore_stop_signals()
             stopped = exc
@@ -613,15 +761,16 @@ def validate(paths, fmt, fail_on, cross_check, clean_output, rejects_output, bas
                        "(a chessscan bug: please report it with the input)", err=True)
             sys.exit(EXIT_INTERNAL)
         try:
+            issue_filter.finish()
             sink.finish()
         except OutputError as exc:
             _fail_output(exc)
 
     errors, warnings = sink.counts.get("error", 0), sink.counts.get("warning", 0)
     failing = errors + (warnings if fail_on == "warning" else 0)
-    status = _stop_status(stopped) if stopped is not None else 1 if failing else 0
+    status = _stop_status(stopped) if stopped is not None else EXIT_USAGE if unreadable else 1 if failing else 0
     summary = tally.as_dict()
-    summary.update(sources=[source_name(p) for p in paths], errors=errors, warnings=warnings,
+    summary.update(sources=[source_name(p) for p in sources], errors=errors, warnings=warnings,
                    fail_on=fail_on, exit_status=status)
     if stopped is not None:
         # The games of the file being read when stopped are not in the game counts.
@@ -645,9 +794,12 @@ def validate(paths, fmt, fail_on, cross_check, clean_output, rejects_output, bas
         click.echo(f"\n{_stop_name(stopped)}: {errors} errors and {warnings} warnings so far "
                    f"(games of the files finished: {summary['games_read']})", err=True)
     elif fmt != "json":
-        has_epd = any(is_epd(p) for p in paths)
-        has_pgn = not has_epd or any(not is_epd(p) for p in paths)
+        has_epd = any(is_epd(p) for p in sources)
+        has_pgn = not has_epd or any(not is_epd(p) for p in sources)
         click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd), err=True)
+        counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden)
+        if counts:
+            click.echo(counts, err=True)
     sys.exit(status)
 
 

@@ -11,12 +11,18 @@ SAMPLES = REPO / "data" / "samples"
 SHARED = REPO.parent / "shared" / "data"
 
 
+def shared_skip_reason(path: Path) -> str:
+    """Why a test that reads ``path`` (under ../shared/data) is skipped, in plain words."""
+    return (f"needs the large shared data set of real corpora, which is absent here ({path} not "
+            "found); the tests on the shipped samples in data/samples still run")
+
+
 def shared_path(*parts: str) -> Path:
     """A file under ../shared/data, or skip the test when that folder is absent (a user's
     clone has none)."""
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"{path} not present (../shared is only on the project's machines)")
+        pytest.skip(shared_skip_reason(path))
     return path
 
 

@@ -266,12 +266,10 @@ def test_cli_reads_epd_from_stdin(tmp_path):
     assert result.exit_code == 0 and "500 EPD positions: 500 valid" in result.output
 
 
-def test_cli_missing_file_is_a_usage_error(tmp_path):
+def test_cli_missing_file_alone_is_an_input_error(tmp_path):
     result = CliRunner().invoke(main, ["analyze", str(tmp_path / "nope.pgn")])
     assert result.exit_code == 2
     assert "no such file" in result.output
-    result = CliRunner().invoke(main, ["analyze", str(tmp_path)])
-    assert result.exit_code == 2 and f"not a file: {tmp_path}" in result.output
 
 
 def test_cli_warns_of_a_file_given_twice(tmp_path):

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from chessscan.core import core_mode
-from conftest import REPO, SAMPLES, SHARED
+from conftest import REPO, SAMPLES, SHARED, shared_skip_reason
 
 pytestmark = pytest.mark.skipif(core_mode() != "compiled", reason="the compiled core is not installed")
 
@@ -52,7 +52,7 @@ def test_samples(tmp_path, name):
 def test_messy_files(tmp_path):
     messy = SHARED / "messy"
     if not messy.is_dir():
-        pytest.skip(f"the shared data set ({messy}) is not present")
+        pytest.skip(shared_skip_reason(messy))
     files = sorted(messy.rglob("*.pgn"))
     analyze(files, tmp_path / "c", pure=False)
     analyze(files, tmp_path / "p", pure=True)

@@ -22,6 +22,7 @@ from chessscan.readers.epd import (
     read_perft_suite,
 )
 from chessscan.readers.sources import TruncatedInput
+from conftest import shared_skip_reason
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 DATA = SHARED / "data"
@@ -65,7 +66,7 @@ GROUP_TOTALS = {  # SOURCES.md gives these per group, not per file
     "perft/ferdy-checks/ferdy_perft_single_check_": 93_811,
 }
 
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} not present")
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=shared_skip_reason(DATA))
 
 
 def _data_files() -> list[str]:

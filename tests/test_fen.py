@@ -22,6 +22,7 @@ from chessscan.core.fen import (
 )
 from chessscan.core.movegen import legal_moves
 from chessscan.core.position import STARTING_FEN, Position
+from conftest import shared_skip_reason
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "data" / "samples"
@@ -268,7 +269,7 @@ def test_round_trip_shipped_perft_positions(name):
 def test_round_trip_lichess_puzzles():
     path = SHARED / "data" / "puzzles" / "lichess-puzzles-sample-5k.csv"
     if not path.exists():
-        pytest.skip(f"{path} not present (../shared is only on the project's machines)")
+        pytest.skip(shared_skip_reason(path))
     rows = list(csv.DictReader(io.StringIO(path.read_text())))
     assert len(rows) == 5000
     for row in rows:

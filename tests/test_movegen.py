@@ -29,6 +29,7 @@ from chessscan.core.position import STARTING_FEN, Position, make_move
 from chessscan.core.san import (
     AmbiguousMove, IllegalMove, InvalidSan, SanError, move_san, parse_san, resolve_san,
 )
+from conftest import shared_skip_reason
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "data" / "samples"
@@ -241,7 +242,7 @@ SLOW_CAP = 1_000_000
 def test_perft_classic_suites(name):
     path = SHARED_PERFT / name
     if not path.exists():
-        pytest.skip(f"{path} not present (../shared is only on the project's machines)")
+        pytest.skip(shared_skip_reason(path))
     cases = read_suite(path)
     assert cases
     checked, mismatches = run_suite(cases, SLOW_CAP)

@@ -15,6 +15,7 @@ import zstandard
 
 from chessscan.readers.pgn import (ISSUE_CODES, RawGame, ReadEnd, ReaderIssue, last_sure_game_start, read_games,
                                    sure_game_start)
+from conftest import shared_skip_reason
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -22,7 +23,7 @@ SAMPLES = SHARED / "games" / "samples"
 MESSY = SHARED / "messy"
 KOKOPU = MESSY / "kokopu-edgecases"
 
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="shared data not available")
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=shared_skip_reason(SHARED))
 
 
 def games(text: str | bytes, source: str = "t") -> list[RawGame]:
@@ -455,7 +456,7 @@ def test_truncated_between_games_yields_issue_only_game(tmp_path):
 
 def test_every_issue_code_has_a_severity():
     assert set(ISSUE_CODES.values()) == {"error", "warning"}
-    assert len(ISSUE_CODES) == 10
+    assert len(ISSUE_CODES) == 11
 
 
 # --------------------------------------------------------------------------

@@ -41,7 +41,7 @@ def test_perpetual_check_threefold(tmp_path):
     per, g, pos = t["perpetuals"], t["games"].iloc[0], t["positions"]
     assert len(per) == 1
     row = per.iloc[0]
-    assert (row.side, row.first_ply, row.last_ply, row.checks, row.occurrences, row.game_ended, row.result) == \
+    assert (row.side, row.first_ply, row.last_ply, row.checks_given, row.occurrences, row.game_ended, row.game_result) == \
         ("white", 1, 10, 4, 3, True, "1/2-1/2")
     assert g.perpetuals == 1 and g.outcome == "threefold_repetition" and g.result_consistent
     assert list(pos.repetition) == [1, 1, 1, 1, 2, 2, 2, 2, 3, 3]
@@ -55,7 +55,7 @@ def test_perpetual_check_threefold(tmp_path):
 def test_twofold_cycle_of_checks_is_reported(tmp_path):
     t = run(tmp_path, game("1. Qd8+ Kh7 2. Qd3+ Kh8 3. Qd8+", "1/2-1/2", PERPETUAL_FEN))
     row = t["perpetuals"].iloc[0]
-    assert (row.side, row.first_ply, row.last_ply, row.checks, row.occurrences) == ("white", 1, 5, 2, 2)
+    assert (row.side, row.first_ply, row.last_ply, row.checks_given, row.occurrences) == ("white", 1, 5, 2, 2)
     assert t["games"].outcome[0] == "none"
 
 

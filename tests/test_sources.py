@@ -24,6 +24,7 @@ from chessscan.readers.sources import (
     source_name,
     source_size,
 )
+from conftest import shared_skip_reason
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -209,7 +210,7 @@ def test_counting_reader_counts():
 def test_shared_corpus_zstd_long27():
     p = SHARED / "games" / "lichess-magnus.pgn.zst"
     if not p.exists():
-        pytest.skip("shared data not available")
+        pytest.skip(shared_skip_reason(SHARED))
     with open_source(p) as s:
         head = s.read(1 << 16)
     assert head.startswith(b'[Event "Rated ')

@@ -41,7 +41,7 @@ def _resolve(pos: Position, text: str) -> tuple[int | None, str | None, str | No
         return None, exc.code, str(exc)
     parsed = parse_san(text)
     if parsed.piece == PAWN and parsed.from_mask != BB_ALL and not parsed.from_mask & (parsed.from_mask - 1):
-        return move, "uci-move", f"{text!r} is UCI / long algebraic, not SAN"
+        return move, "uci-move", f"'{text}' is UCI / long algebraic, not SAN"
     return move, None, None
 
 

@@ -289,7 +289,12 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         if state.repeated:
             state.perpetuals = find_perpetuals(state.keys, state.gave_check, state.white_first)
             _write_perpetuals(raw, state, tables)
+        cut_short = first_error is not None or state.error is not None
         result_consistent, result_error = _check_result(raw, state, issues, tally)
+        if result_consistent and cut_short:
+            # An error stopped the replay (or the reading) before the end: whether the final
+            # position agrees with the result is unknown.
+            result_consistent = None
         if result_error and first_error is None:
             first_error = (state.plies + 0.5, result_error, state.plies)
     error_code, error_ply = (None, None) if first_error is None else first_error[1:]
@@ -361,12 +366,14 @@ def _write_perpetuals(raw, state: GameState, tables) -> None:
         rows["source"].append(raw.source)
         rows["game_index"].append(raw.index)
         rows["side"].append("white" if run.side else "black")
+        rows["checking_player"].append(raw.tags.get("White" if run.side else "Black"))
+        rows["checked_player"].append(raw.tags.get("Black" if run.side else "White"))
         rows["first_ply"].append(run.first_ply)
         rows["last_ply"].append(run.last_ply)
-        rows["checks"].append(run.checks)
+        rows["checks_given"].append(run.checks)
         rows["occurrences"].append(run.occurrences)
         rows["game_ended"].append(run.last_ply == state.plies and state.error is None)
-        rows["result"].append(raw.tags.get("Result"))
+        rows["game_result"].append(raw.tags.get("Result"))
 
 
 def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, str | None]:

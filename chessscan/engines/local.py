@@ -19,36 +19,22 @@ from chessscan.analysis.epd import analyze_epd_record
 from chessscan.analysis.game import Tally, analyze_game
 from chessscan.analysis.rows import PositionRows
 from chessscan.analysis.options import AnalysisOptions
-from chessscan.readers.epd import looks_like_epd, read_epd
+from chessscan.readers.epd import read_epd
+from chessscan.readers.inputs import is_epd_source
 from chessscan.readers.pgn import read_games
-from chessscan.readers.sources import open_source, peek_stdin, source_name, source_size
+from chessscan.readers.sources import open_source, source_name, source_size
 from chessscan.reports.writers import buffered_rows, clear, new_buffers
 
 #: Rows buffered per table before they go to the sink. Small enough that the column lists
 #: stay in cache as they grow: at 65,536 rows, growing a game's columns cost about 3x more.
 DEFAULT_BATCH_ROWS = 8192
-_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".zstd", ".xz")
 
 
 def is_epd(path: str) -> bool:
-    """True if ``path`` names an EPD file (``.epd``, optionally compressed), or is ``'-'``
-    and stdin holds EPD (its first record starts with a FEN piece placement:
-    :func:`~chessscan.readers.epd.looks_like_epd`); PGN otherwise."""
-    if path == "-":
-        return _stdin_is_epd()
-    name = os.fspath(path).lower()
-    for suffix in _COMPRESSION_SUFFIXES:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return name.endswith(".epd")
-
-
-def _stdin_is_epd() -> bool:
-    try:
-        return looks_like_epd(peek_stdin())
-    except OSError:
-        return False  # read as PGN: opening it reports the error
+    """True if ``path`` holds EPD: ``.epd`` files (optionally compressed); ``.pgn`` files are
+    PGN; any other file, and stdin (``'-'``), is EPD when its first record starts with a FEN
+    piece placement (:func:`~chessscan.readers.inputs.is_epd_source`)."""
+    return is_epd_source(os.fspath(path))
 
 
 def tables_for(paths: Iterable[str], options: AnalysisOptions) -> tuple[str, ...]:
@@ -226,3 +212,17 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
             bar.close()
     return tally
 
+
+
+def report_input_problems(problems, sink, tally: Tally) -> None:
+    """Write one ``issues`` row per :class:`~chessscan.readers.inputs.InputProblem` (a path
+    that gives no games: missing, unreadable, not text, empty) to ``sink``, and count it in
+    ``tally``. The rows have no game, line or ply."""
+    from chessscan.analysis.game import add_issue
+
+    if not problems:
+        return
+    issues = new_buffers("issues")
+    for p in problems:
+        add_issue(issues, tally, p.source, None, None, None, None, p.severity, p.code, p.message)
+    sink.write("issues", issues)

@@ -75,6 +75,7 @@ EPD_ERROR_SEVERITY: dict[str, str] = {
     # --- both ------------------------------------------------------------
     "truncated-input": "error",       # compressed stream cut or corrupt; the rest is lost
     "unsupported-input": "error",     # an archive (zip, 7z, rar), not a text
+    "not-text": "error",              # binary data (Parquet, an image, random bytes)
 }
 
 #: Longest line kept in memory; longer lines are truncated (``line-too-long``)

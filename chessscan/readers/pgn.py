@@ -61,6 +61,7 @@ ISSUE_CODES = {
     "decode-fallback": "warning",
     "truncated-input": "error",
     "unsupported-input": "error",
+    "not-text": "error",
 }
 
 
@@ -81,6 +82,12 @@ class ReaderIssue(NamedTuple):
     column: int | None
     message: str
     ply: int | None = None
+
+
+def _quoted(text: str) -> str:
+    """``text`` between single quotes, as written: a message is read as text, and Python's
+    repr would double every backslash (and every output format escapes once more)."""
+    return f"'{text}'"
 
 
 def _issue(code: str, line: int, column: int | None, message: str, ply: int | None = None) -> ReaderIssue:
@@ -1083,11 +1090,11 @@ def _parse_tags_slow(tag_lines: list[bytes], line0: int, codec: str, issues: lis
             lm = _TAG_LENIENT_RE.fullmatch(s, pos)
             if lm is not None:
                 add(lm.group(1), lm.group(2), ln, col)
-                issues.append(_issue("bad-tag", ln, col, f"malformed tag value (unescaped quote?): {rest.strip()[:60]!r}"))
+                issues.append(_issue("bad-tag", ln, col, f"malformed tag value (unescaped quote?): {_quoted(rest.strip()[:60])}"))
             elif first and not t.startswith("["):
-                issues.append(_issue("bad-tag", ln, col, f"line inside the tag section is not a tag: {rest.strip()[:60]!r}"))
+                issues.append(_issue("bad-tag", ln, col, f"line inside the tag section is not a tag: {_quoted(rest.strip()[:60])}"))
             else:
-                issues.append(_issue("bad-tag", ln, col, f"malformed tag pair: {rest.strip()[:60]!r}"))
+                issues.append(_issue("bad-tag", ln, col, f"malformed tag pair: {_quoted(rest.strip()[:60])}"))
             break
     return tags
 
@@ -1128,7 +1135,7 @@ def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
                 ln, col = _line_col(text, m.start(), line0)
                 issues.append(_issue(
                     "unexpected-token", ln, col,
-                    f"{w[:40]!r} is not a move; later moves of this game are ignored", len(sans) + 1))
+                    f"{_quoted(w[:40])} is not a move; later moves of this game are ignored", len(sans) + 1))
                 stopped = True
         elif k == 7:
             seen = True

@@ -36,7 +36,9 @@ __all__ = [
     "CountingReader",
     "SourceStream",
     "TruncatedInput",
+    "NotText",
     "UnsupportedInput",
+    "binary_kind",
     "detect_compression",
     "detect_utf16",
     "open_source",
@@ -89,6 +91,14 @@ class UnsupportedInput(TruncatedInput):
     source."""
 
     code = "unsupported-input"
+
+
+class NotText(UnsupportedInput):
+    """An input that is not text (a Parquet file, an image, an executable, random bytes):
+    refused at open, as an archive is, so that it gives one issue instead of a diagnostic
+    for every line of noise."""
+
+    code = "not-text"
 
 
 def source_name(path: PathArg) -> str:
@@ -149,6 +159,56 @@ def detect_compression(head: bytes) -> str | None:
 
 
 _TEXT_B = re.compile(rb"[\t\n\r\x20-\x7e]+")
+
+# Binary formats a curator may give by mistake, by their magic bytes.
+_BINARY_MAGIC = ((b"PAR1", "a Parquet file"), (b"ARROW1", "an Arrow IPC file"),
+                 (b"SQLite format 3\0", "an SQLite database"), (b"\x89PNG", "a PNG image"),
+                 (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"), (b"%PDF", "a PDF document"),
+                 (b"\x7fELF", "an executable"), (b"\x93NUMPY", "a NumPy array"))
+# Control bytes that no text holds (tab, line ends, form feed, SUB and ESC left out).
+_CONTROL_B = re.compile(rb"[\x00-\x08\x0e-\x19\x1c-\x1f]")
+_HIGH_B = re.compile(rb"[\x80-\xff]")
+#: Bytes looked at to tell text from binary data.
+BINARY_SNIFF_BYTES = 4096
+
+
+def binary_kind(head: bytes) -> str | None:
+    """What the (decompressed, not UTF-16) bytes ``head`` are if they are not text: ``'a
+    Parquet file'`` and the like for a known magic number, ``'binary data'`` when more than
+    5% of the first :data:`BINARY_SNIFF_BYTES` bytes are control characters, or more than 0.5%
+    with a quarter of bytes above 0x7f (random or compressed data); None for text. Text
+    files in the wild hold a few control characters (EPD suites ending lines with NUL: up
+    to 2% of their bytes), and CP1252 or UTF-8 text a few high bytes, never both many."""
+    for magic, kind in _BINARY_MAGIC:
+        if head.startswith(magic):
+            return kind
+    sample = head[:BINARY_SNIFF_BYTES]
+    if not sample:
+        return None
+    control = len(_CONTROL_B.findall(sample)) / len(sample)
+    high = len(_HIGH_B.findall(sample)) / len(sample)
+    if control > 0.05 or (control > 0.005 and high > 0.25):
+        return "binary data"
+    return None
+
+
+# What only chess text holds: a tag pair, an EPD/FEN piece placement or a perft-suite keyword
+# at a line start, or a SAN move after its number ("12. Nxe5", "3... O-O").
+_CHESS_TEXT_B = re.compile(
+    rb'(?m)^[ \t]*\[[A-Za-z0-9_]+[ \t]+"'
+    rb"|^[ \t]*[pnbrqkPNBRQK1-8]{1,8}(?:/[pnbrqkPNBRQK1-8]{1,8}){7}[ \t]+[wb]\b"
+    rb"|^(?:epd|id|perft)[ \t]"
+    rb"|(?:^|\s)[1-9][0-9]{0,2}\.(?:\.\.)?[ \t]*(?:[NBRQK]?[a-h]?[1-8]?x?[a-h][1-8](?:=[NBRQ])?|O-O(?:-O)?)"
+    rb"[+#]?[ \t\r\n]")
+#: Bytes looked at, at the start (and for a plain file the end), for chess text among noise.
+CHESS_TEXT_SNIFF_BYTES = 1 << 16
+
+
+def has_chess_text(sample: bytes) -> bool:
+    """Whether ``sample`` holds what only chess text holds (a tag pair, a FEN piece
+    placement, a perft-suite line, or a numbered SAN move such as ``12. Nxe5``): noise with
+    games after it is read, not refused, so that the games are not lost."""
+    return _CHESS_TEXT_B.search(sample) is not None
 
 
 def detect_utf16(head: bytes) -> str | None:
@@ -258,6 +318,12 @@ class SourceStream(io.BufferedReader):
             if err is not None:
                 raise err
         return data
+
+    @property
+    def refusal(self) -> "UnsupportedInput | None":
+        """The error of an input refused at open (an archive, data that is not text),
+        raised by the first read; None for a readable stream."""
+        return self.raw.error if isinstance(self.raw, _Refused) else None
 
     def read(self, size: int | None = -1) -> bytes:
         return self._checked(super().read(size))
@@ -623,12 +689,45 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
     return _text(out, first, counter, name)
 
 
+def _tail(stream: SourceStream, counter: CountingReader) -> bytes:
+    """The last bytes of a plain regular file (for :func:`has_chess_text`); ``b""`` for a
+    compressed stream, stdin or anything that cannot seek."""
+    if stream.compression is not None:
+        return b""
+    name = getattr(getattr(counter, "_raw", None), "name", None)
+    if not isinstance(name, (str, bytes)) or not os.path.isfile(name):
+        return b""
+    try:
+        with open(name, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - CHESS_TEXT_SNIFF_BYTES))
+            return f.read(CHESS_TEXT_SNIFF_BYTES)
+    except OSError:
+        return b""
+
+
 def _text(stream: SourceStream, first: bytes, counter: CountingReader, name: str) -> SourceStream:
     """``stream``, or over it a stream of UTF-8 if it holds UTF-16 text (``first``: its first
     bytes)."""
     encoding = detect_utf16(first)
     if encoding is None:
-        return stream
+        try:
+            head = stream.peek(CHESS_TEXT_SNIFF_BYTES)
+            kind = binary_kind(head[:BINARY_SNIFF_BYTES])
+            if kind == "binary data" and (has_chess_text(head) or has_chess_text(_tail(stream, counter))):
+                kind = None  # noise before (or among) games: the reader reports it and goes on
+        except TruncatedInput:
+            kind = None  # the reader reports the corrupt stream
+        except BaseException:
+            stream.close()
+            raise
+        if kind is None:
+            return stream
+        refused = SourceStream(_Refused(NotText(
+            f"{name} is not text but {kind}: give PGN or EPD files (plain or compressed)"), stream))
+        refused.counter, refused.compression, refused.text_encoding = counter, stream.compression, None
+        refused.source = name
+        return refused
     out = SourceStream(_Utf16Raw(stream, encoding), buffer_size=_OUTPUT_BUFFER)
     out.counter = counter
     out.compression = stream.compression

@@ -117,6 +117,12 @@ ISSUE_CODES: dict[str, IssueCode] = {
         ("truncated-input", "error", "a compressed stream ends early or is corrupt; the game it cuts "
                                      "is incomplete"),
         ("unsupported-input", "error", "an archive (zip, 7z, rar) given as an input: unpack it first"),
+        ("not-text", "error", "an input that is not text (a Parquet file, an image, random bytes): "
+                              "nothing is read from it"),
+        ("unreadable-input", "error", "a path that does not exist or cannot be read (permission denied, "
+                                      "I/O error); the other inputs are analyzed"),
+        ("empty-input", "warning", "an input with nothing in it (an empty file, or a folder without "
+                                   "PGN or EPD files)"),
         ("line-too-long", "error", "an EPD line longer than 1 MiB, truncated"),
         ("control-character", "warning", "a control character inside an EPD line (read as a space)"),
         ("unsupported-variant", "warning", "a variant other than standard chess or Chess960: counted, "

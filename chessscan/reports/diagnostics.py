@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["Diagnostic", "DiagnosticSink", "format_text", "format_github", "closing_line"]
+__all__ = ["Diagnostic", "DiagnosticSink", "format_text", "format_github", "closing_line", "counts_by_code"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +119,24 @@ def closing_line(summary: dict, pgn: bool = True, epd: bool = False) -> str:
     if len(groups) == 1:
         return f"{groups[0]}, {tail}"
     return "; ".join(groups + [tail])
+
+
+def counts_by_code(summary: dict, codes: dict, hidden: dict | None = None) -> str:
+    """The issues of a run by code, largest count first, one line each (``  14  error
+    illegal-move``), under ``issues by code:``; codes left out by ``--select``/``--ignore``
+    (``hidden``: code -> rows not reported) are marked ``(not reported)``. ``codes`` is the
+    registry (:data:`chessscan.reports.codes.ISSUE_CODES`). Empty when there is no issue."""
+    by_code = summary.get("issues_by_code") or {}
+    if not by_code:
+        return ""
+    hidden = hidden or {}
+    width = len(f"{max(by_code.values()):,}")
+    lines = ["issues by code:"]
+    for code, n in sorted(by_code.items(), key=lambda kv: (-kv[1], kv[0])):
+        severity = codes[code].severity if code in codes else "?"
+        note = "  (not reported)" if hidden.get(code) else ""
+        lines.append(f"  {n:>{width},}  {severity:<7}  {code}{note}")
+    return "\n".join(lines)
 
 
 class DiagnosticSink:

@@ -832,8 +832,8 @@ def _rare_examples(tables: ReportTables, k: int) -> dict[str, list[dict]]:
                 if all(len(out[label]) >= wanted[label] for label, _ in events):
                     break
     perpetual = []
-    for row in tables.head("perpetuals", ["source", "game_index", "side", "first_ply", "last_ply", "checks",
-                                          "occurrences", "result"], pc.field("occurrences") >= 3, k):
+    for row in tables.head("perpetuals", ["source", "game_index", "side", "first_ply", "last_ply",
+                                          "checks_given", "occurrences", "game_result"], pc.field("occurrences") >= 3, k):
         perpetual.append({**row, "ply": row["last_ply"]})
     out["perpetual checks"] = perpetual
     return out
@@ -876,8 +876,8 @@ def _examples_section(tables: ReportTables, examples: dict[str, list[dict]], gam
                     board = _board(pos.fen(), _arrow(pos, san), "#1f6ebfcc", marks=_squares(r.get("checkers")))
             players = f"{(g or {}).get('white') or '?'} – {(g or {}).get('black') or '?'}"
             line = (g or {}).get("line")
-            detail = (f"{r['side']} checks {r['checks']} times, plies {r['first_ply']}–{r['last_ply']}, "
-                      f"{r['occurrences']} occurrences, result {r.get('result') or '?'}") if "side" in r else \
+            detail = (f"{r['side']} checks {r['checks_given']} times, plies {r['first_ply']}–{r['last_ply']}, "
+                      f"{r['occurrences']} occurrences, result {r.get('game_result') or '?'}") if "side" in r else \
                 (f"ply {r['ply']} <code>{_e(san)}</code>, {_e(r.get('check_kind'))} check"
                  + (f" from {_e(r.get('checkers'))}" if r.get("checkers") else "")
                  + (", mate" if r.get("is_checkmate") else ""))

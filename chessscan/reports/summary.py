@@ -11,7 +11,7 @@ import math
 from numbers import Integral, Real
 from typing import Any, Mapping
 
-__all__ = ["render_summary", "LABELS", "ORDER"]
+__all__ = ["render_summary", "percent", "LABELS", "ORDER"]
 
 #: key -> display label; keys not listed get ``key.replace("_", " ")``.
 LABELS: dict[str, str] = {
@@ -37,10 +37,14 @@ LABELS: dict[str, str] = {
 #: top-level keys shown first, in this order (when present).
 ORDER: tuple[str, ...] = (
     "sources", "games_read", "games_ok", "games_with_errors", "games_with_warnings",
-    "positions", "checks", "checks_by_kind", "checkmates", "stalemates",
-    "perpetuals", "epd_positions", "issues", "issues_by_code", "disagreements",
+    "games_unsupported_variant", "positions", "checks", "checks_by_kind", "checkmates", "stalemates",
+    "outcomes", "perpetuals", "perpetual_checks", "twofold_check_cycles", "epd_positions",
+    "issues", "issues_by_severity", "issues_by_code", "disagreements",
     "elapsed_seconds", "games_per_second", "positions_per_second",
 )
+
+#: Sources listed by name in the summary; more are counted, with the first few named.
+MAX_SOURCES_NAMED = 3
 
 # Counts that read better as a share of games_read.
 _SHARE_OF_GAMES = ("games_ok", "games_with_errors", "games_with_warnings")
@@ -113,6 +117,10 @@ def _ordered_items(d: Mapping[Any, Any], key: Any, top: bool) -> list[tuple[Any,
         items.sort(key=lambda kv: rank.get(kv[0], len(ORDER)) if isinstance(kv[0], str) else len(ORDER))
     elif key in _SORT_BY_COUNT and items and all(_is_number(v) for _, v in items):
         items.sort(key=lambda kv: (-kv[1], str(kv[0])))
+    elif key == "issues_by_severity":
+        from chessscan.reports.codes import SEVERITIES
+
+        items.sort(key=lambda kv: SEVERITIES.index(kv[0]) if kv[0] in SEVERITIES else len(SEVERITIES))
     return items
 
 
@@ -124,6 +132,12 @@ def _collect(d: Mapping[Any, Any], depth: int, rows: list, *, top: bool = False,
             continue
         # Issue codes are identifiers people grep for: show them verbatim.
         label = str(key) if parent in _SORT_BY_COUNT else _label(key)
+        if parent == "issues_by_code":
+            label = f"{key} ({_severity(key)})"
+        if top and key == "sources" and isinstance(value, (list, tuple)) and len(value) > MAX_SOURCES_NAMED:
+            shown = ", ".join(str(v) for v in value[:MAX_SOURCES_NAMED])
+            rows.append((depth, label, f"{len(value)} files: {shown}, ...", False))
+            continue
         if isinstance(value, Mapping):
             if not value:
                 rows.append((depth, label, "(none)", False))
@@ -144,8 +158,33 @@ def _collect(d: Mapping[Any, Any], depth: int, rows: list, *, top: bool = False,
             numeric = _is_number(value)
             if (numeric and key in _SHARE_OF_GAMES and _is_number(games_read)
                     and games_read > 0):
-                text += f"  ({100.0 * value / games_read:.1f}%)"
+                text += f"  ({percent(value, games_read)})"
             rows.append((depth, label, text, numeric))
+
+
+def percent(part: float, whole: float) -> str:
+    """``part`` as a share of ``whole``, readable at any size: one decimal (``12.5%``), two
+    significant digits under 1% (``0.42%``, ``0.0042%``), and never ``0.0%`` or ``100.0%``
+    for a share that is not exactly that (``<0.001%``, ``>99.9%``)."""
+    if whole <= 0:
+        return "-"
+    share = 100.0 * part / whole
+    if share == 0 or share == 100:
+        return f"{share:.1f}%"
+    if share < 0.001:
+        return "<0.001%"
+    if share < 1:
+        return f"{share:.2g}%"
+    if share > 99.9:
+        return ">99.9%"
+    return f"{share:.1f}%"
+
+
+def _severity(code: Any) -> str:
+    from chessscan.reports.codes import ISSUE_CODES
+
+    entry = ISSUE_CODES.get(str(code))
+    return entry.severity if entry else "?"
 
 
 def _is_number(v: Any) -> bool:
@@ -163,5 +202,6 @@ def _fmt(v: Any) -> str:
         f = float(v)
         if math.isnan(f) or math.isinf(f):
             return str(f)
-        return f"{f:,.2f}"
+        # Rates in the thousands read better without their hundredths.
+        return f"{f:,.0f}" if abs(f) >= 100 else f"{f:,.2f}"
     return str(v)

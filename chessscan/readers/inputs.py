@@ -1,0 +1,153 @@
+"""What the paths given on a command line are: files to read, folders to walk, problems to report.
+
+:func:`resolve_inputs` turns ``chessscan analyze PATH...`` arguments into the sources to read
+and the :class:`InputProblem` s of the others, so that one bad path among many is reported
+(an ``issues`` row with its own code) while the good ones are analyzed:
+
+* a folder stands for the PGN and EPD files under it (``.pgn``/``.epd``, plain or compressed),
+  recursively, in sorted order of their paths; hidden files and folders are left out;
+* a path that does not exist or cannot be opened is an ``unreadable-input`` error;
+* an archive (``unsupported-input``) or data that is not text (``not-text``) is refused
+  whole, with one error;
+* an input with no bytes (a folder with no PGN/EPD file) is an ``empty-input`` warning.
+
+:func:`is_epd_source` tells EPD from PGN: by the ``.epd``/``.pgn`` suffix, else by content
+(the first record starts with a FEN piece placement), as for stdin.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterable
+
+from .epd import looks_like_epd
+from .sources import STDIN, open_source, peek_stdin, source_name
+
+__all__ = ["InputProblem", "resolve_each", "resolve_inputs", "is_epd_source", "INPUT_SUFFIXES", "COMPRESSION_SUFFIXES"]
+
+#: Suffixes of the files a folder contributes (before a compression suffix).
+INPUT_SUFFIXES = (".pgn", ".epd")
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".zstd", ".xz")
+# Bytes looked at to tell EPD from PGN (the first record is one line).
+_SNIFF_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """A path that gives no games: ``path`` as given, ``code`` (``unreadable-input``,
+    ``not-text``, ``unsupported-input`` or ``empty-input``), ``severity`` and ``message``."""
+
+    path: str
+    code: str
+    severity: str
+    message: str
+
+    @property
+    def source(self) -> str:
+        """The source name the tables use (``<stdin>`` for ``-``)."""
+        return source_name(self.path)
+
+
+def _base_name(path: str) -> str:
+    name = os.path.basename(path).lower()
+    for suffix in COMPRESSION_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _walk(folder: str) -> list[str]:
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for f in sorted(files):
+            if not f.startswith(".") and _base_name(f).endswith(INPUT_SUFFIXES):
+                found.append(os.path.join(root, f))
+    return found
+
+
+def _check(path: str) -> InputProblem | None:
+    """The problem of one file or of stdin, or None when it can be read."""
+    try:
+        if path == STDIN:
+            head = peek_stdin()
+            from .sources import _PARKED  # the stream peek_stdin opened, handed on unread
+
+            stream = _PARKED[1]
+            refusal = stream.refusal if stream is not None else None
+        else:
+            with open_source(path) as stream:
+                refusal = stream.refusal
+                head = b"" if refusal else stream.peek(1)
+                if not head and refusal is None and getattr(stream.raw, "error", None) is not None:
+                    return None  # a corrupt compressed stream: the reader reports it
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return InputProblem(path, "unreadable-input", "error", f"cannot be read: {reason}")
+    if refusal is not None:
+        return InputProblem(path, refusal.code, "error", str(refusal))
+    if not head:
+        return InputProblem(path, "empty-input", "warning", "empty: no game or position in it")
+    return None
+
+
+def resolve_each(paths: Iterable[str]) -> list[str | InputProblem]:
+    """For ``paths`` (files, folders, ``'-'`` for stdin), in order: each source to read (a
+    path) or the :class:`InputProblem` of a path that gives none (see the module docstring).
+    A file given by name is read whatever its suffix; a folder contributes its
+    ``.pgn``/``.epd`` files. Never raises for a bad path."""
+    out: list[str | InputProblem] = []
+    for p in paths:
+        p = os.fspath(p)
+        if p != STDIN and os.path.isdir(p):
+            files = _walk(p)
+            if not files:
+                out.append(InputProblem(p, "empty-input", "warning",
+                                        "a folder with no .pgn or .epd file (plain or compressed) in it"))
+            out.extend(_check(f) or f for f in files)
+        elif p != STDIN and not os.path.lexists(p):
+            out.append(InputProblem(p, "unreadable-input", "error", "no such file or folder"))
+        else:
+            out.append(_check(p) or p)
+    return out
+
+
+def resolve_inputs(paths: Iterable[str]) -> tuple[list[str], list[InputProblem]]:
+    """:func:`resolve_each`, split: the sources to read, and the problems."""
+    items = resolve_each(paths)
+    return ([i for i in items if not isinstance(i, InputProblem)],
+            [i for i in items if isinstance(i, InputProblem)])
+
+
+_KIND_CACHE: dict[tuple, bool] = {}
+
+
+def is_epd_source(path: str) -> bool:
+    """True if ``path`` holds EPD: ``.epd`` (optionally compressed) means EPD and ``.pgn``
+    PGN; any other name, and stdin (``'-'``), is EPD when its first record starts with a FEN
+    piece placement (:func:`~chessscan.readers.epd.looks_like_epd`), PGN otherwise. A file
+    that cannot be opened counts as PGN (opening it again reports the error)."""
+    if path == STDIN:
+        try:
+            return looks_like_epd(peek_stdin())
+        except OSError:
+            return False
+    name = _base_name(os.fspath(path))
+    if name.endswith(".epd"):
+        return True
+    if name.endswith(".pgn"):
+        return False
+    try:
+        st = os.stat(path)
+        key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+    except OSError:
+        return False
+    if key not in _KIND_CACHE:
+        try:
+            with open_source(path) as stream:
+                head = b"" if stream.refusal else stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
+        except OSError:
+            return False
+        _KIND_CACHE[key] = looks_like_epd(head)
+    return _KIND_CACHE[key]

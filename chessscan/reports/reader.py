@@ -1,0 +1,142 @@
+"""Report tables as pandas DataFrames: :class:`Report` (what :func:`chessscan.scan` returns)
+and :func:`read_report` (a report folder written by ``chessscan analyze``, read back).
+
+Every table comes with the dtypes its declared Arrow schema (:mod:`chessscan.reports.schema`)
+maps to, whatever the file format: ``int32``/``int64``/``uint64`` columns as pandas'
+``Int32``/``Int64``/``UInt64`` (nullable, exact: Zobrist keys above 2**53 survive), ``bool``
+as ``boolean`` (``<NA>`` where unknown, e.g. ``result_consistent``), strings as ``string``
+(an empty ``checkers`` stays ``""``; a missing value is ``<NA>``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from chessscan.reports.schema import OPTIONAL_COLUMNS, TABLE_NAMES, schema_for
+
+__all__ = ["Report", "read_report", "to_dataframe", "pandas_dtype"]
+
+
+def pandas_dtype(arrow_type):
+    """The pandas dtype a column of ``arrow_type`` gets (nullable extension dtypes), or None
+    for a type left to pyarrow's default."""
+    import pandas as pd
+    import pyarrow as pa
+
+    return {
+        pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype(), pa.uint64(): pd.UInt64Dtype(),
+        pa.bool_(): pd.BooleanDtype(), pa.string(): pd.StringDtype(),
+    }.get(arrow_type)
+
+
+def to_dataframe(table):
+    """A ``pyarrow.Table`` of a report table as a DataFrame with the documented dtypes."""
+    return table.to_pandas(types_mapper=pandas_dtype)
+
+
+class Report:
+    """The tables of one run, as DataFrames: one attribute per table (``positions``,
+    ``games``, ``perpetuals``, ``epd_positions``, ``issues``, ``disagreements``; None for a
+    table the run did not write) and ``summary`` (the dict of ``summary.json``, or None).
+
+    ``report["games"]`` works too, ``"summary"`` included, and ``tables`` maps the names of
+    the tables present to their DataFrames. Tab completion lists the attributes.
+    """
+
+    positions: Any
+    games: Any
+    perpetuals: Any
+    epd_positions: Any
+    issues: Any
+    disagreements: Any
+
+    def __init__(self, tables: dict, summary: dict | None = None) -> None:
+        for name in TABLE_NAMES:
+            setattr(self, name, tables.get(name))
+        self.summary = summary
+        self.tables = {name: tables[name] for name in TABLE_NAMES if name in tables}
+
+    def __getitem__(self, name: str):
+        if name == "summary":
+            return self.summary
+        return self.tables[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tables or (name == "summary" and self.summary is not None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tables)
+
+    def keys(self):
+        """The names of the tables present."""
+        return self.tables.keys()
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{name}={len(df):,} rows" for name, df in self.tables.items())
+        return f"Report({rows})"
+
+
+def _table_file(folder: Path, name: str) -> tuple[str, list[Path]] | None:
+    for ext in ("parquet", "csv", "jsonl"):
+        path = folder / f"{name}.{ext}"
+        if path.is_file():
+            return ext, [path]
+    dataset = folder / name
+    if dataset.is_dir():
+        parts = sorted(dataset.glob("part-*.parquet"))  # part numbers keep the input order
+        return "parquet", parts
+    return None
+
+
+def _columns_of(kind: str, path: Path) -> list[str]:
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        return pq.read_schema(path).names
+    if kind == "csv":
+        import csv
+
+        with open(path, newline="", encoding="utf-8") as f:
+            return next(csv.reader(f), [])
+    with open(path, encoding="utf-8") as f:
+        line = f.readline()
+    return list(json.loads(line)) if line.strip() else []
+
+
+def read_report(path: str | os.PathLike) -> Report:
+    """Read the report folder ``path`` that ``chessscan analyze -o PATH`` wrote: the tables in
+    any format it writes (``<table>.parquet``, ``<table>.csv``, ``<table>.jsonl``, or a Dask
+    run's datasets ``<table>/part-*.parquet``) and ``summary.json``.
+
+    Returns a :class:`Report` whose DataFrames have the dtypes of the declared schema (see
+    the module docstring), the same as :func:`chessscan.scan` returns for the same input.
+    Raises ``FileNotFoundError`` when ``path`` is not a folder or holds no report table.
+    """
+    from chessscan.reports.writers import read_table
+
+    folder = Path(path)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no report folder: {folder}")
+    tables = {}
+    for name in TABLE_NAMES:
+        found = _table_file(folder, name)
+        if found is None:
+            continue
+        kind, files = found
+        optional = [c for c in OPTIONAL_COLUMNS[name] if files and c in _columns_of(kind, files[0])]
+        schema = schema_for(name, optional)
+        if not files:
+            arrow = schema.empty_table()
+        else:
+            import pyarrow as pa
+
+            arrow = pa.concat_tables([read_table(f, schema) for f in files])
+        tables[name] = to_dataframe(arrow)
+    summary_path = folder / "summary.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
+    if not tables:
+        raise FileNotFoundError(f"{folder} holds no chessscan report table")
+    return Report(tables, summary)

@@ -1,0 +1,152 @@
+"""The Python API: scan()'s defaults and result shape, read_report() on every report layout,
+the perpetuals table's columns, result_consistent for games cut short."""
+
+from __future__ import annotations
+
+import inspect
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+import chessscan
+from chessscan.cli import analyze, main
+from chessscan.reports.reader import Report
+from conftest import SAMPLES, shared_skip_reason
+
+MAGNUS = SAMPLES / "lichess-magnus-300.pgn"
+WAC = SAMPLES / "arasan-wacnew.epd"
+
+
+@pytest.fixture(scope="module")
+def magnus():
+    return chessscan.scan(MAGNUS, jobs=1)
+
+
+def write_report(out, *paths, fmt="parquet"):
+    res = CliRunner().invoke(main, ["analyze", *map(str, paths), "-o", str(out), "--format", fmt, "--silent",
+                                    "--jobs", "1"])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def test_scan_defaults_agree_with_the_cli():
+    params = inspect.signature(chessscan.scan).parameters
+    cli = {p.name: p.default for p in analyze.params}
+    assert params["cross_check"].default == cli["cross_check"] == "sample"
+    assert params["positions"].default == cli["positions"] == "all"
+    assert params["jobs"].default is None and cli["jobs"] is None  # every core
+
+
+def test_scan_returns_a_report_with_attributes(magnus):
+    assert isinstance(magnus, Report)
+    names = {"positions", "games", "perpetuals", "issues", "disagreements", "summary"}
+    assert names <= set(dir(magnus))
+    assert magnus.epd_positions is None  # no EPD input
+    assert set(magnus.keys()) == {"positions", "games", "perpetuals", "issues", "disagreements"}
+    assert len(magnus.games) == 300 and len(magnus.positions) == magnus.summary["positions"]
+    assert magnus["games"] is magnus.games and magnus["summary"] is magnus.summary
+    assert isinstance(magnus.summary, dict) and "summary" not in magnus.tables
+    # The sampled cross-check ran, as with the CLI.
+    assert magnus.summary["cross_check"]["games"] >= 6 and magnus.summary["cross_check"]["disagreements"] == 0
+    assert repr(magnus).startswith("Report(positions=")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_read_report_gives_the_documented_dtypes(tmp_path, magnus, fmt):
+    report = chessscan.read_report(write_report(tmp_path / "r", MAGNUS, fmt=fmt))
+    assert report.summary["games_read"] == 300
+    for name, expected in magnus.tables.items():
+        got = report.tables[name]
+        assert dict(got.dtypes) == dict(expected.dtypes), name
+        pd.testing.assert_frame_equal(got, expected, check_exact=True, obj=name)
+    games, positions = report.games, report.positions
+    assert str(games.result_consistent.dtype) == "boolean"
+    assert str(games.perpetuals.dtype) == "Int32" and str(games.error_ply.dtype) == "Int32"
+    assert str(positions.zobrist.dtype) == "UInt64"
+    # An empty checkers field stays the empty string, not NaN.
+    quiet = positions[~positions.in_check]
+    assert len(quiet) and (quiet.checkers == "").all()
+
+
+def test_read_report_reads_dask_datasets(tmp_path, magnus):
+    # The layout of `analyze --dask`: OUTPUT/<table>/part-NNNNNN.parquet, in input order.
+    single = write_report(tmp_path / "single", MAGNUS)
+    dataset = tmp_path / "dataset"
+    for name in ("positions", "games", "perpetuals", "issues"):
+        table = pq.read_table(single / f"{name}.parquet")
+        (dataset / name).mkdir(parents=True)
+        half = table.num_rows // 2
+        pq.write_table(table.slice(0, half), dataset / name / "part-000000.parquet")
+        pq.write_table(table.slice(half), dataset / name / "part-000001.parquet")
+    report = chessscan.read_report(dataset)
+    assert report.summary is None
+    for name in ("positions", "games", "perpetuals", "issues"):
+        pd.testing.assert_frame_equal(report.tables[name], magnus.tables[name], obj=name)
+
+
+def test_read_report_epd_and_fen_columns(tmp_path):
+    out = tmp_path / "r"
+    res = CliRunner().invoke(main, ["analyze", str(WAC), str(MAGNUS), "-o", str(out), "--fen", "--silent",
+                                    "--jobs", "1", "--format", "csv"])
+    assert res.exit_code == 0
+    report = chessscan.read_report(out)
+    assert len(report.epd_positions) == 300 and str(report.epd_positions.legal_moves.dtype) == "Int32"
+    import chess
+
+    board = chess.Board()
+    board.push_san(report.positions.san.iloc[0])
+    assert report.positions.fen.iloc[0] == board.fen() == "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1"
+
+
+def test_read_report_refuses_a_folder_without_tables(tmp_path):
+    with pytest.raises(FileNotFoundError, match="holds no chessscan report table"):
+        chessscan.read_report(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no report folder"):
+        chessscan.read_report(tmp_path / "nope")
+
+
+def test_perpetuals_name_the_players_and_merge_with_games(magnus):
+    per, games = magnus.perpetuals, magnus.games
+    assert len(per) == 14
+    assert set(per.columns) & set(games.columns) == {"source", "game_index"}
+    merged = per.merge(games, on=["source", "game_index"], validate="many_to_one")
+    assert len(merged) == 14 and not any(c.endswith(("_x", "_y")) for c in merged.columns)
+    white = merged.side == "white"
+    assert (merged.checking_player[white] == merged.white[white]).all()
+    assert (merged.checking_player[~white] == merged.black[~white]).all()
+    assert (merged.checked_player[white] == merged.black[white]).all()
+    assert (merged.game_result == merged.result).all()
+    assert merged.checking_player.str.len().gt(0).all()
+
+
+def test_result_consistent_is_unknown_for_a_game_cut_short(tmp_path):
+    path = tmp_path / "g.pgn"
+    path.write_text(
+        '[Event "illegal"]\n[Result "1-0"]\n\n1. e4 e5 2. Ke3 Nf6 1-0\n\n'
+        '[Event "bad token"]\n[Result "0-1"]\n\n1. e4 e5 2. Nf3 %% 0-1\n\n'
+        '[Event "mismatch too"]\n[Result "1-0"]\n\n1. e4 e5 2. Kf3 0-1\n\n'
+        '[Event "clean"]\n[Result "*"]\n\n1. e4 e5 *\n')
+    games = chessscan.scan(path, jobs=1, cross_check="off").games
+    assert games.error_code.tolist()[:3] == ["illegal-move", "unexpected-token", "illegal-move"]
+    assert games.result_consistent.isna().tolist() == [True, True, False, False]
+    assert games.result_consistent.tolist()[2:] == [False, True]
+
+
+def test_skip_reason_says_the_shared_data_set_is_absent(tmp_path):
+    reason = shared_skip_reason(tmp_path / "shared" / "data" / "messy")
+    assert "large shared data set" in reason and "absent" in reason
+    assert "project's machines" not in reason
+
+
+def test_scan_reads_folders_and_reports_bad_paths_like_the_cli(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "wac.epd").write_bytes(WAC.read_bytes())
+    report = chessscan.scan([folder, tmp_path / "gone.pgn"], jobs=1, cross_check="off")
+    assert len(report.epd_positions) == 300
+    assert report.issues.query("code == 'unreadable-input'").source.tolist() == [str(tmp_path / "gone.pgn")]
+    assert report.summary["issues_by_code"]["unreadable-input"] == 1
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        chessscan.scan(tmp_path / "gone.pgn")

@@ -165,7 +165,8 @@ def test_unexpected_token_diagnostic_names_its_ply(files):
 def test_cross_check_full_compares_games(files):
     res = validate("--format", "json", "--cross-check", "full", "clean.pgn")
     assert res.exit_code == 0
-    assert json.loads(res.stdout)["summary"]["cross_check"] == {"games": 1, "positions": 7, "disagreements": 0}
+    assert json.loads(res.stdout)["summary"]["cross_check"] == {"mode": "full", "replays": "every game", "games": 1,
+                                                                "positions": 7, "disagreements": 0}
 
 
 # --------------------------------------------------------------------------- GitHub format

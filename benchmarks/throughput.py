@@ -3,6 +3,7 @@
     python benchmarks/throughput.py [PATH] [--games N]      # chessscan vs python-chess
     python benchmarks/throughput.py [PATH] --jobs           # --jobs 1 vs --jobs 2 wall time
     python benchmarks/throughput.py [PATH] --memory         # peak RSS on 1x and 10x the input
+    python benchmarks/throughput.py [PATH] --sample-cost    # --cross-check sample vs off, CPU
     python benchmarks/throughput.py --quick [--jobs|--memory]   # smoke run on 300 games
 
 PATH defaults to ``<repo>/../shared/data/games/lichess-magnus.pgn.zst``; any PGN file
@@ -98,13 +99,13 @@ def side_python_chess(path: str) -> tuple[int, int]:
     return games, positions
 
 
-def side_chessscan(path: str, jobs: int) -> tuple[int, int, dict]:
+def side_chessscan(path: str, jobs: int, cross_check: str = "off") -> tuple[int, int, dict]:
     """(games, positions, summary) of chessscan's analyze path, tables to a temp folder."""
     from chessscan.analysis.options import AnalysisOptions
     from chessscan.engines.local import run, tables_for
     from chessscan.reports.writers import ReportWriter
 
-    options = AnalysisOptions(cross_check="off")
+    options = AnalysisOptions(cross_check=cross_check)
     out = tempfile.mkdtemp(prefix="chessscan-bench-")
     try:
         with ReportWriter(out, fmt="parquet", tables=tables_for([path], options)) as writer:
@@ -173,7 +174,7 @@ def run_side(args) -> None:
         if args.side == "python-chess":
             games, positions = side_python_chess(args.path)
         else:
-            games, positions, summary = side_chessscan(args.path, args.side_jobs)
+            games, positions, summary = side_chessscan(args.path, args.side_jobs, args.side_cross_check)
         wall = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
@@ -184,10 +185,12 @@ def run_side(args) -> None:
 
 # --- the driver -----------------------------------------------------------------------------
 
-def measure(side: str, path: str, jobs: int = 1, feed=None) -> dict:
+def measure(side: str, path: str, jobs: int = 1, feed=None, cross_check: str = "off") -> dict:
     """Run one side in a fresh interpreter; ``feed`` (a callable writing to a binary stream)
-    supplies stdin when ``path`` is ``'-'``."""
-    cmd = [sys.executable, __file__, "--side", side, "--side-jobs", str(jobs), path]
+    supplies stdin when ``path`` is ``'-'``; ``cross_check``: the chessscan side's mode (its
+    python-chess import, done only when a game is replayed, is timed)."""
+    cmd = [sys.executable, __file__, "--side", side, "--side-jobs", str(jobs), "--side-cross-check",
+           cross_check, path]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if feed else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, env=env)
@@ -293,10 +296,13 @@ def main(argv=None) -> None:
     mode.add_argument("--jobs", action="store_true", help="measure --jobs 1 vs --jobs 2 (see --max-jobs)")
     mode.add_argument("--memory", action="store_true",
                       help=f"peak RSS on the input and on it repeated {MEMORY_FACTOR} times (via stdin)")
+    mode.add_argument("--sample-cost", action="store_true",
+                      help="CPU time of --cross-check sample (the default) against off, one process")
     ap.add_argument("--max-jobs", type=int, default=2, help="with --jobs: also 4, 8, ... up to this")
     ap.add_argument("--quick", action="store_true", help=f"smoke run: the first {QUICK_GAMES} games")
     ap.add_argument("--side", choices=["python-chess", "chessscan"], help=argparse.SUPPRESS)
     ap.add_argument("--side-jobs", type=int, default=1, help=argparse.SUPPRESS)
+    ap.add_argument("--side-cross-check", default="off", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.side:
         return run_side(args)
@@ -336,6 +342,14 @@ def main(argv=None) -> None:
                           f"{worker_us:.2f} us in the forkserver and workers")
             same = all(m["summary"] == base["summary"] for m in results.values())
             print(f"same summary for every --jobs: {'yes' if same else 'NO'}")
+        elif args.sample_cost:
+            runs = {mode: measure("chessscan", path, cross_check=mode) for mode in ("off", "sample")}
+            print(table([row(f"chessscan --cross-check {mode}", m) for mode, m in runs.items()], HEADER))
+            checked = runs["sample"]["summary"]["cross_check"]
+            by = ", ".join(f"{k} {v}" for k, v in checked["games_sampled_by"].items())
+            print(f"sampled: {checked['games']} games, {checked['positions']:,} positions ({by})")
+            print(f"sample / off, CPU time: {runs['sample']['cpu'] / runs['off']['cpu']:.3f}x "
+                  f"(the budget: 1.10x)")
         elif args.memory:
             rows = []
             for times in (1, MEMORY_FACTOR):

@@ -13,7 +13,7 @@ in ``SAMPLE_EVERY``. Deterministic by construction: the same games whatever the 
 from __future__ import annotations
 
 #: The base rate: games whose ``game_index`` is a multiple of this are sampled.
-SAMPLE_EVERY = 1000
+SAMPLE_EVERY = 2000
 #: Games sampled per rare kind and source: the first ones holding it.
 SAMPLE_PER_KIND = 2
 #: Rare kinds of event, in the order of their bits in :func:`chessscan.analysis.game.analyze_game`'s

@@ -282,6 +282,21 @@ def _perft_suite(path: str, max_nodes: int) -> int:
     return 1 if failed else 0
 
 
+def _validate_source(path: str, sink, options: AnalysisOptions, jobs: int | None, progress: bool):
+    """``validate``'s run over one source on the engine of ``analyze`` (``jobs`` workers;
+    None: every core); returns its tally. A dead worker is an input the run could not
+    finish: :class:`InputError` (exit 2)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from chessscan.engines.local import run
+
+    try:
+        return run([path], sink, options, progress=progress, jobs=jobs, progress_label="validate")
+    except BrokenProcessPool as exc:
+        raise InputError(f"a worker process died while reading {path} ({exc}); out of memory? "
+                         "Try fewer --jobs") from exc
+
+
 class InputError(click.ClickException):
     """An input that exists but cannot be read (permission denied, I/O error): exit 2, like
     a usage error, so that CI tells "the gate could not run" from "the data has issues"."""
@@ -298,7 +313,11 @@ class InputError(click.ClickException):
               help="Lowest severity that makes the exit status 1.")
 @click.option("--cross-check", type=click.Choice(CROSS_CHECK_CHOICES), default="off", show_default=True,
               help="Also replay games in python-chess and report each disagreement as a warning.")
-def validate(paths, fmt, fail_on, cross_check):
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: every core; 1: all in this process). The "
+                   "diagnostics, their order and the counts are the same for any number.")
+@click.option("--silent", is_flag=True, help="No progress bar (shown on stderr when it is a terminal).")
+def validate(paths, fmt, fail_on, cross_check, jobs, silent):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
@@ -348,10 +367,11 @@ def validate(paths, fmt, fail_on, cross_check):
     sink = DiagnosticSink(emit)
     options = AnalysisOptions(positions="none", cross_check=cross_check)
     tally = Tally()
+    progress = not silent and sys.stderr.isatty()
     # One run per source: DiagnosticSink orders and names games within one source.
     for p in paths:
         try:
-            tally.merge(run([p], sink, options))
+            tally.merge(_validate_source(p, sink, options, jobs, progress))
         except OSError as exc:
             raise InputError(f"cannot read input: {exc}") from exc
         except Exception as exc:

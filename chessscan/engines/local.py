@@ -95,7 +95,7 @@ class MemorySink:
             {k: v.to_pylist() if hasattr(v, "to_pylist") else list(v) for k, v in columns.items()})
 
 
-def _progress(paths: list[str], enabled: bool):
+def _progress(paths: list[str], enabled: bool, label: str = "analyze"):
     if not enabled:
         return None
     from tqdm import tqdm
@@ -103,7 +103,7 @@ def _progress(paths: list[str], enabled: bool):
     sizes = [source_size(p) for p in paths]
     total = sum(sizes) if all(s is not None for s in sizes) else None
     return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
-                desc="analyze", leave=False, dynamic_ncols=True)
+                desc=label, leave=False, dynamic_ncols=True)
 
 
 def analyze_one(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally,
@@ -241,7 +241,8 @@ def flush_tables(sink, tables: dict, names) -> None:
 
 
 def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
-        progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = 1) -> Tally:
+        progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = 1,
+        progress_label: str = "analyze") -> Tally:
     """Analyze every source in ``paths`` (paths, or ``'-'`` for stdin; ``.epd`` files and EPD
     on stdin as EPD, anything else as PGN: :func:`is_epd`), writing the tables of
     :func:`tables_for` to ``sink`` in batches. Returns the tally. Raises ``OSError`` when a
@@ -249,19 +250,21 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
 
     ``jobs``: worker processes; 1 (the default) analyzes in this process, None uses every
     core, N > 1 hands over to :func:`chessscan.engines.parallel.run_parallel`, whose output
-    (rows, their order, the tally) is identical.
+    (rows, their order, the tally) is identical. ``progress``: a bar on stderr counting input
+    bytes, named ``progress_label``.
     """
     if jobs != 1:
         from chessscan.engines.parallel import run_parallel
 
-        return run_parallel(paths, sink, options, progress=progress, batch_rows=batch_rows, jobs=jobs)
+        return run_parallel(paths, sink, options, progress=progress, batch_rows=batch_rows, jobs=jobs,
+                            progress_label=progress_label)
     paths = [os.fspath(p) for p in paths]
     names = tables_for(paths, options)
     tables = new_tables(names, options)
     tally = Tally()
     tally.cross_check_mode = options.cross_check
     sampler = new_sampler(options)
-    bar = _progress(paths, progress)
+    bar = _progress(paths, progress, progress_label)
 
     def flush() -> None:
         flush_tables(sink, tables, names)

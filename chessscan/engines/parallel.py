@@ -287,7 +287,7 @@ class _Source:
 def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
                  progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = None,
                  batch_bytes: int = DEFAULT_BATCH_BYTES, batch_games: int = DEFAULT_BATCH_GAMES,
-                 in_flight: int | None = None) -> Tally:
+                 in_flight: int | None = None, progress_label: str = "analyze") -> Tally:
     """Like :func:`chessscan.engines.local.run`, with the games read and analyzed by ``jobs``
     worker processes (None: :func:`default_jobs`; 1: :func:`~chessscan.engines.local.run`
     itself).
@@ -313,7 +313,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         raise ValueError(f"in_flight must be at least 1, not {in_flight}")
     paths = [os.fspath(p) for p in paths]
     if jobs == 1:
-        return run(paths, sink, options, progress=progress, batch_rows=batch_rows)
+        return run(paths, sink, options, progress=progress, batch_rows=batch_rows, progress_label=progress_label)
 
     names = tables_for(paths, options)
     pgn_names = tuple(n for n in names if n != "epd_positions")
@@ -323,7 +323,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     tally.cross_check_mode = options.cross_check
     sampler = new_sampler(options)  # decides the rare-kind sample, in input order
     tables = new_tables(names, options)  # for the EPD sources, analyzed here
-    bar = _progress(paths, progress)
+    bar = _progress(paths, progress, progress_label)
     pool: ProcessPoolExecutor | None = None
     starter: ThreadPoolExecutor | None = None
     starting: Future | None = None  # the pool, while a thread starts it

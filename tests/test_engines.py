@@ -327,7 +327,7 @@ class BarRecorder:
 
 def test_progress_counts_every_input_byte(monkeypatch):
     bar = BarRecorder()
-    monkeypatch.setattr(parallel, "_progress", lambda paths, enabled: bar if enabled else None)
+    monkeypatch.setattr(parallel, "_progress", lambda paths, enabled, label="analyze": bar if enabled else None)
     paths = [str(p) for p in INPUTS["multi"]]
     run_parallel(paths, ListSink(), jobs=2, batch_bytes=100_000, progress=True)
     assert bar.n == sum(Path(p).stat().st_size for p in paths)

@@ -253,7 +253,7 @@ def test_an_archive_is_an_issue_and_the_run_goes_on(files):
 
 
 def test_exit_2_on_oserror_while_reading(files, monkeypatch):
-    def failing_run(paths, sink, options):
+    def failing_run(paths, sink, options, **kw):
         raise PermissionError(13, "Permission denied", paths[0])
 
     monkeypatch.setattr("chessscan.engines.local.run", failing_run)
@@ -262,8 +262,20 @@ def test_exit_2_on_oserror_while_reading(files, monkeypatch):
     assert "cannot read input: [Errno 13] Permission denied: 'clean.pgn'" in res.stderr
 
 
+def test_exit_2_when_a_worker_dies(files, monkeypatch):
+    from concurrent.futures.process import BrokenProcessPool
+
+    def dying_run(paths, sink, options, **kw):
+        raise BrokenProcessPool("A process in the process pool was terminated abruptly")
+
+    monkeypatch.setattr("chessscan.engines.local.run", dying_run)
+    res = validate("--jobs", "2", "clean.pgn")
+    assert res.exit_code == 2
+    assert "a worker process died while reading clean.pgn" in res.stderr and "Traceback" not in res.stderr
+
+
 def test_exit_3_on_internal_error(files, monkeypatch):
-    def crashing_run(paths, sink, options):
+    def crashing_run(paths, sink, options, **kw):
         raise RuntimeError("boom")
 
     monkeypatch.setattr("chessscan.engines.local.run", crashing_run)

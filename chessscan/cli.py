@@ -374,6 +374,8 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent):
             tally.merge(_validate_source(p, sink, options, jobs, progress))
         except OSError as exc:
             raise InputError(f"cannot read input: {exc}") from exc
+        except click.ClickException:
+            raise
         except Exception as exc:
             # Bad content never raises, so this is a chessscan bug. Exit 3, not the traceback's
             # 1, so that a CI gate cannot mistake it for "the data has issues".

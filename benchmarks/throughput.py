@@ -3,6 +3,7 @@
     python benchmarks/throughput.py [PATH] [--games N]      # chessscan vs python-chess
     python benchmarks/throughput.py [PATH] --jobs           # --jobs 1 vs --jobs 2 wall time
     python benchmarks/throughput.py [PATH] --memory         # peak RSS on 1x and 10x the input
+    python benchmarks/throughput.py [PATH] --sample-cost    # --cross-check sample vs off, CPU
     python benchmarks/throughput.py --quick [--jobs|--memory]   # smoke run on 300 games
 
 PATH defaults to ``<repo>/../shared/data/games/lichess-magnus.pgn.zst``; any PGN file
@@ -98,13 +99,29 @@ def side_python_chess(path: str) -> tuple[int, int]:
     return games, positions
 
 
-def side_chessscan(path: str, jobs: int) -> tuple[int, int, dict]:
+def side_validate(path: str) -> tuple[int, int, dict]:
+    """(games, positions, summary) of ``chessscan validate --jobs 1`` (diagnostics rendered
+    as text and dropped)."""
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines.local import run
+    from chessscan.reports.diagnostics import DiagnosticSink, format_text
+
+    lines = []
+    sink = DiagnosticSink(lambda d: lines.append(format_text(d)))
+    tally = run([path], sink, AnalysisOptions(positions="none", cross_check="off"))
+    sink.finish()
+    summary = tally.as_dict()
+    summary["diagnostics"] = len(lines)
+    return tally.games, tally.positions, summary
+
+
+def side_chessscan(path: str, jobs: int, cross_check: str = "off", positions: str = "all") -> tuple[int, int, dict]:
     """(games, positions, summary) of chessscan's analyze path, tables to a temp folder."""
     from chessscan.analysis.options import AnalysisOptions
     from chessscan.engines.local import run, tables_for
     from chessscan.reports.writers import ReportWriter
 
-    options = AnalysisOptions(cross_check="off")
+    options = AnalysisOptions(cross_check=cross_check, positions=positions)
     out = tempfile.mkdtemp(prefix="chessscan-bench-")
     try:
         with ReportWriter(out, fmt="parquet", tables=tables_for([path], options)) as writer:
@@ -172,8 +189,11 @@ def run_side(args) -> None:
     with _Descendants(enabled=args.side == "chessscan" and args.side_jobs > 1) as workers:
         if args.side == "python-chess":
             games, positions = side_python_chess(args.path)
+        elif args.side == "validate":
+            games, positions, summary = side_validate(args.path)
         else:
-            games, positions, summary = side_chessscan(args.path, args.side_jobs)
+            games, positions, summary = side_chessscan(args.path, args.side_jobs, args.side_cross_check,
+                                                       args.side_positions)
         wall = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
@@ -184,10 +204,14 @@ def run_side(args) -> None:
 
 # --- the driver -----------------------------------------------------------------------------
 
-def measure(side: str, path: str, jobs: int = 1, feed=None) -> dict:
+def measure(side: str, path: str, jobs: int = 1, feed=None, cross_check: str = "off",
+            positions: str = "all") -> dict:
     """Run one side in a fresh interpreter; ``feed`` (a callable writing to a binary stream)
-    supplies stdin when ``path`` is ``'-'``."""
-    cmd = [sys.executable, __file__, "--side", side, "--side-jobs", str(jobs), path]
+    supplies stdin when ``path`` is ``'-'``; ``cross_check``, ``positions``: the chessscan
+    side's options (the python-chess import of a cross-check, done only when a game is
+    replayed, is timed)."""
+    cmd = [sys.executable, __file__, "--side", side, "--side-jobs", str(jobs), "--side-cross-check",
+           cross_check, "--side-positions", positions, path]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if feed else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, env=env)
@@ -202,7 +226,42 @@ def measure(side: str, path: str, jobs: int = 1, feed=None) -> dict:
     return json.loads(out)
 
 
-def first_games(path: str, n: int, dest: str) -> int:
+PGN_EXTRACT = "/usr/games/pgn-extract"
+
+
+def measure_pgn_extract(path: str, tmp: str) -> dict | None:
+    """``pgn-extract -r`` (report errors, extract nothing) on ``path``, decompressed first
+    (pgn-extract reads plain text; not timed): games, error reports, wall and CPU time. None
+    when pgn-extract is not installed."""
+    import re
+
+    exe = shutil.which("pgn-extract") or (PGN_EXTRACT if os.path.exists(PGN_EXTRACT) else None)
+    if exe is None:
+        return None
+    plain = path
+    if not path.endswith(".pgn"):
+        plain = os.path.join(tmp, "pgn-extract-input.pgn")
+        first_games(path, None, plain)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([exe, "-r", plain], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read()
+    _, _, usage = os.wait4(proc.pid, 0)  # this child's own CPU time and peak RSS
+    proc.returncode = 0
+    proc.stderr.close()
+    wall = time.perf_counter() - t0
+    cpu = usage.ru_utime + usage.ru_stime
+    text = err.decode("utf-8", "replace")
+    m = re.search(r"(\d+) games? matched out of (\d+)", text)
+    games = int(m.group(2)) if m else 0
+    # Besides one line per game (its players, event, site and date) and the closing count,
+    # every line is part of an error report.
+    lines = [ln for ln in text.splitlines() if ln.strip() and not re.search(r"games? matched out of", ln)]
+    reports = max(0, len(lines) - games)
+    return {"games": games, "positions": 0, "wall": wall, "cpu": cpu, "rss_mib": usage.ru_maxrss / 1024,
+            "reports": reports}
+
+
+def first_games(path: str, n: int | None, dest: str) -> int:
     """Copy the first ``n`` games of ``path``, decompressed, to ``dest``; returns the number
     copied. Streams: only the bytes before game ``n`` are read twice."""
     from chessscan.readers.pgn import read_games
@@ -211,7 +270,7 @@ def first_games(path: str, n: int, dest: str) -> int:
     end = None
     count = 0
     for raw in read_games(path):
-        if raw.index == n:
+        if n is not None and raw.index == n:
             end = raw.byte_offset
             break
         count += 1
@@ -293,10 +352,14 @@ def main(argv=None) -> None:
     mode.add_argument("--jobs", action="store_true", help="measure --jobs 1 vs --jobs 2 (see --max-jobs)")
     mode.add_argument("--memory", action="store_true",
                       help=f"peak RSS on the input and on it repeated {MEMORY_FACTOR} times (via stdin)")
+    mode.add_argument("--sample-cost", action="store_true",
+                      help="CPU time of --cross-check sample (the default) against off, one process")
     ap.add_argument("--max-jobs", type=int, default=2, help="with --jobs: also 4, 8, ... up to this")
     ap.add_argument("--quick", action="store_true", help=f"smoke run: the first {QUICK_GAMES} games")
-    ap.add_argument("--side", choices=["python-chess", "chessscan"], help=argparse.SUPPRESS)
+    ap.add_argument("--side", choices=["python-chess", "chessscan", "validate"], help=argparse.SUPPRESS)
     ap.add_argument("--side-jobs", type=int, default=1, help=argparse.SUPPRESS)
+    ap.add_argument("--side-cross-check", default="off", help=argparse.SUPPRESS)
+    ap.add_argument("--side-positions", default="all", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.side:
         return run_side(args)
@@ -336,6 +399,14 @@ def main(argv=None) -> None:
                           f"{worker_us:.2f} us in the forkserver and workers")
             same = all(m["summary"] == base["summary"] for m in results.values())
             print(f"same summary for every --jobs: {'yes' if same else 'NO'}")
+        elif args.sample_cost:
+            runs = {mode: measure("chessscan", path, cross_check=mode) for mode in ("off", "sample")}
+            print(table([row(f"chessscan --cross-check {mode}", m) for mode, m in runs.items()], HEADER))
+            checked = runs["sample"]["summary"]["cross_check"]
+            by = ", ".join(f"{k} {v}" for k, v in checked["games_sampled_by"].items())
+            print(f"sampled: {checked['games']} games, {checked['positions']:,} positions ({by})")
+            print(f"sample / off, CPU time: {runs['sample']['cpu'] / runs['off']['cpu']:.3f}x "
+                  f"(the budget: 1.10x)")
         elif args.memory:
             rows = []
             for times in (1, MEMORY_FACTOR):
@@ -344,12 +415,32 @@ def main(argv=None) -> None:
             print(table(rows, HEADER))
         else:
             a = measure("python-chess", path)
-            b = measure("chessscan", path, jobs=1)
-            print(table([row("python-chess (read_game + checks)", a), row("chessscan (1 process, tables)", b)],
-                        HEADER))
-            ratio = (b["positions"] / b["wall"]) / (a["positions"] / a["wall"])
-            ratio_cpu = (b["positions"] / b["cpu"]) / (a["positions"] / a["cpu"])
-            print(f"chessscan / python-chess, positions/s: {ratio:.1f}x (wall), {ratio_cpu:.1f}x (CPU)")
+            sides = [("chessscan analyze (1 process, positions table)", measure("chessscan", path, jobs=1)),
+                     ("chessscan analyze --positions none", measure("chessscan", path, jobs=1, positions="none")),
+                     ("chessscan validate --jobs 1", measure("validate", path))]
+            extract = measure_pgn_extract(path, tmp)
+            rows = [row("python-chess (read_game + checks)", a)] + [row(label, m) for label, m in sides]
+            if extract is not None:
+                rows.append(row("pgn-extract -r (validate only)", extract))
+            print(table(rows, HEADER))
+            print("CPU time against python-chess (its CPU seconds per game or position / the tool's):")
+            for label, m in sides + ([("pgn-extract -r", extract)] if extract is not None else []):
+                per_game = (a["cpu"] / a["games"]) / (m["cpu"] / m["games"])
+                per_position = (f", {(a['cpu'] / a['positions']) / (m['cpu'] / m['positions']):.1f}x per position"
+                                if m["positions"] else "")
+                print(f"  {label}: {per_game:.1f}x per game{per_position}")
+            print("counts:")
+            print(f"  python-chess: {a['games']:,} games, {a['positions']:,} positions")
+            for label, m in sides:
+                s = m["summary"]
+                extra = f", {s['diagnostics']:,} diagnostics" if "diagnostics" in s else ""
+                print(f"  {label}: {s['games_read']:,} games ({s['games_with_errors']:,} with errors, "
+                      f"{s['issues_by_severity'].get('warning', 0):,} warnings), {s['positions']:,} positions"
+                      f"{extra}")
+            if extract is None:
+                print(f"  pgn-extract: not run ({PGN_EXTRACT} not found; Debian package pgn-extract)")
+            else:
+                print(f"  pgn-extract -r: {extract['games']:,} games, {extract['reports']:,} lines of error reports")
         print(f"machine: {load()} (after)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

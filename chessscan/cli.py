@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from chessscan.analysis.options import CROSS_CHECK_CHOICES, POSITIONS_CHOICES, AnalysisOptions
+from chessscan.analysis.sampling import SAMPLE_EVERY, SAMPLE_PER_KIND
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -117,8 +118,12 @@ def _warn_if_uncompiled() -> None:
               help="Which position rows to write: every ply, checks only, or none.")
 @click.option("--fen/--no-fen", default=False, help="Add the FEN after each move to positions.")
 @click.option("--cross-check", type=click.Choice(CROSS_CHECK_CHOICES), default="sample", show_default=True,
-              help="Replay games in python-chess and report disagreements: none, a sample "
-                   "(1 game in 50 and every game with a mate, stalemate or rare check), or all.")
+              help=f"Replay games in python-chess and report disagreements: none, a sample, or "
+                   f"all. The sample: 1 game in {SAMPLE_EVERY} by game index, and in each file the "
+                   f"first {SAMPLE_PER_KIND} games holding each rare event (double check; check by "
+                   f"en passant, promotion or castling; checkmate; stalemate; perpetual check), so "
+                   f"every kind found is confirmed at a bounded cost. The summary counts the games "
+                   f"sampled per reason.")
 @click.option("--silent", is_flag=True, help="No progress bar.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: every core; 1: all in this process). The tables "
@@ -612,6 +617,20 @@ def _perft_suite(path: str, max_nodes: int) -> int:
     return 1 if failed else 0
 
 
+def _validate_source(path: str, sink, options: AnalysisOptions, jobs: int | None, progress: bool):
+    """``validate``'s run over one source on the engine of ``analyze`` (``jobs`` workers;
+    None: every core); returns its tally. A dead worker: :class:`WorkerDied` (exit 3)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from chessscan.engines.local import run
+
+    try:
+        return run([path], sink, options, progress=progress, jobs=jobs, progress_label="validate")
+    except BrokenProcessPool as exc:
+        raise WorkerDied(f"a worker process died while reading {path} ({exc}); out of memory? "
+                         "Try fewer --jobs") from exc
+
+
 class InputError(click.ClickException):
     """An input that exists but cannot be read (permission denied, I/O error): exit 2, like
     a usage error, so that CI tells "the gate could not run" from "the data has issues"."""
@@ -653,8 +672,12 @@ class WorkerDied(click.ClickException):
 @click.option("--write-baseline", metavar="FILE", default=None,
               help="Record every issue found in a baseline file (sorted JSON, keyed on the game's "
                    "content, the code and the ply).")
-def validate(paths, fmt, fail_on, cross_check, select, ignore, clean_output, rejects_output, baseline_path,
-             write_baseline):
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: every core; 1: all in this process). The "
+                   "diagnostics, their order and the counts are the same for any number.")
+@click.option("--silent", is_flag=True, help="No progress bar (shown on stderr when it is a terminal).")
+def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, clean_output, rejects_output,
+             baseline_path, write_baseline):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
@@ -734,6 +757,7 @@ def validate(paths, fmt, fail_on, cross_check, select, ignore, clean_output, rej
     tally = Tally()
     unreadable = False
     stopped: KeyboardInterrupt | None = None
+    progress = not silent and sys.stderr.isatty()
     # One run per source: DiagnosticSink orders and names games within one source.
     for p in items:
         if isinstance(p, InputProblem):
@@ -742,7 +766,7 @@ def validate(paths, fmt, fail_on, cross_check, select, ignore, clean_output, rej
             sink.finish()
             continue
         try:
-            tally.merge(run([p], issue_filter, options))
+            tally.merge(_validate_source(p, issue_filter, options, jobs, progress))
         except KeyboardInterrupt as exc:
             _ignore_stop_signals()
             stopped = exc
@@ -751,6 +775,8 @@ def validate(paths, fmt, fail_on, cross_check, select, ignore, clean_output, rej
             _fail_output(exc)
         except OSError as exc:
             raise InputError(f"cannot read input: {exc}") from exc
+        except click.ClickException:
+            raise
         except Exception as exc:
             # Bad content never raises, so this is a chessscan bug. Exit 3, not the traceback's
             # 1, so that a CI gate cannot mistake it for "the data has issues".
@@ -761,6 +787,9 @@ def validate(paths, fmt, fail_on, cross_check, select, ignore, clean_output, rej
                        "(a chessscan bug: please report it with the input)", err=True)
             sys.exit(EXIT_INTERNAL)
         try:
+            # The file's other diagnostics first, then its held once-per-file row: the same
+            # order whatever the engine's batches (--jobs).
+            sink.finish()
             issue_filter.finish()
             sink.finish()
         except OutputError as exc:

@@ -135,10 +135,10 @@ def test_errors_are_recorded_and_reading_goes_on(tmp_path):
     tables = scan(path)
     games, issues = tables["games"], tables["issues"]
     assert list(games.plies) == [8, 7, 2, 1]
-    assert list(games.error_code.fillna("")) == ["illegal-move", "", "illegal-move", ""]
+    assert list(games.error_code.astype("string").fillna("")) == ["illegal-move", "", "illegal-move", ""]
     assert list(games.error_ply.fillna(-1)) == [9, -1, 3, -1]
     assert list(games.outcome) == ["none", "checkmate", "none", "insufficient_material"]
-    assert list(games.winner.fillna("")) == ["", "white", "", ""]
+    assert list(games.winner.astype("string").fillna("")) == ["", "white", "", ""]
     # Game d starts dead (two bare kings): its move comes after the automatic end, and "*"
     # is not the result of a finished game.
     assert sorted(issues[issues.game_index == 3].code) == ["moves-after-end", "result-unfinished"]

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import chessscan.analysis.crosscheck as crosscheck
+import chessscan.analysis.sampling as sampling
 from chessscan import scan
 from conftest import SAMPLES
 
@@ -47,8 +48,8 @@ class WrongRows:
 
 def inject(monkeypatch, change):
     real = crosscheck.cross_check_game
-    monkeypatch.setattr(crosscheck, "cross_check_game", lambda raw, dis, rows=None, start=0: real(
-        raw, dis, WrongRows(rows, change) if rows is not None else None, start))
+    monkeypatch.setattr(crosscheck, "cross_check_game", lambda raw, dis, rows=None, start=0, **kw: real(
+        raw, dis, WrongRows(rows, change) if rows is not None else None, start, **kw))
 
 
 def test_a_wrong_check_kind_is_reported(tmp_path, monkeypatch):
@@ -76,21 +77,70 @@ def test_a_wrong_legal_move_count_is_reported(tmp_path, monkeypatch):
     assert rows.chessscan.astype(int).tolist() == [int(x) - 1 for x in rows.python_chess]
 
 
-def test_sample_rule_is_deterministic_and_takes_every_rare_game():
-    a = scan(MAGNUS, cross_check="sample")
-    b = scan(MAGNUS, cross_check="sample")
+def rare_kinds_by_game(tables) -> dict[str, dict[int, set]]:
+    """For each source, each game's rare kinds as the tables show them (sampling.RARE_KINDS):
+    what the sample rule must draw on, computed apart from the detector's own bits."""
+    games, positions, perpetuals = tables["games"], tables["positions"], tables["perpetuals"]
+    checks = positions[positions.in_check]
+    found = {}
+
+    def add(frame, kind):
+        for source, gi in zip(frame.source, frame.game_index):
+            found.setdefault(source, {}).setdefault(int(gi), set()).add(kind)
+
+    add(games[games.double_checks > 0], "double_check")
+    add(checks[checks.by_en_passant], "en_passant_check")
+    add(checks[checks.by_promotion], "promotion_check")
+    add(checks[checks.by_castling], "castling_check")
+    add(games[games.outcome == "checkmate"], "checkmate")
+    add(games[games.outcome == "stalemate"], "stalemate")
+    add(perpetuals[perpetuals.occurrences >= 3], "perpetual_check")
+    return found
+
+
+SAMPLE_INPUTS = [MAGNUS, SAMPLES / "lichess-jishanshaikh4-variants.pgn"]
+
+
+def test_sample_takes_the_first_games_of_each_rare_kind():
+    """On real games holding every rare kind: the games replayed are the base rate's and the
+    first SAMPLE_PER_KIND of each source holding each kind, counted per reason; two runs
+    give the same tables."""
+    a = scan(SAMPLE_INPUTS, cross_check="sample")
+    b = scan(SAMPLE_INPUTS, cross_check="sample")
     for name in ("positions", "games", "issues", "disagreements"):
         pd.testing.assert_frame_equal(a[name], b[name])
     assert a["summary"]["cross_check"] == b["summary"]["cross_check"]
+    kinds = rare_kinds_by_game(a)
+    # Every kind occurs in these real games, in some kind in both files.
+    assert {k for games in kinds.values() for ks in games.values() for k in ks} == set(sampling.RARE_KINDS)
     games = a["games"]
-    rare = games[(games.outcome.isin(["checkmate", "stalemate"])) | (games.double_checks > 0)
-                 | (games.perpetuals > 0)]
-    expected = set(rare.game_index) | set(range(0, 300, crosscheck.SAMPLE_EVERY))
-    positions = a["positions"]
-    special = positions[positions.in_check & (positions.by_en_passant | positions.by_promotion)]
-    expected |= set(special.game_index)
-    assert a["summary"]["cross_check"]["games"] == len(expected)
-    assert a["summary"]["cross_check"]["positions"] == games.set_index("game_index").plies[sorted(expected)].sum()
+    plies = {(s, int(g)): int(p) for s, g, p in zip(games.source, games.game_index, games.plies)}
+    issues = a["issues"][a["issues"].code == "unsupported-variant"]
+    unplayed = {(s, int(g)) for s, g in zip(issues.source, issues.game_index)}  # never replayed
+    reasons = dict.fromkeys(sampling.REASONS, 0)
+    expected = set()
+    holding = dict.fromkeys(sampling.RARE_KINDS, 0)
+    for source in games.source.unique():
+        first = {}
+        for gi in sorted(int(g) for g in games.game_index[games.source == source]):
+            why = {sampling.BASE_RATE} if gi % sampling.SAMPLE_EVERY == 0 else set()
+            for kind in kinds.get(source, {}).get(gi, ()):
+                holding[kind] += 1
+                first[kind] = first.get(kind, 0) + 1
+                if first[kind] <= sampling.SAMPLE_PER_KIND:
+                    why.add(kind)
+            if why and (source, gi) not in unplayed:
+                expected.add((source, gi))
+                for r in why:
+                    reasons[r] += 1
+    summary = a["summary"]["cross_check"]
+    assert summary["mode"] == "sample"
+    assert summary["games_holding"] == holding
+    assert summary["games_sampled_by"] == reasons
+    assert all(reasons[k] >= 1 for k in sampling.RARE_KINDS)  # every kind confirmed
+    assert summary["games"] == len(expected)
+    assert summary["positions"] == sum(plies[k] for k in expected)
+    assert summary["games"] < len(games) / 10  # bounded: a small part of the games
 
 
 def test_start_fen_disagreement_is_reported_with_a_note(tmp_path):
@@ -102,7 +152,8 @@ def test_start_fen_disagreement_is_reported_with_a_note(tmp_path):
 @pytest.mark.parametrize("mode", ["off", "sample", "full"])
 def test_cost_is_visible_in_the_summary(mode):
     summary = scan(MAGNUS, cross_check=mode, positions="none")["summary"]["cross_check"]
+    assert summary["mode"] == mode
     if mode == "off":
-        assert summary == {"games": 0, "positions": 0, "disagreements": 0}
+        assert summary == {"mode": "off", "replays": "none", "games": 0, "positions": 0, "disagreements": 0}
     else:
         assert summary["games"] > 0 and summary["positions"] > 0 and summary["disagreements"] == 0

@@ -327,7 +327,7 @@ class BarRecorder:
 
 def test_progress_counts_every_input_byte(monkeypatch):
     bar = BarRecorder()
-    monkeypatch.setattr(parallel, "_progress", lambda paths, enabled: bar if enabled else None)
+    monkeypatch.setattr(parallel, "_progress", lambda paths, enabled, label="analyze": bar if enabled else None)
     paths = [str(p) for p in INPUTS["multi"]]
     run_parallel(paths, ListSink(), jobs=2, batch_bytes=100_000, progress=True)
     assert bar.n == sum(Path(p).stat().st_size for p in paths)
@@ -393,10 +393,9 @@ def shards_inline(paths, out: Path, options, shard_size) -> tuple[Tally, int]:
 
     shards, firsts = dask_engine.settle_shards(shards, count)
     names = tables_for(paths, options)
-    tally = Tally()
-    for k, (shard, (index0, line0)) in enumerate(zip(shards, firsts)):
-        tally.merge(dask_engine.analyze_shard(shard, index0, line0, options, names, str(out), k == 0))
-    return tally, len(shards)
+    results = [dask_engine.analyze_shard(shard, index0, line0, options, names, str(out), k == 0)
+               for k, (shard, (index0, line0)) in enumerate(zip(shards, firsts))]
+    return dask_engine.finish_shards(shards, results, options, str(out)), len(shards)
 
 
 def local_report(paths, out: Path, options) -> tuple[Tally, dict[str, pd.DataFrame]]:
@@ -429,6 +428,98 @@ def test_shards_of_the_samples(tmp_path):
     assert n > 10
     assert tally.as_dict() == got_tally.as_dict()
     assert_same_tables(expected, read_report(tmp_path / "shards", expected))
+
+
+class InlinePool:
+    """An executor that runs each task at once in this process: the pieces are analyzed
+    apart as by workers, but a monkeypatched function reaches them too."""
+
+    def submit(self, fn, *args, **kwargs):
+        from concurrent.futures import Future
+
+        future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        pass
+
+
+def wrong_zobrist_everywhere(monkeypatch) -> None:
+    """A detector fault on every positions row (the Zobrist key off by one): each game the
+    cross-check replays gets disagreement rows, wherever it is replayed."""
+    import chessscan.analysis.crosscheck as crosscheck
+
+    class Wrong:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def __len__(self):
+            return len(self.rows)
+
+        def row(self, i):
+            row = self.rows.row(i)
+            return {**row, "zobrist": row["zobrist"] + 1}
+
+    real = crosscheck.cross_check_game
+    monkeypatch.setattr(crosscheck, "cross_check_game", lambda raw, dis, rows=None, start=0, **kw: real(
+        raw, dis, Wrong(rows) if rows is not None else None, start, **kw))
+
+
+def sample_reasons(tables) -> set:
+    """(source, game_index) of the games with disagreement rows: those cross-checked."""
+    dis = tables["disagreements"]
+    return set(zip(dis.source, dis.game_index))
+
+
+@pytest.mark.parametrize("batch_bytes", [20_000, 150_000])
+def test_sample_is_decided_in_input_order_across_chunks(monkeypatch, batch_bytes):
+    """The base rate decided in each chunk, the rare kinds' first games in input order in the
+    main process (replayed there, their disagreement rows merged into the chunk's): the same
+    games, rows in the same order and the same tally as one process."""
+    from chessscan.analysis import sampling
+
+    monkeypatch.setattr(sampling, "SAMPLE_EVERY", 23)  # base-rate games in most chunks
+    monkeypatch.setattr(parallel, "_start_pool", lambda jobs: InlinePool())
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    wrong_zobrist_everywhere(monkeypatch)
+    paths = [str(p) for p in (MAGNUS, *INPUTS["multi"])]
+    options = AnalysisOptions(cross_check="sample")
+    ref, got = ListSink(), ListSink()
+    tally1 = run(paths, ref, options)
+    chunks = Counting(monkeypatch, parallel, "_estimated_games")
+    tally2 = run_parallel(paths, got, options, jobs=2, batch_bytes=batch_bytes, in_flight=3)
+    assert chunks.calls >= 4
+    assert list(json.dumps(tally1.as_dict())) == list(json.dumps(tally2.as_dict()))
+    assert ref.rows == got.rows
+    dis = ref.rows["disagreements"]
+    sampled = set(zip(dis["source"], dis["game_index"]))
+    by = tally1.as_dict()["cross_check"]["games_sampled_by"]
+    assert len(sampled) == tally1.cross_checked_games
+    assert by["base_rate"] >= 20 and all(by[k] >= 1 for k in sampling.RARE_KINDS)
+    # Rare kinds' games that the base rate did not take: replayed by the main process.
+    assert any(gi % 23 for _, gi in sampled)
+
+
+def test_sample_is_decided_in_input_order_across_shards(tmp_path, monkeypatch):
+    """The same on Dask shards: the client replays the rare kinds' first games and adds their
+    rows to the shard's part of the disagreements table."""
+    from chessscan.analysis import sampling
+
+    monkeypatch.setattr(sampling, "SAMPLE_EVERY", 23)
+    wrong_zobrist_everywhere(monkeypatch)
+    paths = [str(MAGNUS), str(VARIANTS)]
+    options = AnalysisOptions(cross_check="sample")
+    tally, expected = local_report(paths, tmp_path / "local", options)
+    got_tally, n = shards_inline(paths, tmp_path / "shards", options, 100_000)
+    assert n >= 4
+    assert tally.as_dict() == got_tally.as_dict()
+    got = read_report(tmp_path / "shards", expected)
+    assert_same_tables(expected, got)
+    assert len(sample_reasons(got)) == tally.cross_checked_games > 30
 
 
 def test_shards_name_sources_as_given(tmp_path, monkeypatch):

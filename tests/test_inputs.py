@@ -379,7 +379,8 @@ def test_analyze_summary_has_elapsed_time_and_throughput(tmp_path):
     lines = {ln.rsplit("  ", 1)[0].strip(): ln.rsplit("  ", 1)[1].strip() for ln in res.stderr.splitlines()
              if "  " in ln.strip()}
     elapsed, rate = float(lines["elapsed (s)"]), float(lines["games / s"].replace(",", ""))
-    assert elapsed > 0 and rate == pytest.approx(300 / elapsed, rel=0.05, abs=1)
+    # elapsed is printed to 0.01 s: the rate agrees with it within that rounding
+    assert elapsed > 0 and 300 / (elapsed + 0.005) - 1 <= rate <= 300 / max(elapsed - 0.005, 1e-3) + 1
     # summary.json stays the same from run to run: no clock in it.
     summary = json.loads((out / "summary.json").read_text())
     assert "elapsed_seconds" not in summary and "games_per_second" not in summary

@@ -93,12 +93,12 @@ def test_summary_chart_data_agrees_with_the_tables(samples_report):
     mates = positions.merge(mated, left_on=["source", "game_index", "ply"], right_on=["source", "game_index", "plies"])
     assert mates.is_checkmate.all() and len(mates) == s["checkmates"] == 68
     assert {int(k): v for k, v in h["checkmates_by_move_number"].items()} == mates.move_number.value_counts().to_dict()
-    assert {k: v for k, v in s["checkmate_kinds"].items() if v} == mates.check_kind.value_counts().to_dict()
+    assert {k: v for k, v in s["checkmate_kinds"].items() if v} == mates.check_kind.astype(str).value_counts().to_dict()
     assert s["checkmate_kinds"] == {"direct": 68, "discovered": 0, "double": 0}
     for route in ("en_passant", "castling", "promotion"):
         assert s["checkmate_routes"][route] == mates[f"by_{route}"].sum(), route
     for route in ("en_passant", "castling", "promotion"):
-        got = checks[checks[f"by_{route}"]].check_kind.value_counts().to_dict()
+        got = checks[checks[f"by_{route}"]].check_kind.astype(str).value_counts().to_dict()
         assert {k: v for k, v in s["check_routes"][route].items() if v} == got, route
     assert s["check_routes"]["promotion"]["direct"] == 22 and s["check_routes"]["en_passant"]["direct"] == 2
     verdict = games.result_consistent.map({True: "consistent", False: "inconsistent"}).fillna("not_checked")
@@ -107,7 +107,7 @@ def test_summary_chart_data_agrees_with_the_tables(samples_report):
     for t, row in s["results"].items():
         for v, n in row.items():
             assert (table.loc[t, v] if v in table.columns else 0) == n, (t, v)
-    by_source = issues.groupby(["source", "severity"]).size().to_dict()
+    by_source = issues.astype({"source": str, "severity": str}).groupby(["source", "severity"]).size().to_dict()
     assert {(src, sev): n for src, d in s["issues_by_source"].items() for sev, n in d.items() if n} == by_source
 
 

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from chessscan.reports import schema as sch
+from conftest import SAMPLES
 from chessscan.reports.summary import render_summary
 from chessscan.reports.writers import (
     ReportWriter,
@@ -125,13 +126,71 @@ def test_parquet_round_trip_exact_dtypes(tmp_path):
     assert t.schema.field("black_elo").type == pa.int32()
     assert t.schema.field("error_ply").type == pa.int32()
     assert t.schema.field("result_consistent").type == pa.bool_()
-    assert t.schema.field("eco").type == pa.string()
+    assert t.schema.field("eco").type == pa.dictionary(pa.int32(), pa.string())
+    assert t.schema.field("event").type == pa.string()
     assert t.column("black_elo").null_count == 2
     assert t.schema.remove_metadata().equals(sch.GAMES_SCHEMA.remove_metadata())
 
     # Plain pandas (no nullable backend): non-null uint64/bool columns are exact.
     plain = pd.read_parquet(tmp_path / "out" / "positions.parquet")
     assert plain["in_check"].dtype == bool and plain["ply"].dtype == "int32"
+
+
+LOW_CARDINALITY = {
+    "positions": {"source", "color", "check_kind"},
+    "games": {"source", "result", "eco", "time_control", "termination", "variant", "outcome", "winner",
+              "error_code"},
+    "issues": {"source", "severity", "code"},
+    "epd_positions": {"source", "check_kind"},
+    "perpetuals": {"source", "side", "game_result"},
+    "disagreements": {"source", "field"},
+}
+
+
+def test_low_cardinality_text_is_a_dictionary_and_nothing_else():
+    for table, names in LOW_CARDINALITY.items():
+        schema = sch.schema_for(table)
+        assert {f.name for f in schema if pa.types.is_dictionary(f.type)} == names, table
+
+
+def test_low_cardinality_text_reads_back_as_categoricals(tmp_path):
+    """Real games through the whole path: pandas reads the dictionary columns as
+    categoricals holding the same text, with either dtype backend; other text stays text."""
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines.local import run, tables_for
+
+    options = AnalysisOptions(cross_check="off")
+    paths = [str(SAMPLES / "lichess-jishanshaikh4-variants.pgn")]
+    with ReportWriter(tmp_path, tables=tables_for(paths, options)) as rw:
+        run(paths, rw, options)
+    for backend in (None, "numpy_nullable"):
+        kw = {"dtype_backend": backend} if backend else {}
+        pos = pd.read_parquet(tmp_path / "positions.parquet", **kw)
+        games = pd.read_parquet(tmp_path / "games.parquet", **kw)
+        issues = pd.read_parquet(tmp_path / "issues.parquet", **kw)
+        for frame, table in ((pos, "positions"), (games, "games"), (issues, "issues")):
+            cats = {c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)}
+            assert cats == LOW_CARDINALITY[table], table
+        assert set(pos.color.cat.categories) == {"white", "black"}
+        assert pos.color.tolist()[:2] == ["white", "black"]
+        assert set(pos.check_kind.unique()) == {"none", "direct", "discovered", "double"}
+        assert (pos.check_kind == "discovered").sum() == (pos.check_kind.astype(str) == "discovered").sum() > 0
+        assert set(games.variant.dropna().unique()) >= {"Standard", "Atomic"}
+        assert set(issues.code) >= {"unsupported-variant"} and set(issues.severity) == {"warning"}
+        assert not isinstance(pos.san.dtype, pd.CategoricalDtype) and pos.san.iloc[0] == "e4"
+
+
+def test_csv_text_is_the_same_for_dictionary_columns(tmp_path):
+    """CSV carries text: a dictionary column writes exactly what a string column does."""
+    rows = game_row(result="1-0", outcome="checkmate", winner="white", eco="B20")
+    plain = pa.schema([f.with_type(pa.string()) if pa.types.is_dictionary(f.type) else f
+                       for f in sch.GAMES_SCHEMA])
+    for name, schema in (("dict.csv", sch.GAMES_SCHEMA), ("plain.csv", plain)):
+        with TableWriter(tmp_path / name, schema, "csv", table="games") as w:
+            w.write(rows)
+            w.write(game_row(game_index=1))
+    assert (tmp_path / "dict.csv").read_bytes() == (tmp_path / "plain.csv").read_bytes()
+    assert b'"1-0"' in (tmp_path / "dict.csv").read_bytes()
 
 
 def test_csv_round_trip(tmp_path):

@@ -169,7 +169,7 @@ def test_dead_position_with_decisive_result(tmp_path):
     games, issues = t["games"], t["issues"]
     assert list(games.outcome) == ["insufficient_material"] * 4
     assert list(games.result_consistent) == [False, False, True, False]
-    assert games.error_code.fillna("").tolist() == ["result-mismatch", "result-mismatch", "", ""]
+    assert games.error_code.astype("string").fillna("").tolist() == ["result-mismatch", "result-mismatch", "", ""]
     assert games.error_ply.fillna(-1).tolist() == [1, 2, -1, -1]
     codes = [sorted(issues[issues.game_index == i].code) for i in range(4)]
     assert codes == [["result-mismatch"], ["moves-after-end", "result-mismatch"], [], ["result-unfinished"]]

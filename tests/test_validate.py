@@ -171,7 +171,8 @@ def test_unexpected_token_diagnostic_names_its_ply(files):
 def test_cross_check_full_compares_games(files):
     res = validate("--format", "json", "--cross-check", "full", "clean.pgn")
     assert res.exit_code == 0
-    assert json.loads(res.stdout)["summary"]["cross_check"] == {"games": 1, "positions": 7, "disagreements": 0}
+    assert json.loads(res.stdout)["summary"]["cross_check"] == {"mode": "full", "replays": "every game", "games": 1,
+                                                                "positions": 7, "disagreements": 0}
 
 
 # --------------------------------------------------------------------------- GitHub format
@@ -258,7 +259,7 @@ def test_an_archive_is_an_issue_and_the_run_goes_on(files):
 
 
 def test_exit_2_on_oserror_while_reading(files, monkeypatch):
-    def failing_run(paths, sink, options):
+    def failing_run(paths, sink, options, **kw):
         raise PermissionError(13, "Permission denied", paths[0])
 
     monkeypatch.setattr("chessscan.engines.local.run", failing_run)
@@ -267,8 +268,20 @@ def test_exit_2_on_oserror_while_reading(files, monkeypatch):
     assert "cannot read input: [Errno 13] Permission denied: 'clean.pgn'" in res.stderr
 
 
+def test_exit_3_when_a_worker_dies(files, monkeypatch):
+    from concurrent.futures.process import BrokenProcessPool
+
+    def dying_run(paths, sink, options, **kw):
+        raise BrokenProcessPool("A process in the process pool was terminated abruptly")
+
+    monkeypatch.setattr("chessscan.engines.local.run", dying_run)
+    res = validate("--jobs", "2", "clean.pgn")
+    assert res.exit_code == 3  # the run could not finish (README, "Exit status")
+    assert "a worker process died while reading clean.pgn" in res.stderr and "Traceback" not in res.stderr
+
+
 def test_exit_3_on_internal_error(files, monkeypatch):
-    def crashing_run(paths, sink, options):
+    def crashing_run(paths, sink, options, **kw):
         raise RuntimeError("boom")
 
     monkeypatch.setattr("chessscan.engines.local.run", crashing_run)
@@ -512,3 +525,49 @@ def test_sink_accepts_arrow_columns():
     sink.write("issues", {k: pa.array(v) for k, v in _columns([_issue(0, 3, 1, ply=2)]).items()})
     sink.finish()
     assert format_text(got[0]) == 'a.pgn:3:1: error[illegal-move]: illegal-move (game 1 "A - B", ply 2)'
+
+
+# --------------------------------------------------------------------------- --jobs
+
+@pytest.fixture(scope="module")
+def mutated_corpus(tmp_path_factory):
+    """The magnus sample (1.2 MB: more than one chunk of the parallel engine) with seeded
+    mutations all through it, then the variants sample: issues in every chunk."""
+    import random
+
+    from test_robustness import mutate_seeded
+
+    folder = tmp_path_factory.mktemp("jobs")
+    rng = random.Random(15)
+    (folder / "mutated.pgn").write_bytes(mutate_seeded((SAMPLES / "lichess-magnus-300.pgn").read_bytes(), rng, 60))
+    return [str(folder / "mutated.pgn"), str(SAMPLES / "lichess-jishanshaikh4-variants.pgn")]
+
+
+@pytest.mark.parametrize("fmt, cross_check", [("text", "off"), ("json", "sample")])
+def test_jobs_2_prints_what_jobs_1_prints(mutated_corpus, fmt, cross_check):
+    """The parallel engine (worker processes, chunks) gives the same diagnostics in the same
+    order, the same counts and the same exit status as one process."""
+    out = {}
+    for jobs in ("1", "2"):
+        res = CliRunner().invoke(main, ["validate", "--format", fmt, "--cross-check", cross_check,
+                                        "--jobs", jobs, "--silent", *mutated_corpus])
+        assert res.exit_code == 1, res.output
+        out[jobs] = res
+    assert out["2"].stdout == out["1"].stdout
+    assert out["2"].stderr == out["1"].stderr
+    if fmt == "text":
+        lines = out["1"].stdout.splitlines()
+        games = [int(m.group(1)) for m in map(re.compile(r".*\(game (\d+)").match, lines) if m]
+        assert len(lines) > 40 and min(games) < 30 and max(games) > 270  # both chunks
+    else:
+        summary = json.loads(out["1"].stdout)["summary"]
+        assert summary["cross_check"]["mode"] == "sample" and summary["cross_check"]["games"] > 5
+        assert summary["games_read"] > 390
+
+
+def test_validate_jobs_option_is_documented():
+    help_text = CliRunner().invoke(main, ["validate", "--help"]).output
+    assert "--jobs" in help_text and "--silent" in help_text
+    readme = (REPO / "README.md").read_text().replace("\\|", "|")
+    assert "chessscan validate PATH... [--format text|json|github|sarif] [--fail-on error|warning] " \
+           "[--cross-check off|sample|full] [--select CODES] [--ignore CODES] [-j/--jobs N] [--silent]" in readme

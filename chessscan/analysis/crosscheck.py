@@ -12,9 +12,7 @@ material, the halfmove clock, the Polyglot Zobrist key (``chess.polyglot.zobrist
 the repetition count (occurrences of python-chess's transposition key: placement, turn,
 castling rights and a *legal* en-passant square, as its ``is_repetition`` uses).
 
-Sample rule (``--cross-check sample``): every game whose ``game_index % 50 == 0``, plus every
-game in which our detector found a checkmate, stalemate, double check, en-passant check or
-promotion check, so rare events are always confirmed. Deterministic by construction.
+Which games ``--cross-check sample`` replays: :mod:`chessscan.analysis.sampling`.
 """
 
 from __future__ import annotations
@@ -31,8 +29,6 @@ from chessscan.core.zobrist import repetition_key, zobrist_hash
 from chessscan.core.position import STARTING_FEN
 from chessscan.core.san import NULL_PIECE, SanError, parse_san, resolve_san
 
-SAMPLE_EVERY = 50
-
 _PC_ERRORS = (
     (chess.AmbiguousMoveError, "ambiguous-move"),
     (chess.IllegalMoveError, "illegal-move"),
@@ -45,11 +41,6 @@ def _pc_error_code(exc: Exception) -> str:
         if isinstance(exc, cls):
             return code
     return type(exc).__name__
-
-
-def sampled(game_index: int, rare: bool) -> bool:
-    """The sample rule: 1 game in :data:`SAMPLE_EVERY` by index, and every rare game."""
-    return rare or game_index % SAMPLE_EVERY == 0
 
 
 def _python_chess_kind(move: chess.Move, castling: bool, checkers_bb: int) -> str:
@@ -69,9 +60,14 @@ def _python_chess_kind(move: chess.Move, castling: bool, checkers_bb: int) -> st
 
 
 def cross_check_game(raw, disagreements: dict[str, list], rows=None,
-                     row_start: int = 0) -> tuple[int, int] | None:
+                     row_start: int = 0, all_counts: bool = True) -> tuple[int, int] | None:
     """Replay ``raw`` (a RawGame) in python-chess and compare with chessscan; append one
     ``disagreements`` row per difference. Returns ``(positions compared, rows added)``.
+
+    ``all_counts``: compare the number of legal moves after every ply (``--cross-check
+    full``); False (the sample) compares it only where the side to move is in check and
+    after the last move. Counting python-chess's legal moves is a third of a replay's cost;
+    evasions are where a move generator most often goes wrong, and perft tests the rest.
 
     ``rows``/``row_start``: the ``positions`` buffers holding this game's rows from index
     ``row_start`` on (one per ply, i.e. written with ``positions="all"``): then the values
@@ -122,6 +118,7 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
         return 0, added
 
     n_rows = len(rows) - row_start if rows is not None else 0
+    n_sans = len(raw.sans)
     compared = 0
     ply = 0
     our_seen = {repetition_key(ours, has_legal_en_passant(ours)): 1}
@@ -175,14 +172,21 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
                     "check_kind": None, "is_checkmate": bool(our_checkers) and not our_any,
                     "is_stalemate": not our_checkers and not our_any, "halfmove_clock": ours.halfmove_clock,
                     "zobrist": zobrist_hash(ours), "repetition": our_rep}
+        # python-chess's is_check(), is_checkmate() and is_stalemate() (standard and Chess960
+        # boards), from one checkers mask and one legal-move search.
+        pc_check = bool(pc_checkers)
+        pc_stuck = not any(board.generate_legal_moves())
         pairs = (
             ("uci", mine["uci"], pc_text),
-            ("in_check", mine["in_check"], board.is_check()),
+            ("in_check", mine["in_check"], pc_check),
             ("check_kind", mine["check_kind"] or pc_kind, pc_kind),
             ("checkers", mine["checkers"], square_list(pc_checkers)),
-            ("is_checkmate", mine["is_checkmate"], board.is_checkmate()),
-            ("is_stalemate", mine["is_stalemate"], board.is_stalemate()),
-            ("legal_moves", len(legal_moves(ours)), board.legal_moves.count()),
+            ("is_checkmate", mine["is_checkmate"], pc_check and pc_stuck),
+            ("is_stalemate", mine["is_stalemate"], not pc_check and pc_stuck),
+        )
+        if all_counts or pc_checkers or ply == n_sans:
+            pairs += (("legal_moves", len(legal_moves(ours)), board.legal_moves.count()),)
+        pairs += (
             ("insufficient_material", is_insufficient_material(ours), board.is_insufficient_material()),
             ("halfmove_clock", mine["halfmove_clock"], board.halfmove_clock),
             ("zobrist", mine["zobrist"], chess.polyglot.zobrist_hash(board)),

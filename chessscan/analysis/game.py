@@ -13,6 +13,7 @@ from collections import Counter
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.plies import play_plies
 from chessscan.analysis.repetition import find_perpetuals
+from chessscan.analysis.sampling import RARE_KINDS, REASONS, describe, reason_indices
 from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE
 from chessscan.core.fen import fault_severity, validate_setup
 from chessscan.core.position import Position
@@ -87,6 +88,7 @@ class Tally:
         self.outcomes = Counter()
         self.perpetuals = 0            # runs reaching a third occurrence
         self.twofold_check_cycles = 0  # runs that reached only a second one
+        self.cross_check_mode = "off"
         self.cross_checked_games = 0
         self.cross_checked_positions = 0
         self.disagreements = 0
@@ -98,6 +100,8 @@ class Tally:
         self.game_lengths: dict[int, int] = {}     # plies replayed -> games
         self.results: dict[tuple, int] = {}        # (Result tag, board verdict) -> games
         self.issues_by_source: dict[tuple, int] = {}  # (source, severity) -> issues
+        self.rare_games = [0] * len(RARE_KINDS)  # games holding each rare kind (sampling.RARE_KINDS)
+        self.sampled_by = [0] * len(REASONS)     # cross-checked games per sample reason (sampling.REASONS)
 
     def merge(self, other: "Tally") -> None:
         for name in ("games", "games_ok", "games_with_errors", "unsupported_variant", "positions",
@@ -105,6 +109,10 @@ class Tally:
                      "twofold_check_cycles", "cross_checked_games", "cross_checked_positions",
                      "disagreements"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        if other.cross_check_mode != "off":
+            self.cross_check_mode = other.cross_check_mode
+        self.rare_games = [a + b for a, b in zip(self.rare_games, other.rare_games)]
+        self.sampled_by = [a + b for a, b in zip(self.sampled_by, other.sampled_by)]
         self.checks.update(other.checks)
         self.outcomes.update(other.outcomes)
         self.epd_outcomes.update(other.epd_outcomes)
@@ -113,6 +121,18 @@ class Tally:
         for name in ("checks_by_move", "check_routes", "checkmates_by_move", "checkmate_kinds",
                      "game_lengths", "results", "issues_by_source"):
             _merge_counts(getattr(self, name), getattr(other, name))
+
+    def count_rare(self, kinds: int) -> None:
+        """Count a game's rare kinds (a mask, bit ``i`` = ``RARE_KINDS[i]``)."""
+        for i in range(len(RARE_KINDS)):
+            if kinds >> i & 1:
+                self.rare_games[i] += 1
+
+    def count_sampled(self, reasons: int) -> None:
+        """Count a cross-checked game's sample reasons (a mask, bit ``i`` = ``RARE_KINDS[i]``,
+        :data:`~chessscan.analysis.sampling.BASE_BIT` the base rate)."""
+        for i in reason_indices(reasons):
+            self.sampled_by[i] += 1
 
     def as_dict(self) -> dict:
         epd = {"epd_positions": self.epd_positions, "epd_valid": self.epd_positions - self.epd_invalid,
@@ -135,8 +155,7 @@ class Tally:
             "twofold_check_cycles": self.twofold_check_cycles,
             "issues_by_severity": dict(self.issues_by_severity),
             "issues_by_code": dict(sorted(self.issues.items())),
-            "cross_check": {"games": self.cross_checked_games, "positions": self.cross_checked_positions,
-                            "disagreements": self.disagreements},
+            "cross_check": self._cross_check_dict(),
             "check_routes": {route: {kind: self.check_routes.get(r * 4 + k, 0) for k, kind in enumerate(_KINDS) if k}
                              for r, route in enumerate(CHECK_ROUTES)},
             "checkmate_kinds": {kind: sum(n for m, n in self.checkmate_kinds.items() if m & 3 == k)
@@ -165,6 +184,16 @@ class Tally:
         for source, severity in sorted(self.issues_by_source):
             out.setdefault(source, {"error": 0, "warning": 0})[severity] = \
                 self.issues_by_source[source, severity]
+        return out
+
+    def _cross_check_dict(self) -> dict:
+        out = {"mode": self.cross_check_mode, "replays": describe(self.cross_check_mode),
+               "games": self.cross_checked_games, "positions": self.cross_checked_positions,
+               "disagreements": self.disagreements}
+        if self.cross_check_mode == "sample":
+            # A game sampled for several reasons counts under each.
+            out["games_sampled_by"] = dict(zip(REASONS, self.sampled_by))
+            out["games_holding"] = dict(zip(RARE_KINDS, self.rare_games))
         return out
 
 
@@ -199,7 +228,8 @@ class GameState:
         self.outcome = "none"
         self.winner = None
         self.error = None          # (code, ply) of the first error while playing
-        self.counts = {DIRECT: 0, DISCOVERED: 0, DOUBLE: 0, "special": 0}
+        # checks by kind, and by route: "en_passant", "castling", "promotion"
+        self.counts = {DIRECT: 0, DISCOVERED: 0, DOUBLE: 0, "en_passant": 0, "castling": 0, "promotion": 0}
         self.keys: list[int] = []  # repetition key after each ply, [0] = start position
         self.gave_check: list[bool] = [False]
         self.repeated = False
@@ -237,9 +267,9 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     locate(ply_index)``. A game with an error keeps its plies up to the error; the error is
     recorded (code, line, column, ply, SAN, FEN before the move). Never raises for bad input.
 
-    Returns True when the game holds a rare event (checkmate, stalemate, double check,
-    en-passant or promotion check, perpetual check), which the cross-check sample always
-    includes.
+    Returns the game's rare kinds of event as a mask, bit ``i`` for
+    ``sampling.RARE_KINDS[i]`` (double check, en-passant, promotion or castling check,
+    checkmate, stalemate, perpetual check; 0: none), which the cross-check sample draws on.
     """
     source = raw.source
     gi = raw.index
@@ -354,8 +384,13 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             kinds[state.mate_kind] = kinds.get(state.mate_kind, 0) + 1
     elif state.outcome == "stalemate":
         tally.stalemates += 1
-    return (state.outcome in ("checkmate", "stalemate") or bool(counts[DOUBLE] or counts["special"])
-            or bool(state.perpetuals))
+    kinds = ((counts[DOUBLE] > 0) | (counts["en_passant"] > 0) << 1 | (counts["promotion"] > 0) << 2
+             | (counts["castling"] > 0) << 3 | (state.outcome == "checkmate") << 4
+             | (state.outcome == "stalemate") << 5
+             | any(run.occurrences >= 3 for run in state.perpetuals) << 6)
+    if kinds:
+        tally.count_rare(kinds)
+    return kinds
 
 
 def _write_perpetuals(raw, state: GameState, tables) -> None:

@@ -40,7 +40,8 @@ cdef int SEVENTYFIVE_MOVES_PLIES
 cdef _History _HISTORY
 
 @cython.locals(rows=PositionRows, keep_all=bint, keep_checks=bint, want_fen=bint, sid=int,
-               n_direct=int, n_discovered=int, n_double=int, n_special=int, seen=_Repetitions,
+               n_direct=int, n_discovered=int, n_double=int, n_ep=int, n_castling=int,
+               n_promotion=int, seen=_Repetitions,
                history=_History, us=bint, mover=bint, legal_ep=bint, rkey=uint64_t, rep=int, repeated=bint,
                ended=int, ended_ply=int, warned_after_end=bint, checking=uint64_t, plies=int,
                n_tokens=Py_ssize_t, i=Py_ssize_t, move_number=int, token=long, piece=int, from_mask=uint64_t,

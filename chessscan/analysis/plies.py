@@ -181,7 +181,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     want_fen = options.fen and (keep_all or keep_checks)
     sid = rows.source_number(source) if keep_all or keep_checks else 0
     counts = state.counts
-    n_direct = n_discovered = n_double = n_special = 0
+    n_direct = n_discovered = n_double = n_ep = n_castling = n_promotion = 0
     # Dataset histograms (Tally): touched only on checking plies, a few in a hundred.
     checks_by_move = tally.checks_by_move
     check_routes = tally.check_routes
@@ -292,12 +292,13 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 n_discovered += 1
             if en_passant:
                 flags |= _BY_EP
+                n_ep += 1
             if castling:
                 flags |= _BY_CASTLING
+                n_castling += 1
             if promotion:
                 flags |= _BY_PROMOTION
-            if en_passant or promotion:
-                n_special += 1
+                n_promotion += 1
             checks_by_move[move_number] = checks_by_move.get(move_number, 0) + 1
             if en_passant or castling or promotion:
                 route = (0 if en_passant else 1 if castling else 2) * 4 + kind
@@ -358,7 +359,9 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     counts["direct"] += n_direct
     counts["discovered"] += n_discovered
     counts["double"] += n_double
-    counts["special"] += n_special
+    counts["en_passant"] += n_ep
+    counts["castling"] += n_castling
+    counts["promotion"] += n_promotion
     state.plies = plies
     state.repeated = repeated
     if repeated:

@@ -213,8 +213,7 @@ class PositionRows:
         flags = np.asarray(self.flags)[: n * 6].reshape(n, 6).astype(bool)
         source_ids = pa.array(np.asarray(self.source_id)[:n].copy())
         out = {
-            "source": pa.DictionaryArray.from_arrays(source_ids, pa.array(self.sources, pa.string()))
-                        .cast(pa.string()),
+            "source": pa.DictionaryArray.from_arrays(source_ids, pa.array(self.sources, pa.string())),
             "game_index": pa.array(np.asarray(self.game_index)[:n].copy()),
             "ply": pa.array(np.asarray(self.ply)[:n].copy()),
             "move_number": pa.array(np.asarray(self.move_number)[:n].copy()),
@@ -256,4 +255,4 @@ def _strings(data, ends, n: int):
 def _decode(codes, names: tuple):
     import pyarrow as pa
 
-    return pa.DictionaryArray.from_arrays(pa.array(codes.copy()), pa.array(names, pa.string())).cast(pa.string())
+    return pa.DictionaryArray.from_arrays(pa.array(codes.copy(), pa.int32()), pa.array(names, pa.string()))

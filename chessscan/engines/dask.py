@@ -43,21 +43,25 @@ from typing import Iterable, NamedTuple, Sequence
 
 from chessscan.analysis.game import Tally
 from chessscan.analysis.options import AnalysisOptions
+from chessscan.analysis.sampling import Deferred
 from chessscan.engines.local import (
     DEFAULT_BATCH_ROWS,
     analyze_one,
     is_epd,
+    new_sampler,
     new_tables,
     optional_columns,
+    replay_deferred,
     run_epd_source,
     tables_for,
 )
 from chessscan.readers.pgn import ReadEnd, count_line_ends, line_at, read_games, sure_game_start
 from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
-from chessscan.reports.writers import buffered_rows, clear, part_name, prepare_output, report_files
+from chessscan.reports.schema import schema_for
+from chessscan.reports.writers import TableWriter, buffered_rows, clear, part_name, prepare_output, report_files
 
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "plan_shards", "count_range", "settle_shards", "analyze_shard",
-           "run_dask", "INSTALL_HINT"]
+           "finish_shards", "run_dask", "INSTALL_HINT"]
 
 #: Target shard size in bytes: about 10 s of work per task at ~100k positions/s, so a few
 #: thousand tasks for a Lichess monthly dump and little scheduler overhead.
@@ -254,20 +258,21 @@ def settle_shards(shards: list[Shard], count) -> tuple[list[Shard], list[tuple[i
 
 def analyze_shard(shard: Shard, first_index: int, first_line: int, options: AnalysisOptions,
                   names: Sequence[str], out_dir: str, write_empty: bool = False,
-                  batch_rows: int = DEFAULT_BATCH_ROWS) -> Tally:
+                  batch_rows: int = DEFAULT_BATCH_ROWS) -> tuple[Tally, Deferred | None]:
     """Analyze one shard and write its part of each table in ``names`` to
     ``<out_dir>/<table>/part-<number>.parquet``; what a Dask task runs.
 
     ``first_index``, ``first_line``: game index and number of lines before the shard in its
     file (0 for a whole file). A table that gets no row has no part, unless ``write_empty``
-    (so the first shard of a run gives every folder its schema). Returns the shard's tally.
+    (so the first shard of a run gives every folder its schema). Returns the shard's tally
+    and, with ``--cross-check sample``, the games a rare kind may sample
+    (:class:`~chessscan.analysis.sampling.Deferred`; else None), for :func:`finish_shards`.
     Raises ``OSError`` when the input cannot be read or the part cannot be written.
     """
-    from chessscan.reports.schema import schema_for
-    from chessscan.reports.writers import TableWriter
-
     tables = new_tables(names, options)
     tally = Tally()
+    tally.cross_check_mode = options.cross_check
+    deferred = Deferred() if options.cross_check == "sample" else None
     writers: dict[str, TableWriter] = {}
 
     def writer(name: str) -> TableWriter:
@@ -298,7 +303,7 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                 for raw in read_games(stream, source=shard.source):
                     if shard.start:
                         raw.rebase(first_index, shard.start, first_line)
-                    analyze_one(raw, tables, options, tally)
+                    analyze_one(raw, tables, options, tally, None, deferred)
                     if len(positions) >= batch_rows or len(games) >= batch_rows:
                         flush()
         flush()
@@ -308,7 +313,46 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
     finally:
         for w in writers.values():
             w.close()
+    return tally, deferred
+
+
+def finish_shards(shards: Sequence[Shard], results: Sequence[tuple[Tally, Deferred | None]],
+                  options: AnalysisOptions, out_dir: str) -> Tally:
+    """Merge the shards' :func:`analyze_shard` results in shard order into the run's tally,
+    on the client. With ``--cross-check sample``, decide in input order which games the rare
+    kinds sample (:class:`~chessscan.analysis.sampling.Sampler`), cross-check those the
+    shards did not, and add their disagreements to the shard's part of the
+    ``disagreements`` table (rewritten, rows in ``game_index`` order)."""
+    tally = Tally()
+    tally.cross_check_mode = options.cross_check
+    sampler = new_sampler(options)
+    for shard, (shard_tally, deferred) in zip(shards, results):  # in shard order: see run_dask
+        tally.merge(shard_tally)
+        if deferred is None:
+            continue
+        found = replay_deferred(deferred, sampler, tally)
+        if found is not None:
+            _add_part_rows(os.path.join(out_dir, "disagreements", part_name(shard.number)), found)
     return tally
+
+
+def _add_part_rows(path: str, rows: dict[str, list]) -> None:
+    """Rewrite the Parquet part ``path`` (of the disagreements table; it may not exist yet)
+    with ``rows`` added, in ``game_index`` order (a stable sort)."""
+    import pyarrow.parquet as pq
+
+    schema = schema_for("disagreements", ())
+    if os.path.exists(path):
+        have = pq.read_table(path).to_pydict()
+        rows = {k: have[k] + rows[k] for k in have}
+        order = sorted(range(len(rows["game_index"])), key=rows["game_index"].__getitem__)
+        rows = {k: [v[i] for i in order] for k, v in rows.items()}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    w = TableWriter(path, schema, "parquet", table="disagreements")
+    try:
+        w.write(rows)
+    finally:
+        w.close()
 
 
 def _client(address: str, jobs: int | None):
@@ -403,7 +447,7 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
                       file=sys.stderr, desc="analyze (dask)", leave=False, dynamic_ncols=True) as bar:
                 for f in as_completed(futures):
                     bar.update(sizes[f.key])
-        tallies = client.gather(futures)
+        results = client.gather(futures)
     except BaseException:
         # Stopped (Ctrl-C, SIGTERM) or failed: closing a cluster with tasks in flight makes
         # distributed log every cancelled task and closed connection. The user has the one
@@ -418,7 +462,6 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
             client.close()
             if cluster is not None:
                 cluster.close()
-    tally = Tally()
-    for t in tallies:  # in shard order, so the summary's counters keep the local key order
-        tally.merge(t)
-    return tally
+    # In shard order, so the summary's counters keep the local key order and the sample is
+    # a local run's.
+    return finish_shards(shards, results, options, out_dir)

@@ -81,7 +81,7 @@ class MemorySink:
             {k: v.to_pylist() if hasattr(v, "to_pylist") else list(v) for k, v in columns.items()})
 
 
-def _progress(paths: list[str], enabled: bool):
+def _progress(paths: list[str], enabled: bool, label: str = "analyze"):
     if not enabled:
         return None
     from tqdm import tqdm
@@ -89,30 +89,91 @@ def _progress(paths: list[str], enabled: bool):
     sizes = [source_size(p) for p in paths]
     total = sum(sizes) if all(s is not None for s in sizes) else None
     return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
-                desc="analyze", leave=False, dynamic_ncols=True)
+                desc=label, leave=False, dynamic_ncols=True)
 
 
-def analyze_one(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally) -> None:
+def analyze_one(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally,
+                sampler=None, deferred=None) -> None:
     """Analyze one game (a :class:`~chessscan.readers.pgn.RawGame`) into ``tables`` and
     ``tally``, and cross-check it against python-chess when ``options`` asks for it (the
-    ``disagreements`` table must then be in ``tables``)."""
+    ``disagreements`` table must then be in ``tables``).
+
+    With ``cross_check="sample"``, either ``sampler`` (a
+    :class:`~chessscan.analysis.sampling.Sampler` fed every game of the run in input order)
+    decides, or, for a piece of a source analyzed apart (a chunk, a shard), the base rate is
+    decided here and a game that a rare kind may sample goes to ``deferred`` (a
+    :class:`~chessscan.analysis.sampling.Deferred`) for :func:`replay_deferred`.
+    """
     row_start = len(tables["positions"])
-    rare = analyze_game(raw, tables, options, tally)
+    kinds = analyze_game(raw, tables, options, tally)
     cross_check = options.cross_check
     if cross_check == "off":
         return
-    from chessscan.analysis.crosscheck import cross_check_game, sampled
+    reasons = 0
+    later = False  # whether replay_deferred counts the game's sample reasons
+    if cross_check == "sample":
+        from chessscan.analysis.sampling import BASE_BIT, Candidate, RowsCopy, base_sampled
 
-    if cross_check == "full" or sampled(raw.index, rare):
-        # With every position row kept, the cross-check compares the values written.
-        rows = tables["positions"] if options.positions == "all" else None
-        result = cross_check_game(raw, tables["disagreements"], rows, row_start)
-        if result is None:
-            return  # a variant chessscan does not play
-        compared, found = result
-        tally.cross_checked_games += 1
-        tally.cross_checked_positions += compared
-        tally.disagreements += found
+        if sampler is not None:
+            reasons = sampler.reasons(raw.source, raw.index, kinds)
+        else:
+            reasons = BASE_BIT if base_sampled(raw.index) else 0
+            if kinds and deferred.offer(kinds):
+                rows = None
+                if not reasons and options.positions == "all":
+                    rows = RowsCopy(tables["positions"], row_start)
+                deferred.keep(Candidate(raw, kinds, bool(reasons), rows))
+                later = True
+        if not reasons:
+            return
+    from chessscan.analysis.crosscheck import cross_check_game
+
+    # With every position row kept, the cross-check compares the values written.
+    rows = tables["positions"] if options.positions == "all" else None
+    result = cross_check_game(raw, tables["disagreements"], rows, row_start, all_counts=cross_check == "full")
+    if result is None:
+        return  # a variant chessscan does not play
+    compared, found = result
+    tally.cross_checked_games += 1
+    tally.cross_checked_positions += compared
+    tally.disagreements += found
+    if reasons and not later:
+        tally.count_sampled(reasons)
+
+
+def new_sampler(options: AnalysisOptions):
+    """The run's :class:`~chessscan.analysis.sampling.Sampler` with ``--cross-check sample``,
+    else None."""
+    if options.cross_check != "sample":
+        return None
+    from chessscan.analysis.sampling import Sampler
+
+    return Sampler()
+
+
+def replay_deferred(deferred, sampler, tally: Tally) -> dict[str, list] | None:
+    """Take the decision :func:`analyze_one` left to the input-order pass for the games of
+    one piece (``deferred``, a :class:`~chessscan.analysis.sampling.Deferred`; ``sampler``
+    the run's :class:`~chessscan.analysis.sampling.Sampler`, fed the pieces in input
+    order), cross-check the games it samples that were not cross-checked yet, and count them
+    in ``tally``. Returns the ``disagreements`` rows found (column buffers), or None."""
+    chosen = deferred.settle(sampler)
+    if not chosen:
+        return None
+    from chessscan.analysis.crosscheck import cross_check_game
+
+    found_rows = new_buffers("disagreements", ())
+    for candidate, reasons in chosen:
+        if not candidate.checked:
+            result = cross_check_game(candidate.raw, found_rows, candidate.rows, 0, all_counts=False)
+            if result is None:
+                continue
+            compared, found = result
+            tally.cross_checked_games += 1
+            tally.cross_checked_positions += compared
+            tally.disagreements += found
+        tally.count_sampled(reasons)
+    return found_rows if found_rows["game_index"] else None
 
 
 def run_epd_source(path: str, tables: dict[str, dict[str, list]], tally: Tally,
@@ -166,7 +227,8 @@ def flush_tables(sink, tables: dict, names) -> None:
 
 
 def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
-        progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = 1) -> Tally:
+        progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = 1,
+        progress_label: str = "analyze") -> Tally:
     """Analyze every source in ``paths`` (paths, or ``'-'`` for stdin; ``.epd`` files and EPD
     on stdin as EPD, anything else as PGN: :func:`is_epd`), writing the tables of
     :func:`tables_for` to ``sink`` in batches. Returns the tally. Raises ``OSError`` when a
@@ -174,17 +236,21 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
 
     ``jobs``: worker processes; 1 (the default) analyzes in this process, None uses every
     core, N > 1 hands over to :func:`chessscan.engines.parallel.run_parallel`, whose output
-    (rows, their order, the tally) is identical.
+    (rows, their order, the tally) is identical. ``progress``: a bar on stderr counting input
+    bytes, named ``progress_label``.
     """
     if jobs != 1:
         from chessscan.engines.parallel import run_parallel
 
-        return run_parallel(paths, sink, options, progress=progress, batch_rows=batch_rows, jobs=jobs)
+        return run_parallel(paths, sink, options, progress=progress, batch_rows=batch_rows, jobs=jobs,
+                            progress_label=progress_label)
     paths = [os.fspath(p) for p in paths]
     names = tables_for(paths, options)
     tables = new_tables(names, options)
     tally = Tally()
-    bar = _progress(paths, progress)
+    tally.cross_check_mode = options.cross_check
+    sampler = new_sampler(options)
+    bar = _progress(paths, progress, progress_label)
 
     def flush() -> None:
         flush_tables(sink, tables, names)
@@ -199,7 +265,7 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                 positions = tables["positions"]
                 games = tables["games"]["game_index"]
                 for raw in read_games(stream, source=source_name(path)):
-                    analyze_one(raw, tables, options, tally)
+                    analyze_one(raw, tables, options, tally, sampler)
                     if len(positions) >= batch_rows or len(games) >= batch_rows:
                         flush()
                     if bar is not None:

@@ -65,6 +65,7 @@ from typing import Iterable, Sequence
 
 from chessscan.analysis.game import Tally
 from chessscan.analysis.options import AnalysisOptions
+from chessscan.analysis.sampling import Deferred
 from chessscan.engines.local import (
     DEFAULT_BATCH_ROWS,
     _progress,
@@ -72,8 +73,10 @@ from chessscan.engines.local import (
     analyze_one,
     flush_tables,
     is_epd,
+    new_sampler,
     new_tables,
     optional_columns,
+    replay_deferred,
     run,
     run_epd_source,
     sink_columns,
@@ -116,18 +119,23 @@ def default_jobs() -> int:
 
 
 def analyze_batch(games: Sequence, options: AnalysisOptions, names: Sequence[str],
-                  arrow: bool = True) -> tuple[Tally, dict]:
-    """Analyze ``games`` (RawGames, in input order) into fresh buffers for the tables
-    ``names``; what a worker runs for one batch.
+                  arrow: bool = True, full: int = 0) -> tuple[Tally, dict, Deferred | None]:
+    """Analyze ``games`` (RawGames of one source, in input order) into fresh buffers for the
+    tables ``names``; what a worker runs for one batch.
 
-    Returns ``(tally, tables)``: ``tables`` maps each table name that received rows to a
-    ``pyarrow.RecordBatch`` with the table's schema (``arrow=True``) or to its column
-    buffers (``dict[str, list]``).
+    Returns ``(tally, tables, deferred)``: ``tables`` maps each table name that received rows
+    to a ``pyarrow.RecordBatch`` with the table's schema (``arrow=True``) or to its column
+    buffers (``dict[str, list]``); ``deferred``: with ``--cross-check sample``, the games a
+    rare kind may sample (:class:`~chessscan.analysis.sampling.Deferred`; ``full``: the
+    mask of kinds whose quota the source has used up), for the main process to decide in
+    input order (:func:`~chessscan.engines.local.replay_deferred`); else None.
     """
     tables = new_tables(names, options)
     tally = Tally()
+    tally.cross_check_mode = options.cross_check
+    deferred = Deferred(full) if options.cross_check == "sample" else None
     for raw in games:
-        analyze_one(raw, tables, options, tally)
+        analyze_one(raw, tables, options, tally, None, deferred)
     out = {}
     for name in names:
         if buffered_rows(tables[name]):
@@ -138,22 +146,41 @@ def analyze_batch(games: Sequence, options: AnalysisOptions, names: Sequence[str
                 out[name] = to_record_batch(tables[name], schema_for(name, optional_columns(name, options)), name)
             else:
                 out[name] = sink_columns(tables[name], False)
-    return tally, out
+    return tally, out, deferred
 
 
 def analyze_chunk(data: bytes, error: BaseException | None, source: str, index0: int, offset0: int,
                   line0: int, options: AnalysisOptions, names: Sequence[str],
-                  arrow: bool = True) -> tuple[Tally, dict, int, bool]:
+                  arrow: bool = True, full: int = 0) -> tuple[Tally, dict, int, bool, Deferred | None]:
     """Read the PGN text ``data`` (a part of ``source`` starting at a line start, after
     ``offset0`` bytes and ``line0`` lines of it; ``error`` is raised after the last byte, as
     the source raised it) and analyze its games, numbered from ``index0``; what a worker
-    runs for one chunk. Returns ``(tally, tables, games, open)``: as :func:`analyze_batch`,
-    the number of games read, and whether the text ended inside a comment
-    (:class:`~chessscan.readers.pgn.ReadEnd`: the next chunk may continue it)."""
+    runs for one chunk. Returns ``(tally, tables, games, open, deferred)``: as
+    :func:`analyze_batch`, the number of games read, and whether the text ended inside a
+    comment (:class:`~chessscan.readers.pgn.ReadEnd`: the next chunk may continue it)."""
     end = ReadEnd()
     games = [raw.rebase(index0, offset0, line0) for raw in read_games(_Rest(data, error), source=source, end=end)]
-    tally, tables = analyze_batch(games, options, names, arrow)
-    return tally, tables, len(games), end.open
+    tally, tables, deferred = analyze_batch(games, options, names, arrow, full)
+    return tally, tables, len(games), end.open, deferred
+
+
+def _add_rows(out: dict, name: str, rows: dict[str, list], arrow: bool, options: AnalysisOptions) -> None:
+    """Add the rows ``rows`` (column buffers, in input order) to table ``name`` of a result
+    ``out``, keeping the rows in ``game_index`` order (a stable sort: the rows of one game
+    stay in their order)."""
+    batch = out.get(name)
+    if batch is not None:
+        have = {k: v.to_pylist() for k, v in zip(batch.schema.names, batch.columns)} if arrow else batch
+        rows = {k: have[k] + rows[k] for k in have}
+        order = sorted(range(len(rows["game_index"])), key=rows["game_index"].__getitem__)
+        rows = {k: [v[i] for i in order] for k, v in rows.items()}
+    if arrow:
+        from chessscan.reports.schema import schema_for
+        from chessscan.reports.writers import to_record_batch
+
+        out[name] = to_record_batch(rows, schema_for(name, optional_columns(name, options)), name)
+    else:
+        out[name] = rows
 
 
 def _termination_marks(data: bytes) -> int:
@@ -299,7 +326,7 @@ class _Source:
 def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
                  progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = None,
                  batch_bytes: int = DEFAULT_BATCH_BYTES, batch_games: int = DEFAULT_BATCH_GAMES,
-                 in_flight: int | None = None) -> Tally:
+                 in_flight: int | None = None, progress_label: str = "analyze") -> Tally:
     """Like :func:`chessscan.engines.local.run`, with the games read and analyzed by ``jobs``
     worker processes (None: :func:`default_jobs`; 1: :func:`~chessscan.engines.local.run`
     itself).
@@ -328,15 +355,17 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         print(f"chessscan: note: --jobs {jobs} runs in one process: {why}", file=sys.stderr)
         jobs = 1
     if jobs == 1:
-        return run(paths, sink, options, progress=progress, batch_rows=batch_rows)
+        return run(paths, sink, options, progress=progress, batch_rows=batch_rows, progress_label=progress_label)
 
     names = tables_for(paths, options)
     pgn_names = tuple(n for n in names if n != "epd_positions")
     arrow = accepts_arrow(sink)
     resample = options.cross_check == "sample"  # the analysis depends on the game index
     tally = Tally()
+    tally.cross_check_mode = options.cross_check
+    sampler = new_sampler(options)  # decides the rare-kind sample, in input order
     tables = new_tables(names, options)  # for the EPD sources, analyzed here
-    bar = _progress(paths, progress)
+    bar = _progress(paths, progress, progress_label)
     pool: ProcessPoolExecutor | None = None
     starter: ThreadPoolExecutor | None = None
     starting: Future | None = None  # the pool, while a thread starts it
@@ -378,6 +407,11 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                         _shift_game_index(out, delta, arrow)
                 state.exact += result[2]
             tally.merge(batch_tally)
+            deferred = result[-1]
+            if deferred is not None:
+                found = replay_deferred(deferred, sampler, tally)
+                if found is not None:
+                    _add_rows(out, "disagreements", found, arrow, options)
             for name in pgn_names:  # table order does not matter, row order within one does
                 batch = out.get(name)
                 if batch is None:
@@ -439,11 +473,13 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             size += len(raw._mt) + 1
             if len(batch) >= batch_games or size >= batch_bytes:
                 now = stream.bytes_read
-                submit(analyze_batch, (batch, options, pgn_names, arrow), now - seen, True)
+                full = sampler.full(name) if sampler is not None else 0
+                submit(analyze_batch, (batch, options, pgn_names, arrow, full), now - seen, True)
                 seen = now
                 batch, size = [], 0
         if batch or stream.bytes_read > seen:
-            submit(analyze_batch, (batch, options, pgn_names, arrow), stream.bytes_read - seen, False)
+            full = sampler.full(name) if sampler is not None else 0
+            submit(analyze_batch, (batch, options, pgn_names, arrow, full), stream.bytes_read - seen, False)
 
     def read_chunks(stream, name: str) -> None:
         """Cut a PGN source into chunks and send them to the workers (module doc)."""
@@ -460,7 +496,8 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         def send(chunk: bytes, last: bool) -> None:
             nonlocal offset0, line0, estimate, seen
             now = stream.bytes_read
-            args = (chunk, error if last else None, name, estimate, offset0, line0, options, pgn_names, arrow)
+            full = sampler.full(name) if sampler is not None else 0
+            args = (chunk, error if last else None, name, estimate, offset0, line0, options, pgn_names, arrow, full)
             submit(analyze_chunk, args, now - seen, not last, (state, args, last))
             seen = now
             estimate += _estimated_games(chunk)

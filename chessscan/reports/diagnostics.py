@@ -151,6 +151,10 @@ class DiagnosticSink:
     ``counts`` maps severity -> diagnostics emitted so far.
     """
 
+    #: Takes Arrow arrays as column buffers (the parallel engine then sends its record
+    #: batches as they come from the workers).
+    accepts_arrow = True
+
     def __init__(self, emit: Callable[[Diagnostic], None]) -> None:
         self._emit = emit
         # (source, game_index) -> (line of the game's first line, players or None)
@@ -165,6 +169,8 @@ class DiagnosticSink:
         Arrow arrays (as the parallel engine sends)."""
         if table_name not in ("games", "issues", "disagreements"):
             return
+        if table_name == "games":  # only the columns that name a game
+            columns = {k: columns[k] for k in ("source", "game_index", "line", "white", "black")}
         columns = {k: v.to_pylist() if hasattr(v, "to_pylist") else v for k, v in columns.items()}
         if table_name == "games":
             for src, gi, line, white, black in zip(columns["source"], columns["game_index"],

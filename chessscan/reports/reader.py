@@ -5,7 +5,8 @@ Every table comes with the dtypes its declared Arrow schema (:mod:`chessscan.rep
 maps to, whatever the file format: ``int32``/``int64``/``uint64`` columns as pandas'
 ``Int32``/``Int64``/``UInt64`` (nullable, exact: Zobrist keys above 2**53 survive), ``bool``
 as ``boolean`` (``<NA>`` where unknown, e.g. ``result_consistent``), strings as ``string``
-(an empty ``checkers`` stays ``""``; a missing value is ``<NA>``).
+(an empty ``checkers`` stays ``""``; a missing value is ``<NA>``), low-cardinality text
+(``color``, ``check_kind``, ``code``, ``outcome``…) as ``category`` with sorted categories.
 """
 
 from __future__ import annotations
@@ -33,8 +34,18 @@ def pandas_dtype(arrow_type):
 
 
 def to_dataframe(table):
-    """A ``pyarrow.Table`` of a report table as a DataFrame with the documented dtypes."""
-    return table.to_pandas(types_mapper=pandas_dtype)
+    """A ``pyarrow.Table`` of a report table as a DataFrame with the documented dtypes.
+    Dictionary-typed (low-cardinality) columns become ``category`` with their categories
+    sorted, so that a table has the same dtypes however it was written and read back (the
+    order of an Arrow dictionary is the order values were first met)."""
+    df = table.to_pandas(types_mapper=pandas_dtype)
+    for name in df.columns:
+        column = df[name]
+        if column.dtype == "category":
+            categories = list(column.cat.categories)
+            if categories != sorted(categories):
+                df[name] = column.cat.reorder_categories(sorted(categories))
+    return df
 
 
 class Report:

@@ -17,6 +17,8 @@ Conventions
   bytes from the start of the (decompressed) source.
 * Square lists (``checkers``) are space-separated names, e.g. ``"e1 h4"``;
   the empty string means "none".
+* Low-cardinality text columns (sides, kinds, codes, results, sources) are Arrow
+  dictionaries (``D``): pandas reads them as categoricals; their values are the same text.
 * ``nullable=False`` columns reject ``None`` at write time.
 * ``optional=True`` columns are only part of the schema when the caller
   enables them (see :func:`schema_for`).
@@ -69,6 +71,10 @@ class Column:
 
 
 S, I32, I64, U64, B = pa.string(), pa.int32(), pa.int64(), pa.uint64(), pa.bool_()
+#: Text with few distinct values (a side, a kind, a code, a file name): an Arrow dictionary,
+#: which Parquet keeps and pandas reads as a ``category`` (one small code per row instead of
+#: a string). CSV writes the text.
+D = pa.dictionary(pa.int32(), pa.string())
 
 
 def _c(name: str, typ: pa.DataType, doc: str = "", *, null: bool = False,
@@ -81,15 +87,15 @@ def _c(name: str, typ: pa.DataType, doc: str = "", *, null: bool = False,
 # ---------------------------------------------------------------------------
 TABLE_SPECS: dict[str, tuple[Column, ...]] = {
     "positions": (
-        _c("source", S, "input file / URL the game came from"),
+        _c("source", D, "input file / URL the game came from"),
         _c("game_index", I64, "0-based game number within source"),
         _c("ply", I32, "1-based ply of the move just played"),
         _c("move_number", I32, "PGN full-move number"),
-        _c("color", S, "side that moved: 'white' | 'black'"),
+        _c("color", D, "side that moved: 'white' | 'black'"),
         _c("san", S, "move in SAN"),
         _c("uci", S, "move in UCI"),
         _c("in_check", B, "side to move is in check after the move"),
-        _c("check_kind", S, "none | direct | discovered | double"),
+        _c("check_kind", D, "none | direct | discovered | double"),
         _c("checkers", S, "space-separated checking squares, '' if none"),
         _c("by_en_passant", B, "the check was given by an en-passant capture"),
         _c("by_castling", B, "the check was given by castling (the rook)"),
@@ -102,7 +108,7 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("fen", S, "FEN after the move", null=True, optional=True),
     ),
     "games": (
-        _c("source", S, "input file / URL the game came from"),
+        _c("source", D, "input file / URL the game came from"),
         _c("game_index", I64, "0-based game number within source"),
         _c("byte_offset", I64, "0-based byte offset of the game's first tag"),
         _c("line", I64, "1-based line of the game's first tag"),
@@ -112,45 +118,45 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("round", S, "Round tag", null=True),
         _c("white", S, "White tag: the white player", null=True),
         _c("black", S, "Black tag: the black player", null=True),
-        _c("result", S, "Result tag as written", null=True),
+        _c("result", D, "Result tag as written", null=True),
         _c("white_elo", I32, "WhiteElo tag, when a number", null=True),
         _c("black_elo", I32, "BlackElo tag, when a number", null=True),
-        _c("eco", S, "ECO tag: opening code", null=True),
-        _c("time_control", S, "TimeControl tag", null=True),
-        _c("termination", S, "Termination tag", null=True),
-        _c("variant", S, "Variant tag (standard, Chess960, or an unsupported variant)", null=True),
+        _c("eco", D, "ECO tag: opening code", null=True),
+        _c("time_control", D, "TimeControl tag", null=True),
+        _c("termination", D, "Termination tag", null=True),
+        _c("variant", D, "Variant tag (standard, Chess960, or an unsupported variant)", null=True),
         _c("start_fen", S, "FEN/SetUp start position if not standard", null=True),
         _c("plies", I32, "plies successfully replayed"),
         _c("checks", I32, "moves giving check"),
         _c("direct_checks", I32, "checks given by the piece that arrived"),
         _c("discovered_checks", I32, "checks given by a piece that did not move"),
         _c("double_checks", I32, "checks given by two pieces"),
-        _c("outcome", S, "outcome derived from the final position"),
-        _c("winner", S, "'white' | 'black' | None", null=True),
+        _c("outcome", D, "outcome derived from the final position"),
+        _c("winner", D, "'white' | 'black' | None", null=True),
         _c("perpetuals", I32, "perpetual-check runs found (rows of perpetuals); None if not replayed", null=True),
         _c("result_consistent", B, "Result tag agrees with final position", null=True),
-        _c("error_code", S, "first fatal issue code, None if the game is ok", null=True),
+        _c("error_code", D, "first fatal issue code, None if the game is ok", null=True),
         _c("error_ply", I32, "ply at which the first error stands (0: the [FEN])", null=True),
     ),
     "issues": (
-        _c("source", S, "input file / URL"),
+        _c("source", D, "input file / URL"),
         _c("game_index", I64, "0-based game number within source; None for an EPD line", null=True),
         _c("line", I64, "1-based line of the problem", null=True),
         _c("column", I32, "1-based column of the problem", null=True),
         _c("ply", I32, "ply at which the problem stands (0: the [FEN]); None in a tag section", null=True),
-        _c("severity", S, "'error' | 'warning'"),
-        _c("code", S, "stable machine-readable issue code"),
+        _c("severity", D, "'error' | 'warning'"),
+        _c("code", D, "stable machine-readable issue code"),
         _c("message", S, "what is wrong, with the move number and FEN where they help"),
         _c("san", S, "offending move text, if any", null=True),
     ),
     "epd_positions": (
-        _c("source", S, "input file"),
+        _c("source", D, "input file"),
         _c("line", I64, "1-based"),
         _c("id", S, "EPD 'id' opcode", null=True),
         _c("fen", S, "the position as FEN (the EPD's four fields and its counters)"),
         _c("valid", B, "position is legal / parseable"),
         _c("in_check", B, "side to move is in check", null=True),
-        _c("check_kind", S, "none | single | double", null=True),
+        _c("check_kind", D, "none | single | double", null=True),
         _c("checkers", S, "space-separated checking squares", null=True),
         _c("legal_moves", I32, "number of legal moves", null=True),
         _c("is_checkmate", B, "the position is checkmate", null=True),
@@ -161,9 +167,9 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("am_legal", B, "every am move is legal", null=True),
     ),
     "perpetuals": (
-        _c("source", S, "input file / URL"),
+        _c("source", D, "input file / URL"),
         _c("game_index", I64, "0-based game number within source"),
-        _c("side", S, "side giving the checks"),
+        _c("side", D, "side giving the checks"),
         _c("checking_player", S, "name of the side giving the checks (White or Black tag)", null=True),
         _c("checked_player", S, "name of the side in check (White or Black tag)", null=True),
         _c("first_ply", I32, "ply after which the repeated position first stood"),
@@ -171,13 +177,13 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("checks_given", I32, "the checking side's moves from first_ply to last_ply, every one a check"),
         _c("occurrences", I32, "max repetition count seen in the sequence"),
         _c("game_ended", B, "sequence runs to the last move of the game"),
-        _c("game_result", S, "the game's Result tag", null=True),
+        _c("game_result", D, "the game's Result tag", null=True),
     ),
     "disagreements": (
-        _c("source", S, "input file / URL"),
+        _c("source", D, "input file / URL"),
         _c("game_index", I64, "0-based game number within source"),
         _c("ply", I32, "ply compared", null=True),
-        _c("field", S, "what was compared"),
+        _c("field", D, "what was compared"),
         _c("chessscan", S, "our value, as text"),
         _c("python_chess", S, "python-chess value, as text"),
         _c("fen", S, "FEN before the move", null=True),

@@ -387,7 +387,8 @@ class TableWriter:
                     compression = "snappy"
                 # Dictionary pages only for text: Zobrist keys, counts and flags gain nothing
                 # from them and cost a fifth of the write time.
-                text = [f.name for f in schema if pa.types.is_string(f.type)]
+                text = [f.name for f in schema
+                        if pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)]
                 self._sink = pq.ParquetWriter(self.partial_path, schema, compression=compression,
                                               use_dictionary=text)
             elif fmt == "csv":
@@ -699,7 +700,10 @@ def read_table(path: str | os.PathLike, schema: pa.Schema | None = None) -> pa.T
 
         if path.stat().st_size == 0:
             return (schema or pa.schema([])).empty_table()
-        parse = pajson.ParseOptions(explicit_schema=schema) if schema else None
+        # The JSON reader cannot build dictionaries: read text, then cast.
+        plain = pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
+                           for f in schema]) if schema else None
+        parse = pajson.ParseOptions(explicit_schema=plain) if schema else None
         tbl = pajson.read_json(path, parse_options=parse)
         return tbl.select(schema.names).cast(schema) if schema is not None else tbl
     raise ValueError(f"cannot tell the format of {path} (expected .parquet/.csv/.jsonl)")

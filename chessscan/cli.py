@@ -54,6 +54,13 @@ def _stop_status(exc: KeyboardInterrupt) -> int:
     return 128 + getattr(exc, "signum", signal.SIGINT)
 
 
+def _exit_stopped(exc: KeyboardInterrupt, kept: str) -> None:
+    """End an ``analyze`` run stopped by ``exc``: say what its output holds, exit 128 + N."""
+    _ignore_stop_signals()
+    click.echo(f"\n{_stop_name(exc)}: {kept}, and no summary.json is written", err=True)
+    sys.exit(_stop_status(exc))
+
+
 def _stop_name(exc: KeyboardInterrupt) -> str:
     signum = getattr(exc, "signum", None)
     return "interrupted" if signum is None else f"stopped by {signal.Signals(signum).name}"
@@ -218,10 +225,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
                 tally = run(sources, sink, options, progress=progress, jobs=jobs)
             sink.finish()
     except KeyboardInterrupt as exc:
-        _ignore_stop_signals()
-        click.echo(f"\n{_stop_name(exc)}: the tables in {shown_dir}/ hold only the games analyzed "
-                   "before, and no summary.json is written", err=True)
-        sys.exit(_stop_status(exc))
+        _exit_stopped(exc, f"the tables in {shown_dir}/ hold only the games analyzed before")
     except OutputError as exc:
         raise OutputFailure(f"{exc}; no summary.json is written") from None
     except OSError as exc:
@@ -459,10 +463,7 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:
-        _ignore_stop_signals()
-        click.echo(f"\n{_stop_name(exc)}: the datasets in {display_path(out_dir)}/ hold only the parts "
-                   "finished before, and no summary.json is written", err=True)
-        sys.exit(_stop_status(exc))
+        _exit_stopped(exc, f"the datasets in {display_path(out_dir)}/ hold only the parts finished before")
     except ConnectionError as exc:
         raise click.ClickException(str(exc)) from exc
     except OutputError as exc:

@@ -82,14 +82,20 @@ class MemorySink:
 
 
 def _progress(paths: list[str], enabled: bool, label: str = "analyze"):
+    """The run's :class:`~chessscan.engines.progress.Progress` bar, or None when disabled."""
     if not enabled:
         return None
-    from tqdm import tqdm
+    from chessscan.engines.progress import Progress
 
     sizes = [source_size(p) for p in paths]
-    total = sum(sizes) if all(s is not None for s in sizes) else None
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
-                desc=label, leave=False, dynamic_ncols=True)
+    return Progress(sum(sizes) if all(s is not None for s in sizes) else None, label)
+
+
+def count_progress(bar, tally: Tally) -> None:
+    """Show ``tally``'s games so far on ``bar`` (a Progress, or a plain bar that has no count)."""
+    count = getattr(bar, "count", None)
+    if count is not None:
+        count(tally.games, tally.games_with_errors)
 
 
 def analyze_one(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally,
@@ -272,6 +278,7 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                         now = stream.bytes_read
                         bar.update(now - seen)
                         seen = now
+                        count_progress(bar, tally)
         flush()
     finally:
         if bar is not None:

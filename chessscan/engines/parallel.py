@@ -69,6 +69,7 @@ from chessscan.analysis.sampling import Deferred
 from chessscan.engines.local import (
     DEFAULT_BATCH_ROWS,
     _progress,
+    count_progress,
     accepts_arrow,
     analyze_one,
     flush_tables,
@@ -422,6 +423,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                     sink.write(name, batch)
             if bar is not None:
                 bar.update(advance)
+                count_progress(bar, tally)
 
     def dispatch(fn, args: tuple, advance: int, check) -> None:
         deliver(in_flight - 1)

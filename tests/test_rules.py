@@ -267,3 +267,14 @@ def test_repetition_ignores_en_passant_square_without_legal_capture(tmp_path):
     for san in "e4 Nf6 Nf3 Ng8 Ng1 Nf6".split():
         board.push_san(san)
     assert board.is_repetition(2)
+
+
+def test_games_perpetuals_sum_to_the_summarys_perpetual_checks():
+    """One definition: games.perpetuals counts the runs with a third occurrence, as the
+    summary's perpetual_checks does; twofold cycles are perpetuals rows with occurrences 2."""
+    from chessscan import scan
+
+    report = scan(str(SAMPLES / "lichess-magnus-300.pgn"), cross_check="off", jobs=1)
+    per = report.perpetuals
+    assert int(report.games.perpetuals.sum()) == report.summary["perpetual_checks"] == int((per.occurrences >= 3).sum())
+    assert int((per.occurrences == 2).sum()) == report.summary["twofold_check_cycles"] > 0

@@ -352,7 +352,10 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     games["double_checks"].append(counts[DOUBLE])
     games["outcome"].append(state.outcome)
     games["winner"].append(state.winner)
-    games["perpetuals"].append(len(state.perpetuals) if pos is not None else None)
+    # One definition with the summary's perpetual_checks: runs whose position stood a third
+    # time (twofold cycles are rows of the perpetuals table too, with occurrences 2).
+    games["perpetuals"].append(sum(1 for run in state.perpetuals if run.occurrences >= 3)
+                               if pos is not None else None)
     games["result_consistent"].append(result_consistent)
     games["error_code"].append(error_code)
     games["error_ply"].append(error_ply)

@@ -133,7 +133,7 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("double_checks", I32, "checks given by two pieces"),
         _c("outcome", D, "outcome derived from the final position"),
         _c("winner", D, "'white' | 'black' | None", null=True),
-        _c("perpetuals", I32, "perpetual-check runs found (rows of perpetuals); None if not replayed", null=True),
+        _c("perpetuals", I32, "perpetual checks: runs of checks whose position stood a third time (rows of perpetuals with occurrences >= 3; the summary's perpetual_checks); None if not replayed", null=True),
         _c("result_consistent", B, "Result tag agrees with final position", null=True),
         _c("error_code", D, "first fatal issue code, None if the game is ok", null=True),
         _c("error_ply", I32, "ply at which the first error stands (0: the [FEN])", null=True),

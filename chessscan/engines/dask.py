@@ -366,6 +366,7 @@ def _client(address: str, jobs: int | None):
         from chessscan.engines.parallel import default_jobs
 
         import signal
+        import threading
 
         # Ctrl-C, `timeout` and a closed terminal signal the whole process group: the
         # cluster's thread and the worker processes it starts inherit these blocked, so that
@@ -374,12 +375,21 @@ def _client(address: str, jobs: int | None):
         stop = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
         masked = hasattr(signal, "pthread_sigmask")
         old = signal.pthread_sigmask(signal.SIG_BLOCK, stop) if masked else None
+        # Ignored dispositions survive the workers' exec, and a Python started with SIGINT
+        # ignored installs no KeyboardInterrupt handler: the workers' asyncio loops then
+        # never raise one (and print it) when Ctrl-C reaches the group.
+        ignored = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in stop - {getattr(signal, "SIGTERM", None)}:  # SIGTERM: how the nanny stops them
+                ignored[sig] = signal.signal(sig, signal.SIG_IGN)
         try:
             # One thread per worker: a task holds the GIL.
             cluster = LocalCluster(n_workers=jobs or default_jobs(), threads_per_worker=1,
                                    processes=True, dashboard_address=":0")
             client = Client(cluster)
         finally:
+            for sig, handler in ignored.items():
+                signal.signal(sig, handler)
             if masked:
                 signal.pthread_sigmask(signal.SIG_SETMASK, old)
         return client, cluster

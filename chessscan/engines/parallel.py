@@ -257,6 +257,17 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.join(5)
+    # A worker killed while sending its result leaves half a message in the result pipe: the
+    # pool's manager thread then waits in recv() for the rest, and Python's exit hook waits
+    # for that thread. The workers' ends of the pipe died with them; closing this process's
+    # own end turns that wait into EOF, which the pool takes for a broken pool, and ends.
+    result_queue = getattr(pool, "_result_queue", None)
+    writer = getattr(result_queue, "_writer", None)
+    if writer is not None:
+        try:
+            writer.close()
+        except OSError:
+            pass
 
 
 _STOP_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}

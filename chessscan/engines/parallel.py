@@ -237,37 +237,38 @@ def _start_pool(jobs: int) -> ProcessPoolExecutor:
     return pool
 
 
+#: Seconds a stopped run waits for its workers to finish the chunks they hold (about a second
+#: of work each) before it kills them.
+STOP_GRACE_SECONDS = 30
+
+
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool at once: queued tasks cancelled, running ones killed (workers ignore
-    SIGINT, SIGTERM and SIGHUP, and a chunk can take seconds), and waited for, so that no
-    process outlives the run and no exit hook blocks on a queue nobody reads."""
+    """Stop a pool: queued chunks cancelled, the chunks the workers hold finished (they
+    ignore SIGINT, SIGTERM and SIGHUP), every worker waited for, so that no process outlives
+    the run. Killing a worker instead can cut its result in half in the result pipe, where
+    the pool's manager thread then waits for the rest forever, and Python's exit hook with
+    it; a worker still busy after :data:`STOP_GRACE_SECONDS` is killed all the same."""
+    import time
+
     processes = list((getattr(pool, "_processes", None) or {}).values())  # no public API before 3.14
     if processes and hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
         # The pool's threads may still write to the killed workers' pipes: that must fail
         # with EPIPE (Python's default), not kill this process (the CLI's SIG_DFL).
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    for process in processes:
-        if process.is_alive():
-            process.kill()
-    # The call queue's feeder thread may be blocked writing a chunk to a dead worker:
-    # Python's exit hook would join it forever.
-    call_queue = getattr(pool, "_call_queue", None)
-    if call_queue is not None:
-        call_queue.cancel_join_thread()
     pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
     for process in processes:
-        process.join(5)
-    # A worker killed while sending its result leaves half a message in the result pipe: the
-    # pool's manager thread then waits in recv() for the rest, and Python's exit hook waits
-    # for that thread. The workers' ends of the pipe died with them; closing this process's
-    # own end turns that wait into EOF, which the pool takes for a broken pool, and ends.
-    result_queue = getattr(pool, "_result_queue", None)
-    writer = getattr(result_queue, "_writer", None)
-    if writer is not None:
-        try:
-            writer.close()
-        except OSError:
-            pass
+        process.join(max(0.0, deadline - time.monotonic()))
+    late = [p for p in processes if p.is_alive()]
+    if late:
+        for process in late:
+            process.kill()
+        # The call queue's feeder thread may be blocked writing to a dead worker.
+        call_queue = getattr(pool, "_call_queue", None)
+        if call_queue is not None:
+            call_queue.cancel_join_thread()
+        for process in late:
+            process.join(5)
 
 
 _STOP_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}

@@ -6,6 +6,7 @@ stdout carries data, stderr progress and summaries; usage errors exit 2.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -82,22 +83,56 @@ class _Group(click.Group):
     """Ctrl-C, SIGTERM or SIGHUP that no command caught (at start-up, say) ends the run with
     128 + N and one line, not click's "Aborted!" and status 1, which means "issues found"."""
 
-    def invoke(self, ctx):
+    def main(self, *args, **kwargs):
         try:
-            return super().invoke(ctx)
+            return super().main(*args, **kwargs)
+        except OSError as exc:
+            # What reaches here unconverted is a write to stdout failing inside click.echo
+            # (--version, perft, help text to /dev/full): exit 4, one line.
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF):
+                from chessscan.reports.writers import OutputError
+
+                _fail_output(OutputError("<stdout>", exc))
+            raise
+
+    def invoke(self, ctx):
+        from chessscan.reports.writers import OutputError
+
+        try:
+            result = super().invoke(ctx)
         except KeyboardInterrupt as exc:
             _ignore_stop_signals()
             click.echo(f"\n{_stop_name(exc)}", err=True)
             sys.exit(_stop_status(exc))
+        except OutputError as exc:  # a file of ours or stdout could not be written
+            _fail_output(exc)
+        except BrokenPipeError as exc:  # click.echo to a closed pipe
+            _fail_output(exc)
+        except SystemExit:
+            _flush_stdout()
+            raise
+        _flush_stdout()
+        return result
+
+
+def _flush_stdout() -> None:
+    """Flush stdout inside the command, so that a full disk or a closed stdout is exit 4 with
+    one line (Python's own flush at exit would print a traceback and exit 120)."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        from chessscan.reports.writers import OutputError
+
+        _fail_output(OutputError("<stdout>", exc))
 
 
 @click.group(cls=_Group, context_settings=CONTEXT)
 @click.version_option(package_name="chessscan", message=_version_message())
 def main() -> None:
     """Scan chess game datasets (PGN, EPD) with an exact legality, check and mate detector."""
-    # Quiet exit on `| head`: restore the default SIGPIPE behaviour.
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # `| head`: SIGPIPE stays ignored (Python's default) so that a closed stdout is an EPIPE
+    # error, handled as a quiet exit 141 after the workers are stopped and the tables
+    # closed; dying of the signal would orphan them and leak the pool's semaphores.
     # A supervisor's SIGTERM or a closed terminal's SIGHUP ends a run as Ctrl-C does.
     if threading.current_thread() is threading.main_thread():
         for sig in _stop_signals():
@@ -314,7 +349,7 @@ def _write_html(report_dir, out=None) -> None:
     except ReportError as exc:
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
-        raise click.ClickException(f"cannot write the page: {exc}") from exc
+        raise OutputFailure(f"cannot write the page: {exc}") from exc
     click.echo(f"report written to {path} ({time.perf_counter() - start:.1f} s)", err=True)
 
 
@@ -805,11 +840,14 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     if stopped is not None:
         # The games of the file being read when stopped are not in the game counts.
         summary["stopped"] = _stop_name(stopped)
-    if gate is not None and stopped is None:
-        status = _validate_gate_close(gate, summary, status, write_baseline, baseline_path,
-                                      clean_output, rejects_output)
-    elif gate is not None:
-        gate.close()  # the split files end whole, with the games read before the stop
+    try:
+        if gate is not None and stopped is None:
+            status = _validate_gate_close(gate, summary, status, write_baseline, baseline_path,
+                                          clean_output, rejects_output)
+        elif gate is not None:
+            gate.close()  # the split files end whole, with the games read before the stop
+    except OutputError as exc:
+        _fail_output(exc)
     try:
         if fmt == "json":
             write("\n], \"summary\": " + json.dumps(summary, indent=2, ensure_ascii=False) + "}\n")
@@ -835,13 +873,17 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
 
 def _fail_output(exc: BaseException) -> None:
     """stdout failed (disk full, closed): one line on stderr, exit 4, and nothing more
-    written (Python would try to flush stdout again at exit and print a traceback)."""
-    click.echo(f"chessscan: {exc}", err=True)
+    written (Python would try to flush stdout again at exit and print a traceback). A pipe
+    closed by its reader (`| head`) is no failure: a quiet exit 141, as a shell shows a
+    process ended by SIGPIPE."""
+    broken_pipe = getattr(exc, "errno", None) == errno.EPIPE
+    if not broken_pipe:
+        click.echo(f"chessscan: {exc}", err=True)
     try:
         sys.stdout = open(os.devnull, "w")
     except OSError:
         pass
-    sys.exit(EXIT_OUTPUT)
+    sys.exit(128 + 13 if broken_pipe else EXIT_OUTPUT)
 
 
 def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, baseline_path, write_baseline):
@@ -926,7 +968,7 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
         try:
             n = gate.recorder.write(write_baseline)
         except OSError as exc:
-            raise InputError(f"cannot write the baseline {write_baseline}: {exc}") from exc
+            raise OutputFailure(f"cannot write the baseline: {exc}") from exc
         click.echo(f"baseline written to {write_baseline}: {n} entries", err=True)
         if gate.baseline is None:
             status = 0  # every issue found is now a known one

@@ -404,3 +404,53 @@ def test_csv_neutralises_formulas_parquet_keeps_values(tmp_path):
         "'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "'-1+2"]
     par = pd.read_parquet(tmp_path / "p" / "games.parquet")
     assert par.loc[0, ["event", "white", "black"]].tolist() == ['=HYPERLINK("http://x")', "@SUM(A1)", "-1+2"]
+
+
+# --- outputs that are not regular files; stdout of every command -----------------------------
+
+def test_page_and_baseline_write_through_a_symlink_never_replace_it(tmp_path):
+    from chessscan.reports.writers import replace_file
+
+    real = tmp_path / "real.html"
+    real.write_text("old")
+    link = tmp_path / "link.html"
+    link.symlink_to(real)
+    replace_file(link, b"new")
+    assert link.is_symlink() and real.read_text() == "new"
+    plain = tmp_path / "plain.json"
+    replace_file(plain, b"{}")
+    assert plain.read_bytes() == b"{}" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "link.html", "plain.json", "real.html"]
+    if os.path.exists("/dev/full"):
+        with pytest.raises(OutputError, match="cannot write /dev/full: No space left on device"):
+            replace_file("/dev/full", b"x" * 10)
+        assert not Path("/dev/full").is_file()  # still the device
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("args", [["perft", "startpos", "3"], ["--version"], ["validate", "-h"],
+                                  ["validate", str(MAGNUS), "--clean-output", "/dev/full"]])
+def test_every_command_to_a_full_disk_is_exit_4(args):
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([*CHESSSCAN, *args], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 4, done.stderr
+    assert "No space left on device" in done.stderr and "Traceback" not in done.stderr
+    assert Path("/dev/full").is_char_device()
+
+
+@LINUX_PROC
+def test_closed_pipe_is_a_quiet_141_with_no_process_left(tmp_path):
+    """`validate --jobs 2 | head -1`: exit 141 like a process ended by SIGPIPE, nothing on
+    stderr, and no worker, forkserver or resource tracker left behind."""
+    noisy = tmp_path / "noisy.pgn"
+    noisy.write_bytes(b"\n".join([(SAMPLES / "lichess-jishanshaikh4-variants.pgn").read_bytes()] * 60))
+    mark = f"pipe-{os.getpid()}-{time.monotonic_ns()}"
+    proc = subprocess.Popen([*CHESSSCAN, "validate", str(noisy), "--jobs", "2"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, CHESSSCAN_TEST_MARK=mark))
+    assert proc.stdout.readline().startswith(str(noisy).encode())
+    proc.stdout.close()  # the reader goes away, as `head -1` does
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert stderr == ""
+    time.sleep(1.5)
+    assert _processes_marked(mark) == []

@@ -228,7 +228,8 @@ def _start_pool(jobs: int) -> ProcessPoolExecutor:
         # SIGTERM and SIGHUP too: `timeout` and a closed terminal signal the whole group, and
         # a worker that died of them would turn a clean stop into a broken pool.
         signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-    pool = ProcessPoolExecutor(jobs, mp_context=_mp_context(), initializer=_init_worker)
+    pool = ProcessPoolExecutor(jobs, mp_context=_mp_context(), initializer=_init_worker,
+                               initargs=(os.getpid(),))
     try:
         pool.submit(int).result()
     except BaseException:
@@ -274,7 +275,7 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
 _STOP_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
 
 
-def _init_worker() -> None:
+def _init_worker(main_pid: int) -> None:
     # Ctrl-C, `timeout` and a closed terminal reach the whole process group: the main
     # process alone handles them (it stops the pool) instead of every worker printing a
     # traceback or dying under it. A worker whose main process is gone exits on its own
@@ -283,6 +284,23 @@ def _init_worker() -> None:
         signal.signal(sig, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    # Ignoring those, a worker must notice alone that its run is gone (killed, or ended by
+    # SIGPIPE under `| head`): it checks that the main process is still there.
+    threading.Thread(target=_exit_when_orphaned, args=(main_pid,), name="chessscan-orphan-watch",
+                     daemon=True).start()
+
+
+def _exit_when_orphaned(main_pid: int, every: float = 0.5) -> None:
+    import time
+
+    while True:
+        time.sleep(every)
+        try:
+            os.kill(main_pid, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except OSError:
+            pass
 
 
 def _mp_context():

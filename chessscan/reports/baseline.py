@@ -100,10 +100,9 @@ class BaselineRecorder:
         body = ",\n    ".join(lines)
         text = (f'{{\n  "format": "{FORMAT}",\n  "version": {VERSION},\n  "entries": ['
                 + (f"\n    {body}\n  " if lines else "") + "]\n}\n")
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        from chessscan.reports.writers import replace_file
+
+        replace_file(path, text.encode("utf-8"))
         return len(entries)
 
 

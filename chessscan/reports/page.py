@@ -70,14 +70,15 @@ def build_report(folder: str | os.PathLike, out: str | os.PathLike | None = None
 
     Returns the path written. Raises :class:`ReportError` when ``folder`` is not a finished
     chessscan report or a table cannot be read, ``OSError`` when ``out`` cannot be written.
-    The file is written to a temporary name, then renamed: a reader never sees half a page.
+    The file is written to a temporary name, then renamed: a reader never sees half a page
+    (a device or symlink such as ``/dev/stdout`` is written through: ``replace_file``).
     """
     tables = ReportTables(folder)
     target = Path(out) if out is not None else tables.folder / "report.html"
     text = render_report(tables, errors_shown=errors_shown, examples=examples)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    from chessscan.reports.writers import replace_file
+
+    replace_file(target, text.encode("utf-8"))
     return target
 
 

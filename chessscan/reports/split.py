@@ -26,6 +26,7 @@ from typing import BinaryIO
 import zstandard
 
 from chessscan.reports.records import Record, count_lines
+from chessscan.reports.writers import OutputError
 
 __all__ = ["SIDECAR_COLUMNS", "SplitWriter", "open_output", "sidecar_path"]
 
@@ -93,7 +94,10 @@ class _Out:
         if data and data[-1:] not in (b"\n", b"\r"):
             data += b"\n"
         start_line = self.lines + 1
-        self.file.write(data)
+        try:
+            self.file.write(data)
+        except OSError as exc:  # disk full, closed pipe: the output's fault, named
+            raise OutputError(self.path, exc) from None
         self.written += len(data)
         self.lines += count_lines(data)
         self.records += 1
@@ -162,9 +166,15 @@ class SplitWriter:
 
     def close(self) -> None:
         """Close the files (stdout is flushed, not closed)."""
-        for out in (self._clean, self._rejects):
-            if out is not None:
-                out.file.close()
-        if self._sidecar_file is not None:
-            self._sidecar_file.close()
+        failed = None
+        for out, path in ((self._clean, None), (self._rejects, None), (self._sidecar_file, "sidecar")):
+            if out is None:
+                continue
+            try:
+                (out.file if path is None else out).close()
+            except OSError as exc:  # every file closed, the first failure reported
+                name = out.path if path is None else getattr(out, "name", "the issues sidecar")
+                failed = failed or OutputError(name, exc)
         self._clean = self._rejects = self._sidecar_file = self._sidecar = None
+        if failed is not None:
+            raise failed

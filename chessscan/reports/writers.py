@@ -54,6 +54,7 @@ __all__ = [
     "to_record_batch",
     "read_table",
     "prepare_output",
+    "replace_file",
     "report_files",
     "OutputError",
     "OutputFolderError",
@@ -125,6 +126,30 @@ class OutputFolderError(Exception):
 #: What a run writes beside its tables: the summary, the run's facts (date, elapsed time,
 #: options) and the page ``--html`` or ``chessscan report`` renders.
 RUN_FILES = (SUMMARY_NAME, "run.json", "report.html")
+
+
+def replace_file(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a reader never sees half of it: a temporary file in
+    the same folder, renamed over ``path``. A ``path`` that is a symlink or not a regular file
+    (``/dev/stdout``, a FIFO, ``/dev/full``) is written through instead, never replaced:
+    renaming over it would replace the device or the link. Raises :class:`OutputError`."""
+    target = Path(path)
+    try:
+        special = target.is_symlink() or (target.exists() and not target.is_file())
+        if special:
+            with open(target, "wb") as f:
+                f.write(data)
+            return
+        tmp = target.with_name(f"{target.name}.partial{os.getpid()}")
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise OutputError(os.fsdecode(os.fspath(path)), exc) from None
 
 
 def report_files(tables: Iterable[str], fmt: str = "parquet", dataset: bool = False) -> list[str]:

@@ -454,3 +454,16 @@ def test_closed_pipe_is_a_quiet_141_with_no_process_left(tmp_path):
     assert stderr == ""
     time.sleep(1.5)
     assert _processes_marked(mark) == []
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="file names are bytes on Linux")
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_latin1_output_folder(tmp_path, fmt):
+    out = os.fsdecode(b"out\xe9")
+    done = subprocess.run([*CHESSSCAN, "analyze", str(MAGNUS), "-o", out, "--jobs", "1", "--silent",
+                           "--format", fmt], cwd=tmp_path, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert b"tables written to out\\xe9/" in done.stderr
+    with open(tmp_path / out / f"games.{fmt}", "rb") as f:
+        games = pd.read_parquet(f) if fmt == "parquet" else pd.read_csv(f)
+    assert len(games) == 300

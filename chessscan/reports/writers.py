@@ -404,6 +404,7 @@ class TableWriter:
         self._pending_bytes = 0
         self._closed = True  # until the sink is open, close() has nothing to do
         self._sink: Any = None
+        self._file: Any = None  # a Python file under the sink, for paths Arrow cannot take
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -414,11 +415,11 @@ class TableWriter:
                 # from them and cost a fifth of the write time.
                 text = [f.name for f in schema
                         if pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)]
-                self._sink = pq.ParquetWriter(self.partial_path, schema, compression=compression,
+                self._sink = pq.ParquetWriter(self._arrow_path(), schema, compression=compression,
                                               use_dictionary=text)
             elif fmt == "csv":
                 # CSVWriter writes the header immediately; bools come out as true/false.
-                self._sink = pacsv.CSVWriter(self.partial_path, schema)
+                self._sink = pacsv.CSVWriter(self._arrow_path(), schema)
             else:
                 self._sink = open(self.partial_path, "w", encoding="utf-8", newline="\n")
         except (OSError, pa.ArrowException) as exc:
@@ -429,6 +430,18 @@ class TableWriter:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def _arrow_path(self):
+        """The partial path for Arrow's writers: the path itself, or, when it is not valid
+        UTF-8 (a Latin-1 folder name), a file opened by Python with the path's exact bytes,
+        which Arrow cannot take as text. The file is closed with the writer."""
+        text = os.fspath(self.partial_path)
+        try:
+            text.encode("utf-8")
+            return text
+        except UnicodeEncodeError:
+            self._file = open(self.partial_path, "wb")
+            return self._file
 
     def write(self, columns: Mapping[str, Any]) -> int:
         """Append one batch of rows given as column buffers; returns its row count.
@@ -496,6 +509,8 @@ class TableWriter:
         self._pending_bytes = 0
         try:
             self._sink.close()
+            if self._file is not None:
+                self._file.close()
             os.replace(self.partial_path, self.path)
         except (OSError, pa.ArrowException) as exc:
             self._discard()
@@ -511,11 +526,12 @@ class TableWriter:
         self._closed = True
         self._pending = []
         sink, self._sink = self._sink, None
-        if sink is not None:
-            try:
-                sink.close()
-            except Exception:
-                pass
+        for closing in (sink, self._file):
+            if closing is not None:
+                try:
+                    closing.close()
+                except Exception:
+                    pass
         try:
             self.partial_path.unlink(missing_ok=True)
         except OSError:

@@ -797,7 +797,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     # One run per source: DiagnosticSink orders and names games within one source.
     for p in items:
         if isinstance(p, InputProblem):
-            unreadable |= p.code == "unreadable-input"
+            unreadable |= p.severity == "error"  # missing, unreadable, not text, an archive: as analyze
             report_input_problems([p], issue_filter, tally)
             sink.finish()
             continue

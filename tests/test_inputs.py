@@ -118,7 +118,7 @@ def test_a_parquet_file_gives_one_error_and_a_failing_exit(tmp_path):
     assert run("analyze", MAGNUS, "-o", report, "--silent", "--jobs", "1").exit_code == 0
     parquet = report / "games.parquet"
     res = run("validate", parquet)
-    assert res.exit_code == 1
+    assert res.exit_code == 2  # an input that could not be analyzed, as in analyze
     assert res.stdout.splitlines() == [
         f"{parquet}: error[not-text]: {parquet} is not text but a Parquet file: give PGN or EPD files "
         "(plain or compressed)"]
@@ -136,7 +136,7 @@ def test_random_bytes_give_one_error(tmp_path):
     path = tmp_path / "noise.pgn"
     path.write_bytes(random.Random(7).randbytes(200_000))
     res = run("validate", path)
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert len(res.stdout.splitlines()) == 1 and "error[not-text]" in res.stdout
     assert "is not text but binary data" in res.stdout
 

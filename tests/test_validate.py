@@ -251,7 +251,7 @@ def test_an_archive_is_an_issue_and_the_run_goes_on(files):
     with zipfile.ZipFile(files / "games.zip", "w") as archive:
         archive.writestr("games.pgn", CLEAN)
     res = validate("games.zip", "clean.pgn")
-    assert res.exit_code == 1
+    assert res.exit_code == 2  # an input that could not be analyzed
     assert res.stdout.splitlines() == [
         "games.zip: error[unsupported-input]: games.zip is a zip archive: unpack it, then give its files"]
     # The archive is no game: only clean.pgn's one game is counted.

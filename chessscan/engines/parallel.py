@@ -383,7 +383,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         raise ValueError(f"in_flight must be at least 1, not {in_flight}")
     paths = [os.fspath(p) for p in paths]
     if jobs > 1 and (why := _pool_unavailable()) is not None:
-        print(f"chessscan: note: --jobs {jobs} runs in one process: {why}", file=sys.stderr)
+        print(f"chessscan: note: running in one process, not {jobs} worker processes: {why}", file=sys.stderr)
         jobs = 1
     if jobs == 1:
         return run(paths, sink, options, progress=progress, batch_rows=batch_rows, progress_label=progress_label)

@@ -203,9 +203,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     """
     from concurrent.futures.process import BrokenProcessPool
 
-    from chessscan.engines.local import run, tables_for
     from chessscan.analysis.game import Tally
-    from chessscan.engines.local import report_input_problems
+    from chessscan.engines.local import report_input_problems, run, tables_for
     from chessscan.readers.sources import display_path
     from chessscan.reports.filters import IssueFilter
     from chessscan.reports.writers import (OutputError, OutputFolderError, ReportWriter, prepare_output,

@@ -755,7 +755,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     sources = [i for i in items if not isinstance(i, InputProblem)]
     _warn_repeated(paths)
 
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
 
     def write(text: str) -> None:
         try:

@@ -363,7 +363,7 @@ def _client(address: str, jobs: int | None):
     except ImportError as exc:
         raise ImportError(f"running on Dask needs the dask extra: {INSTALL_HINT}") from exc
     if address == "local":
-        from chessscan.engines.parallel import default_jobs
+        from chessscan.engines.parallel import STOP_SIGNALS, default_jobs
 
         import signal
         import threading
@@ -372,7 +372,7 @@ def _client(address: str, jobs: int | None):
         # cluster's thread and the worker processes it starts inherit these blocked, so that
         # this process alone handles them (it closes the cluster) and no worker dies midway
         # printing tracebacks.
-        stop = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+        stop = STOP_SIGNALS
         masked = hasattr(signal, "pthread_sigmask")
         old = signal.pthread_sigmask(signal.SIG_BLOCK, stop) if masked else None
         # Ignored dispositions survive the workers' exec, and a Python started with SIGINT

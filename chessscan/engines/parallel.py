@@ -227,7 +227,7 @@ def _start_pool(jobs: int) -> ProcessPoolExecutor:
         resource_tracker.ensure_running()
         # SIGTERM and SIGHUP too: `timeout` and a closed terminal signal the whole group, and
         # a worker that died of them would turn a clean stop into a broken pool.
-        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     pool = ProcessPoolExecutor(jobs, mp_context=_mp_context(), initializer=_init_worker,
                                initargs=(os.getpid(),))
     try:
@@ -252,10 +252,6 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     import time
 
     processes = list((getattr(pool, "_processes", None) or {}).values())  # no public API before 3.14
-    if processes and hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
-        # The pool's threads may still write to the killed workers' pipes: that must fail
-        # with EPIPE (Python's default), not kill this process (the CLI's SIG_DFL).
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     pool.shutdown(wait=False, cancel_futures=True)
     deadline = time.monotonic() + STOP_GRACE_SECONDS
     for process in processes:
@@ -272,7 +268,8 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
             process.join(5)
 
 
-_STOP_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+#: Signals that stop a run: the main process handles them; workers block or ignore them.
+STOP_SIGNALS = frozenset(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 
 
 def _init_worker(main_pid: int) -> None:
@@ -280,10 +277,10 @@ def _init_worker(main_pid: int) -> None:
     # process alone handles them (it stops the pool) instead of every worker printing a
     # traceback or dying under it. A worker whose main process is gone exits on its own
     # (its queue closes).
-    for sig in _STOP_SIGNALS:
+    for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     # Ignoring those, a worker must notice alone that its run is gone (killed, or ended by
     # SIGPIPE under `| head`): it checks that the main process is still there.
     threading.Thread(target=_exit_when_orphaned, args=(main_pid,), name="chessscan-orphan-watch",

@@ -356,16 +356,6 @@ def _int_hist(d: dict) -> list[tuple[int, int]]:
     return sorted((int(k), int(v)) for k, v in d.items())
 
 
-def _cap(items: list[tuple[int, int]], share: float = 0.995) -> int:
-    """The smallest x below which ``share`` of the weight lies (the tail is drawn as one bar)."""
-    total = sum(v for _, v in items)
-    run = 0
-    for x, v in items:
-        run += v
-        if run >= share * total:
-            return x
-    return items[-1][0] if items else 0
-
 
 def _lengths_chart(s: dict) -> str:
     hist = s.get("histograms", {}).get("game_length_plies")
@@ -374,7 +364,7 @@ def _lengths_chart(s: dict) -> str:
     items = _int_hist(hist)
     if not items:
         return _figure_block("Game length", None, "no games", anchor="chart-lengths")
-    cap = max(_cap(items), 10)
+    cap = max(_quantile(items, 0.995), 10)  # the tail beyond is drawn as one bar
     width = max(2, -(-cap // 60) * 2)  # about 30-60 bars
     bins: dict[int, int] = {}
     tail = 0
@@ -404,13 +394,14 @@ def _lengths_chart(s: dict) -> str:
 
 
 def _quantile(items: list[tuple[int, int]], q: float) -> int:
+    """The smallest x below which the share ``q`` of the weight lies (0 for no items)."""
     total = sum(v for _, v in items)
     run = 0
     for x, v in items:
         run += v
         if run >= q * total:
             return x
-    return items[-1][0]
+    return items[-1][0] if items else 0
 
 
 def _by_move_chart(s: dict) -> str:
@@ -423,7 +414,7 @@ def _by_move_chart(s: dict) -> str:
     if not ci and not mi:
         return _figure_block("Checks and checkmates by move number", None, "no check was given",
                              anchor="chart-by-move")
-    cap = max(_cap(ci) if ci else 0, _cap(mi) if mi else 0, 10)
+    cap = max(_quantile(ci, 0.995), _quantile(mi, 0.995), 10)
     fig = _figure(5.6, 3.3)
     ax, bx = fig.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
     ax.bar([x for x, _ in ci if x <= cap], [v for x, v in ci if x <= cap], width=1, color=_BLUE)

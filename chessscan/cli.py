@@ -740,8 +740,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     import json
 
     from chessscan.analysis.game import Tally
-    from chessscan.engines.local import is_epd, run
-    from chessscan.engines.local import report_input_problems
+    from chessscan.engines.local import is_epd, report_input_problems
     from chessscan.readers.inputs import InputProblem
     from chessscan.readers.sources import source_name
     from chessscan.reports.codes import ISSUE_CODES

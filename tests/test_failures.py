@@ -19,7 +19,6 @@ from click.testing import CliRunner
 
 from chessscan.cli import main
 from chessscan.reports import writers
-from chessscan.reports.schema import schema_for
 from chessscan.reports.writers import MANIFEST_NAME, OutputError, TableWriter
 from conftest import SAMPLES
 
@@ -28,7 +27,7 @@ MAGNUS_ZST = SAMPLES / "lichess-magnus-300.pgn.zst"
 CHESSSCAN = [sys.executable, "-m", "chessscan"]
 
 
-def analyze(*args) -> "click.testing.Result":  # noqa: F821
+def analyze(*args):
     return CliRunner().invoke(main, ["analyze", *map(str, args), "--silent", "--jobs", "1"])
 
 

@@ -4,12 +4,10 @@ one of two files, the issues sidecar, the re-merge property, the same files with
 from __future__ import annotations
 
 import csv
-import io
 from collections import Counter
 from pathlib import Path
 
 import pytest
-import zstandard
 from click.testing import CliRunner
 
 from chessscan.analysis.options import AnalysisOptions

@@ -12,7 +12,6 @@ per-game and per-EPD-file steps defined here, so every engine computes rows the 
 from __future__ import annotations
 
 import os
-import sys
 from typing import Callable, Iterable
 
 from chessscan.analysis.epd import analyze_epd_record

@@ -33,7 +33,6 @@ class Progress:
                          file=file or sys.stderr, desc=label, leave=False, dynamic_ncols=True,
                          mininterval=REFRESH_SECONDS)
         self._games = self._errors = 0
-        self._shown = (-1, -1)
         self._start = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._redraw, name="chessscan-progress", daemon=True)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections import Counter
 from typing import Iterable
 

@@ -614,3 +614,31 @@ def test_many_tiny_games_without_sure_starts_are_read_in_batches(tmp_path, monke
     assert tally1.as_dict() == tally2.as_dict() and tally2.as_dict()["games_read"] == 3000
     assert ref.rows == got.rows
     assert read_here == [path.stat().st_size]
+
+
+def test_games_over_the_cap_read_alike_in_chunks(tmp_path, monkeypatch):
+    """A game longer than MAX_GAME_BYTES (over many lines) and one whose single line is: the
+    workers cut them where one process does, and the tables are the same."""
+    from chessscan.readers.pgn import MAX_GAME_BYTES
+
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    sample = MAGNUS.read_bytes()
+    moves = b"".join(b"%d. Nf3 Nf6 %d. Ng1 Ng8\n" % (2 * i + 1, 2 * i + 2)
+                     for i in range(MAX_GAME_BYTES // 24 + 1000))
+    line = b"1. e4 " + b"e5 " * (MAX_GAME_BYTES // 3 + 10) + b"1-0\n"
+    path = tmp_path / "long.pgn"
+    path.write_bytes(sample + b'[Event "long"]\n\n' + moves + b"*\n\n" + sample[:100_000].rsplit(b'[Event "', 1)[0]
+                     + b'[Event "one line"]\n\n' + line + b"\n" + sample)
+    options = AnalysisOptions(cross_check="off", positions="checks")
+    ref, got = ListSink(), ListSink()
+    tally1 = run([str(path)], ref, options)
+    tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=200_000)
+    assert tally1.as_dict() == tally2.as_dict()
+    assert ref.rows == got.rows
+    issues = ref.rows["issues"]
+    cut = [i for i, code in enumerate(issues["code"]) if code == "game-too-long"]
+    assert len(cut) == 2
+    games = ref.rows["games"]
+    long_game = games["game_index"].index(issues["game_index"][cut[0]])
+    assert games["event"][long_game] == "long" and games["plies"][long_game] > 100_000
+    assert games["error_code"][long_game] == "game-too-long"

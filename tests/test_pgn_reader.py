@@ -456,7 +456,7 @@ def test_truncated_between_games_yields_issue_only_game(tmp_path):
 
 def test_every_issue_code_has_a_severity():
     assert set(ISSUE_CODES.values()) == {"error", "warning"}
-    assert len(ISSUE_CODES) == 11
+    assert len(ISSUE_CODES) == 12
 
 
 # --------------------------------------------------------------------------
@@ -917,3 +917,77 @@ def test_rebase_moves_a_game_to_its_place():
     assert (game.index, game.byte_offset, game.line, game.movetext_line) == (10, 1000, 51, 53)
     assert [i.line for i in game.issues] == [53, 53]
     assert game.locate(0) == (53, 4)
+
+
+# --------------------------------------------------------------------------
+# MAX_GAME_BYTES: memory bounded however long a game or a line is.
+
+from chessscan.readers import pgn as pgn_module
+
+
+def _starts(data: bytes, games: list[RawGame]) -> list[bytes]:
+    """Each game's first bytes, and a check that its line number matches its offset."""
+    for g in games:
+        assert data.count(b"\n", 0, g.byte_offset) + data.count(b"\r", 0, g.byte_offset) \
+            - data.count(b"\r\n", 0, g.byte_offset) + 1 == g.line
+    return [data[g.byte_offset:g.byte_offset + 11] for g in games]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
+def test_line_over_the_cap_is_cut_and_reported(monkeypatch, eol, chunk):
+    monkeypatch.setattr(pgn_module, "MAX_GAME_BYTES", 300)
+    monkeypatch.setattr(pgn_module, "_CHUNK", chunk)
+    data = eol.join([b'[Event "a"]', b"", b"1. e4 e5 *", b"", b'[Event "b"]', b"",
+                     b"1. d4 " + b"d5 " * 400 + b"1-0", b"", b'[Event "c"]', b"", b"1. c4 *", b""])
+    games = list(read_games(io.BytesIO(data)))
+    assert _starts(data, games) == [b'[Event "a"]', b'[Event "b"]', b'[Event "c"]']
+    a, b, c = games
+    assert a.sans == ["e4", "e5"] and c.sans == ["c4"] and a.issues == c.issues == []
+    # The long line would take the game past the cap: none of it is kept, and the game's
+    # end (past the cut) is not read, so no missing-result either.
+    assert codes(b) == ["game-too-long"] and b.sans == [] and b.result is None
+    issue = b.issues[0]
+    assert (issue.severity, issue.line, issue.ply) == ("error", 7, 1)
+
+
+def test_game_over_the_cap_keeps_its_lines_up_to_it(monkeypatch):
+    monkeypatch.setattr(pgn_module, "MAX_GAME_BYTES", 400)
+    monkeypatch.setattr(pgn_module, "_CHUNK", 50)  # the cap is crossed between batches too
+    moves = b"".join(b"%d. Nf3 Nf6 %d. Ng1 Ng8\n" % (2 * i + 1, 2 * i + 2) for i in range(40))
+    data = b'[Event "long"]\n\n' + moves + b"*\n\n[Event \"next\"]\n\n1. e4 1-0\n"
+    games = list(read_games(io.BytesIO(data)))
+    assert _starts(data, games) == [b'[Event "lon', b'[Event "nex']
+    long, nxt = games
+    kept = sum(len(line) for line in data.splitlines(True)[:2])
+    n_lines = (400 - kept) // len(b"1. Nf3 Nf6 2. Ng1 Ng8\n")  # whole lines, the first ones are no longer
+    assert len(long.sans) >= 4 * (n_lines - 1) and long.sans[:4] == ["Nf3", "Nf6", "Ng1", "Ng8"]
+    assert codes(long) == ["game-too-long"]
+    assert long.issues[0].ply == len(long.sans) + 1
+    assert codes(nxt) == [] and nxt.sans == ["e4"] and nxt.result == "1-0"
+    # The same game read in one batch is cut at the same line.
+    monkeypatch.setattr(pgn_module, "_CHUNK", 1 << 20)
+    again = list(read_games(io.BytesIO(data)))
+    assert [(g.sans, g.issues, g.byte_offset) for g in again] == [(g.sans, g.issues, g.byte_offset) for g in games]
+
+
+def test_long_blank_line_between_games_is_reported(monkeypatch):
+    monkeypatch.setattr(pgn_module, "MAX_GAME_BYTES", 100)
+    data = b'[Event "a"]\n\n1. e4 *\n' + b" " * 250 + b'[Event "b"]\n\n1. d4 *\n[Event "c"]\n\n1. c4 *\n'
+    games = list(read_games(io.BytesIO(data)))
+    assert [codes(g) for g in games] == [[], ["game-too-long"], []]
+    assert _starts(data, games)[2] == b'[Event "c"]'
+    assert games[1].byte_offset == data.index(b" " * 250)
+
+
+def test_long_movetext_is_split_in_pieces_alike(monkeypatch):
+    text = b"1. e4 e5 2. Nf3 Nc6 3.Bb5 a6 " * 30_000
+    seen = []
+    for tail in (b"1-0", b"", b"1-0 e4", b"1-0 1. d4"):
+        monkeypatch.setattr(pgn_module, "_FAST_PIECE", 1 << 12)
+        sans, result = pgn_module._fast_movetext(text + tail)
+        monkeypatch.setattr(pgn_module, "_FAST_PIECE", 1 << 30)
+        assert (sans, result) == pgn_module._fast_movetext(text + tail)
+        seen.append((None if sans is None else len(sans), result))
+    # A result followed by more text is not the fast path's (the general tokenizer reports it).
+    assert seen == [(180_000, "1-0"), (180_000, None), (None, None), (None, None)]

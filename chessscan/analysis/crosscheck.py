@@ -155,6 +155,12 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
         pc_castling = bool(pc_move) and board.is_castling(pc_move)
         board.push(pc_move)
         ply += 1
+        if not ply & 1023:
+            # python-chess keeps a state per ply for pop() and its own repetition checks; the
+            # replay pops at most one ply and counts repetitions itself: memory stays flat
+            # however long the game.
+            del board.move_stack[:-1]
+            del board._stack[:-1]
         compared += 1
         pc_checkers = board.checkers_mask()
         pc_key = board._transposition_key()

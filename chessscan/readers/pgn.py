@@ -46,7 +46,7 @@ from typing import BinaryIO, Iterator, NamedTuple, Union
 
 from .sources import TruncatedInput, open_source, source_name
 
-__all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "sure_game_start",
+__all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "MAX_GAME_BYTES", "sure_game_start",
            "last_sure_game_start", "line_at", "count_line_ends"]
 
 #: Issue codes and their severities.
@@ -62,6 +62,7 @@ ISSUE_CODES = {
     "truncated-input": "error",
     "unsupported-input": "error",
     "not-text": "error",
+    "game-too-long": "error",
 }
 
 
@@ -205,6 +206,13 @@ _BOM = b"\xef\xbb\xbf"
 _JUNK = bytes(range(33)) + b"\x7f"  # whitespace and control characters
 _TAG_END = (b"]\n", b"]\r\n", b"]\r", b"]")
 _CHUNK = 1 << 20
+#: The most bytes of text one game may hold (tag section and movetext, comments included;
+#: one line too). The longest game FIDE's rules allow (75-move rule, art. 9.6.2) is about
+#: 17,700 plies, under 1 MiB with a clock and an evaluation comment at every ply. A game
+#: over the cap keeps its whole lines up to it and is reported (``game-too-long``); the rest
+#: of its text is read past to where the game ends but not kept, and the rest of a line
+#: over the cap is dropped. This bounds the memory of reading one game.
+MAX_GAME_BYTES = 4 << 20
 # How far an open comment's look-ahead reads past a would-be game start for the comment's
 # '}' (module doc): a quoted game with its comments fits; a swallowed file does not.
 _LOOKAHEAD_BYTES = 1 << 16
@@ -302,9 +310,10 @@ def read_games(
     filled in once the source is exhausted (see :class:`ReadEnd`).
 
     Memory stays flat: the source is read in 1 MiB chunks and only the
-    current game is held. Games are split (PGN §8.2.6 and §8.1): a game ends
-    at its termination marker outside comments and RAVs, at a new tag section,
-    or at end of input; movetext without a tag section starts a game
+    current game is held, at most :data:`MAX_GAME_BYTES` of it (the rest is
+    reported as ``game-too-long``). Games are split (PGN §8.2.6 and §8.1): a
+    game ends at its termination marker outside comments and RAVs, at a new tag
+    section, or at end of input; movetext without a tag section starts a game
     (``missing-tags``). Comments (PGN §5) may stand between tag pairs, and a
     brace comment may hold anything but '}' (a tag section included: see the
     module doc for how an unclosed one is told apart). Problems never raise:
@@ -326,49 +335,110 @@ def read_games(
         yield from _read_stream(path_or_stream, source, end)
 
 
-def _line_batches(stream) -> Iterator[list[bytes]]:
+def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes] | int]:
     """Lists of physical lines (line ends kept), for LF, CRLF and CR-only text.
 
     ``bytes.splitlines`` recognises exactly \\n, \\r\\n and \\r. A line longer
-    than a chunk is gathered piecewise (no quadratic re-copying). On
-    TruncatedInput the pending partial line is delivered first, then the
-    exception propagates.
+    than a chunk is gathered piecewise (no quadratic re-copying). A line longer than
+    ``MAX_GAME_BYTES`` is cut, so that memory stays bounded however long a line is: its
+    first ``MAX_GAME_BYTES`` bytes come as a batch of their own, then an ``int``, the count
+    of bytes dropped (the rest of the line with its line end). ``where[0]``, if given, is
+    kept at or just after the stream offset of the end of the last batch. On
+    TruncatedInput the pending partial line is delivered first, then the exception
+    propagates.
     """
     read = stream.read
+    cap = MAX_GAME_BYTES
+    if where is None:
+        where = [0]
     parts: list[bytes] = []  # pieces of a line whose end is not yet known
+    held = 0  # bytes in parts
+    consumed = 0  # bytes read from the stream
+    dropping = -1  # >= 0: bytes of an over-long line dropped so far, its line end not yet seen
+    cr = False  # the dropped part ended with '\r': a '\n' starting the next chunk belongs to it
     while True:
         try:
             chunk = read(_CHUNK)
         except TruncatedInput:
-            if parts:
+            where[0] = consumed
+            if dropping >= 0:
+                yield dropping
+            elif parts:
                 yield [b"".join(parts)]
             raise
         if not chunk:
             break
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8")
+        consumed += len(chunk)
+        if cr:
+            cr = False
+            if chunk[:1] == b"\n":
+                where[0] = consumed
+                yield 1
+                chunk = chunk[1:]
+        if dropping >= 0:
+            n = chunk.find(b"\n")
+            r = chunk.find(b"\r", 0, None if n < 0 else n)
+            if r >= 0:
+                n = r
+            if n < 0:
+                dropping += len(chunk)
+                continue
+            end = n + 1
+            if chunk[n] == 13:  # '\r', maybe half of '\r\n'
+                if end < len(chunk):
+                    end += chunk[end] == 10
+                else:
+                    cr = True
+            where[0] = consumed
+            yield dropping + end
+            dropping = -1
+            chunk = chunk[end:]
+        if not chunk:
+            continue
         lines = chunk.splitlines(True)
         if parts and parts[-1].endswith(b"\r"):
-            held = b"".join(parts)
-            parts = []
+            line = b"".join(parts)
+            parts, held = [], 0
             if chunk[:1] == b"\n":  # the \r\n pair was split between chunks
-                lines[0] = held + lines[0]
+                lines[0] = line + lines[0]
             else:
-                lines.insert(0, held)
+                lines.insert(0, line)
         elif len(lines) == 1 and not chunk.endswith((b"\n", b"\r")):
             parts.append(chunk)  # no line end in this chunk at all
+            held += len(chunk)
+            if held > cap:
+                line = b"".join(parts)
+                parts, held = [], 0
+                where[0] = consumed
+                yield [line[:cap]]
+                dropping = len(line) - cap
             continue
         elif parts:
             lines[0] = b"".join(parts) + lines[0]
-            parts = []
-        last = lines[-1]
-        if not last.endswith(b"\n"):
+            parts, held = [], 0
+        if not lines[-1].endswith(b"\n"):
             # Unterminated, or ends with \r that may be half of a \r\n.
             parts.append(lines.pop())
+            held = len(parts[0])
+        where[0] = consumed - held
+        if lines and len(lines[0]) > cap:  # a long line whose end is in this chunk
+            first = lines.pop(0)
+            yield [first[:cap]]
+            yield len(first) - cap
         if lines:
             yield lines
-    if parts:
-        yield [b"".join(parts)]
+    where[0] = consumed
+    if dropping >= 0:
+        yield dropping
+    elif parts:
+        line = b"".join(parts)
+        if len(line) > cap:
+            yield [line[:cap]]
+            yield len(line) - cap
+        else:
+            yield [line]
 
 
 class ReadEnd:
@@ -420,21 +490,64 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
     lookahead = _LOOKAHEAD_BYTES
     cut_short = False  # the input ended during a look-ahead
     truncated: TruncatedInput | None = None
+    cap = MAX_GAME_BYTES
+    where = [0]  # stream offset at (or just after) the end of the last batch of lines
+    over: ReaderIssue | None = None  # the game-too-long issue of the current game
+
+    def trim() -> None:
+        """Drop the current game's lines past MAX_GAME_BYTES (the first time, note the issue)."""
+        nonlocal adj, clean, over
+        found = _trim_game(pre_lines, tag_lines, mt_lines, cap)
+        if found is None:
+            return
+        dropped, which, k = found
+        adj += dropped
+        if clean is not None:
+            clean = _blank_comments(mt_lines)
+        if over is None:
+            line = (g_line, tag_line0, mt_line0)[which] + k
+            over = _issue("game-too-long", line, None,
+                          f"game longer than {_size(cap)}: its text from here to its end is not read")
 
     def finish(unclosed: bool, extra: ReaderIssue | None) -> tuple[RawGame, int]:
         """The current game as a RawGame (see :func:`_finish`), and the offset after it."""
+        nonlocal over
+        if where[0] - g_off > cap:
+            trim()
+        cut, over = over, None
         return _finish(source, index, g_off, g_line, pre_lines, pre_comments, tag_lines, tag_line0,
-                       mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra)
+                       mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra, cut)
 
-    batches = _line_batches(stream)
+    batches = _line_batches(stream, where)
     src = own = None  # the lines being read: a batch's own iterator, or lines read again first
     from_line = 1
     while True:
         if src is None:
+            if state and cand < 0 and where[0] - g_off > cap:
+                trim()  # a game over the cap: memory stays bounded
             try:
                 batch = next(batches, None)
             except TruncatedInput as exc:
                 truncated, batch = exc, None
+            if batch.__class__ is int:
+                # The rest of the last line (over the cap) was dropped: the game that line
+                # is in is over the cap; between games, an empty game tells of it.
+                message = (f"line longer than {_size(cap)}: the rest of the line and of its "
+                           f"game is not read")
+                if state:
+                    adj += batch
+                    if over is None:
+                        over = _issue("game-too-long", lineno, None, message)
+                    if cand < 0:
+                        trim()
+                elif line[:1] == b"%":
+                    off += batch  # an escape line (PGN §6): dropped whole anyway
+                else:
+                    yield RawGame(source, index, off - len(line), lineno, {}, [], None, 0,
+                                  issues=[_issue("game-too-long", lineno, None, message)])
+                    index += 1
+                    off += batch
+                continue
             if batch is not None:
                 src = own = iter(batch)
                 from_line = lineno + 1
@@ -904,7 +1017,7 @@ def _last_content_line(lines: list[bytes], line0: int) -> int:
 
 def _finish(
     source, index, g_off, g_line, pre_lines, pre_comments, tag_lines, tag_line0,
-    mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra,
+    mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra, cut=None,
 ) -> tuple[RawGame, int]:
     """Build the RawGame from the collected lines; also return the offset after it."""
     issues: list[ReaderIssue] = []
@@ -958,16 +1071,17 @@ def _finish(
         if fc is not None:
             first_comment = fc.group(1).decode(codec, "replace").strip()
 
-    if result is None:
+    if result is None and cut is None:  # (a game cut short: its end was not read)
         if mt_lines:
             ln = _last_content_line(mt_lines, mt_line0)
         else:
             ln = _last_content_line(tag_lines, tag_line0) if tag_lines else g_line
         issues.append(_issue("missing-result", ln, None, "game has no termination marker (1-0, 0-1, 1/2-1/2, *)"))
-    if extra is not None:
-        if mt_lines:
-            extra = extra._replace(ply=len(sans) + 1)  # the movetext was cut: where
-        issues.append(extra)
+    for extra in (cut, extra):
+        if extra is not None:
+            if mt_lines or (extra is cut and 0 < mt_line0 <= cut.line):
+                extra = extra._replace(ply=len(sans) + 1)  # the movetext was cut: where
+            issues.append(extra)
 
     game = RawGame(
         source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0,
@@ -981,6 +1095,7 @@ def _finish(
 # the SAN str objects are shared between games. Bounded to keep memory flat.
 _TOKEN_CACHE: dict[bytes, str] = {}
 _TOKEN_CACHE_MAX = 1 << 16
+_FAST_PIECE = 1 << 18  # bytes of movetext split at once
 
 
 
@@ -994,6 +1109,24 @@ def _fast_movetext(cb: bytes) -> tuple[list[str] | None, str | None]:
     """
     if not cb.isascii():
         return None, None
+    if len(cb) > _FAST_PIECE:
+        # A very long movetext in pieces cut at whitespace: one bytes object per token is
+        # held for a piece at a time (the SAN str objects are shared through the cache).
+        sans: list[str] = []
+        result = None
+        i = 0
+        while i < len(cb):
+            j = i + _FAST_PIECE
+            if j < len(cb):
+                j = max(cb.rfind(b" ", i, j), cb.rfind(b"\n", i, j), cb.rfind(b"\r", i, j), cb.rfind(b"\t", i, j))
+                if j <= i:
+                    return None, None  # no whitespace in a whole piece: not plain SAN
+            piece, result = _fast_movetext(cb[i:j])
+            if piece is None or (result is not None and cb[j:].strip()):
+                return None, None
+            sans += piece
+            i = j
+        return sans, result
     if b"." in cb:
         # "12.Nf3" -> "12. Nf3", "12...Nf6" -> "12. Nf6": few distinct tokens.
         cb = cb.replace(b"...", b".").replace(b".", b". ")
@@ -1017,6 +1150,38 @@ def _fast_movetext(cb: bytes) -> tuple[list[str] | None, str | None]:
                 if not full:
                     cache[t] = v
     return list(filter(None, vals)), result
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n & ((1 << 20) - 1) else f"{n} bytes"
+
+
+def _trim_game(pre_lines: list[bytes], tag_lines: list[bytes], mt_lines: list[bytes],
+               cap: int) -> tuple[int, int, int] | None:
+    """Keep the longest run of a game's first lines (preamble, tag section, movetext, in
+    that order) that holds at most ``cap`` bytes; delete the others in place.
+
+    Returns None if nothing was deleted, else (bytes deleted, which list the first deleted
+    line was in: 0 preamble, 1 tags, 2 movetext, its index there).
+    """
+    budget = cap
+    found = None
+    dropped = 0
+    for which, lines in enumerate((pre_lines, tag_lines, mt_lines)):
+        if found is not None:
+            dropped += sum(map(len, lines))
+            del lines[:]
+            continue
+        for k, line in enumerate(lines):
+            budget -= len(line)
+            if budget < 0:
+                found = which, k
+                dropped += sum(map(len, lines[k:]))
+                del lines[k:]
+                break
+    if found is None:
+        return None
+    return dropped, found[0], found[1]
 
 
 def _blank_spaces(m: re.Match) -> bytes:

@@ -124,6 +124,8 @@ ISSUE_CODES: dict[str, IssueCode] = {
         ("empty-input", "warning", "an input with nothing in it (an empty file, or a folder without "
                                    "PGN or EPD files)"),
         ("line-too-long", "error", "an EPD line longer than 1 MiB, truncated"),
+        ("game-too-long", "error", "a PGN game of more than 4 MiB of text (or a line that long): its "
+                                   "lines up to 4 MiB are read, the rest of the game is not"),
         ("control-character", "warning", "a control character inside an EPD line (read as a space)"),
         ("unsupported-variant", "warning", "a variant other than standard chess or Chess960: counted, "
                                            "not analyzed"),

@@ -27,6 +27,7 @@ from chessscan.analysis.options import AnalysisOptions
 from chessscan.engines import parallel
 from chessscan.engines.local import run
 from chessscan.engines.parallel import run_parallel
+from chessscan.readers.pgn import MAX_GAME_BYTES
 from chessscan.readers.sources import detect_compression
 from conftest import SAMPLES
 
@@ -118,8 +119,13 @@ CASES = [
     ("utf8-bom-mid-file", b'\xef\xbb\xbf[Event "A"]\n\n1. e4 *\n\n\xef\xbb\xbf', [1], set()),
     ("cr-only", b'[Event "A"]\r\r1. e4 e5 *\r\r', [2], set()),
     ("crlf", b'[Event "A"]\r\n\r\n1. e4 e5 *\r\n\r\n', [2], set()),
-    ("very-long-comment", b'[Event "A"]\n\n1. e4 {' + b"a" * 5_000_000 + b"} e5 *\n\n", [2], set()),
-    ("very-long-line", b'[Event "A"]\n\n1. e4 {' + b"ab " * 1_700_000 + b"} e5 *\n\n", [2], set()),
+    ("very-long-comment", b'[Event "A"]\n\n1. e4 {' + b"a" * (MAX_GAME_BYTES - 100) + b"} e5 *\n\n", [2], set()),
+    ("very-long-line", b'[Event "A"]\n\n1. e4 {' + b"ab " * (MAX_GAME_BYTES // 3 - 100) + b"} e5 *\n\n", [2], set()),
+    # Over the cap: the line is not kept, the game is reported, the next one is read.
+    ("comment-over-the-cap", b'[Event "A"]\n\n1. e4 {' + b"a" * (MAX_GAME_BYTES + 100) + b"} e5 *\n\n", [0],
+     {"game-too-long"}),
+    ("game-over-the-cap", b'[Event "A"]\n\n' + b"1. e4 e5 2. Nf3 Nf6 3. Ng1 Ng8\n" * (MAX_GAME_BYTES // 30)
+     + b"*\n\n", None, {"game-too-long"}),
     ("very-long-game", b'[Event "A"]\n[Result "1/2-1/2"]\n\n' + _shuffle(3000) + b" 1/2-1/2\n\n", [3000], set()),
 ]
 

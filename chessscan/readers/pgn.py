@@ -1089,9 +1089,9 @@ _FAST_PIECE = FAST_PIECE  # bytes of movetext tokenized at once
 def _fast_movetext(cb: bytes) -> tuple[list[str] | None, str | None]:
     """(sans, result) for plain movetext, or (None, None) if the slow path is needed.
 
-    ``cb`` is the movetext with comments blanked; see :func:`~chessscan.readers.movetext.
-    fast_movetext`. This is a subset of what :func:`_scan_movetext` accepts, with the same
-    result.
+    ``cb`` is the movetext with comments blanked, tokenized in pieces of ``_FAST_PIECE``
+    bytes (see :func:`.movetext.fast_movetext`). This is a subset of what
+    :func:`_scan_movetext` accepts, with the same result.
     """
     return fast_movetext(cb, _FAST_PIECE)
 

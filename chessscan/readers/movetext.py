@@ -36,11 +36,50 @@ FAST_PIECE = 1 << 18  # bytes of movetext tokenized at once
 
 # Token cache: token -> kept SAN str ('' for a move number). Tokens repeat massively across
 # games, so most tokens need no regex and no new str: equal SAN moves share one str object.
-# Uncompiled it is keyed by the token's bytes; compiled by the SAN's bytes packed into an
-# int (a SAN move has at most 7 bytes). Bounded to keep memory flat.
+# Uncompiled it is a dict keyed by the token's bytes; compiled, a _SanTable. Bounded to keep
+# memory flat.
 _TOKEN_CACHE: dict = {}
-_SAN_CACHE: dict = {}
 _TOKEN_CACHE_MAX = 1 << 16
+
+_SAN_SLOTS = 1 << 15  # _SanTable slots (a power of two); at most 3/4 of them are filled
+_SAN_SLOT_BITS = 15
+_GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
+
+
+class _SanTable:
+    """SAN str by the SAN's bytes packed into a 64-bit key (first byte lowest; a SAN move has
+    at most 7 bytes, none zero, so key 0 marks an empty slot): open addressing with linear
+    probing over C arrays, so a lookup makes no Python object (compiled only)."""
+
+    def __init__(self):
+        self.vals = [None] * _SAN_SLOTS  # keys: a C array, zeroed at allocation
+        self.used = 0
+
+    def get(self, p, n):
+        """The kept str for the ``n`` (1..7) bytes at ``p``, made and kept on first sight."""
+        key = 0
+        k = n
+        while k > 0:
+            k -= 1
+            key = (key << 8) | p[k]
+        # Fibonacci hashing: the top bits of key * 2^64/phi (mod 2^64) pick the first slot.
+        h = (key * _GOLDEN) >> (64 - _SAN_SLOT_BITS)
+        while True:
+            kh = self.keys[h]
+            if kh == key:
+                return self.vals[h]
+            if kh == 0:
+                break
+            h = (h + 1) & (_SAN_SLOTS - 1)
+        san = p[:n].decode("ascii")
+        if self.used < _SAN_SLOTS // 4 * 3:
+            self.keys[h] = key
+            self.vals[h] = san
+            self.used += 1
+        return san
+
+
+_SAN_TABLE = _SanTable()
 
 
 def blank_comments(rest: bytes) -> tuple[bytes, int, bool]:
@@ -228,7 +267,7 @@ def _scan_movetext(p, n):
     last part (if any) a SAN move or, ending the movetext, a termination marker.
     """
     sans = []
-    cache = _SAN_CACHE
+    table = _SAN_TABLE
     i = 0
     while True:
         while i < n and _is_space(p[i]):
@@ -258,17 +297,7 @@ def _scan_movetext(p, n):
         # The rest p[j:e] holds no period: a SAN move or the termination marker.
         length = e - j
         if length <= 7 and _is_san(p + j, length):
-            key = 0
-            k = e
-            while k > j:
-                k -= 1
-                key = (key << 8) | p[k]
-            san = cache.get(key)
-            if san is None:
-                san = (p + j)[:length].decode("ascii")
-                if len(cache) < _TOKEN_CACHE_MAX:
-                    cache[key] = san
-            sans.append(san)
+            sans.append(table.get(p + j, length))
             continue
         # Anything else fails unless it is a marker with only whitespace after it.
         k = j

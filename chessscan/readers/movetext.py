@@ -79,7 +79,7 @@ class _SanTable:
         return san
 
 
-_SAN_TABLE = _SanTable()
+_SAN_TABLE = _SanTable() if cython.compiled else None
 
 
 def blank_comments(rest: bytes) -> tuple[bytes, int, bool]:

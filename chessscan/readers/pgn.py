@@ -44,6 +44,7 @@ import os
 import re
 from typing import BinaryIO, Iterator, NamedTuple, Union
 
+from .movetext import FAST_PIECE, blank_comments, fast_movetext
 from .sources import TruncatedInput, open_source, source_name
 
 __all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "MAX_GAME_BYTES", "sure_game_start",
@@ -252,10 +253,6 @@ _FIRST_COMMENT_B = re.compile(rb"\s*\{([^}]*)\}")
 # For sure_game_start: a termination marker as the last token of a line (the reader's rule:
 # a number marker is preceded by whitespace, a delimiter or a period; '*' anywhere).
 _ENDS_WITH_RESULT_B = re.compile(rb"(?:(?<![^\s(){}.])(?:1-0|0-1|1/2-1/2)|\*)\Z")
-
-# Fast path: plain SAN movetext, as written by lichess, pgnmentor, TCEC.
-_SAN_FAST = r"(?:[NBRQK][a-h]?[1-8]?x?[a-h][1-8]|[a-h](?:x[a-h])?[1-8](?:=[NBRQ])?|O-O(?:-O)?)[+#]?"
-_FAST_TOKEN_B = re.compile((r"(\d*\.)|(" + _SAN_FAST + ")").encode())
 
 # Slow path tokenizer; every non-space character belongs to some alternative.
 _DELIM = r"(?=[\s(){};$*]|\Z)"
@@ -664,12 +661,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         if b"{" in rest or b";" in rest:
                             if clean is None:
                                 clean = mt_lines[:-1]
-                            stripped, n = _STRIP_B.subn(b" ", rest)
-                            k = stripped.find(b"{")  # only an unclosed comment's '{' is left
-                            if k >= 0:
-                                # Recount: a ';' after that '{' was taken for a comment.
-                                n = len(_COMMENTS_B.findall(rest))
-                                stripped = stripped[:k]
+                            stripped, n, left_open = blank_comments(rest)
+                            if left_open:
                                 in_comment = True
                                 prev_blank = False
                             ncom += n
@@ -1090,66 +1083,17 @@ def _finish(
     return game, end_off
 
 
-# Fast-path token cache: token bytes -> kept SAN str ('' for a move number).
-# Tokens repeat massively across games, so most games need no regex at all;
-# the SAN str objects are shared between games. Bounded to keep memory flat.
-_TOKEN_CACHE: dict[bytes, str] = {}
-_TOKEN_CACHE_MAX = 1 << 16
-_FAST_PIECE = 1 << 18  # bytes of movetext split at once
-
+_FAST_PIECE = FAST_PIECE  # bytes of movetext tokenized at once
 
 
 def _fast_movetext(cb: bytes) -> tuple[list[str] | None, str | None]:
     """(sans, result) for plain movetext, or (None, None) if the slow path is needed.
 
-    ``cb`` is the movetext with comments blanked. Accepted: whitespace-separated
-    move numbers (``12.``, ``12...``, also glued to the move as ``12.Nf3``)
-    and strict SAN moves, optionally ending with one termination marker. This
-    is a subset of what :func:`_scan_movetext` accepts, with the same result.
+    ``cb`` is the movetext with comments blanked, tokenized in pieces of ``_FAST_PIECE``
+    bytes (see :func:`.movetext.fast_movetext`). This is a subset of what
+    :func:`_scan_movetext` accepts, with the same result.
     """
-    if not cb.isascii():
-        return None, None
-    if len(cb) > _FAST_PIECE:
-        # A very long movetext in pieces cut at whitespace: one bytes object per token is
-        # held for a piece at a time (the SAN str objects are shared through the cache).
-        sans: list[str] = []
-        result = None
-        i = 0
-        while i < len(cb):
-            j = i + _FAST_PIECE
-            if j < len(cb):
-                j = max(cb.rfind(b" ", i, j), cb.rfind(b"\n", i, j), cb.rfind(b"\r", i, j), cb.rfind(b"\t", i, j))
-                if j <= i:
-                    return None, None  # no whitespace in a whole piece: not plain SAN
-            piece, result = _fast_movetext(cb[i:j])
-            if piece is None or (result is not None and cb[j:].strip()):
-                return None, None
-            sans += piece
-            i = j
-        return sans, result
-    if b"." in cb:
-        # "12.Nf3" -> "12. Nf3", "12...Nf6" -> "12. Nf6": few distinct tokens.
-        cb = cb.replace(b"...", b".").replace(b".", b". ")
-    toks = cb.split()
-    result = None
-    if toks:
-        result = _RESULTS.get(toks[-1])
-        if result is not None:
-            toks.pop()
-    cache = _TOKEN_CACHE
-    vals = list(map(cache.get, toks))
-    if None in vals:
-        full = len(cache) >= _TOKEN_CACHE_MAX
-        for i, v in enumerate(vals):
-            if v is None:
-                t = toks[i]
-                m = _FAST_TOKEN_B.fullmatch(t)
-                if m is None:
-                    return None, None
-                v = vals[i] = "" if m.lastindex == 1 else t.decode("ascii")
-                if not full:
-                    cache[t] = v
-    return list(filter(None, vals)), result
+    return fast_movetext(cb, _FAST_PIECE)
 
 
 def _size(n: int) -> str:

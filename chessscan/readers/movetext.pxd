@@ -1,0 +1,44 @@
+cimport cython
+from libc.stdint cimport uint64_t
+
+ctypedef const unsigned char* cbytes
+ctypedef unsigned char uchar
+ctypedef char* charp
+
+
+cdef dict _TOKEN_CACHE
+cdef Py_ssize_t _TOKEN_CACHE_MAX
+cdef Py_ssize_t _SAN_SLOTS
+cdef int _SAN_SLOT_BITS
+cdef uint64_t _GOLDEN
+
+
+@cython.final
+cdef class _SanTable:
+    cdef uint64_t keys[32768]  # _SAN_SLOTS
+    cdef list vals
+    cdef Py_ssize_t used
+
+    @cython.locals(key=uint64_t, k=Py_ssize_t, h=uint64_t, kh=uint64_t)
+    cdef str get(self, cbytes p, Py_ssize_t n)
+
+
+cdef _SanTable _SAN_TABLE
+
+@cython.locals(o=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, count=Py_ssize_t, left_open=bint,
+               c=uchar, buf=charp)
+cdef tuple _blank_comments_c(cbytes p, Py_ssize_t n)
+
+cpdef tuple blank_comments(bytes rest)
+
+@cython.locals(i=Py_ssize_t, j=Py_ssize_t)
+cpdef tuple fast_movetext(bytes cb, Py_ssize_t piece=*)
+
+cdef bint _is_space(unsigned char c) noexcept
+
+@cython.locals(i=Py_ssize_t, c=uchar)
+cdef bint _is_san(cbytes p, Py_ssize_t n) noexcept
+
+@cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t,
+               length=Py_ssize_t, c=uchar, sans=list, table=_SanTable)
+cdef tuple _scan_movetext(cbytes p, Py_ssize_t n)

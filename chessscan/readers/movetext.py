@@ -1,0 +1,321 @@
+"""The PGN reader's per-line and per-game hot spots: comment blanking and plain-SAN movetext.
+
+Compiled (Cython pure Python mode, types in ``movetext.pxd``), both run as one pass over the
+bytes with C pointers; uncompiled, they use bytes methods and regexes (the same results, and
+faster than a byte loop in Python).
+
+Both follow the PGN standard (Steven J. Edwards, 1994): comments §5 and §8.2.5, move number
+indications §8.2.2, SAN §8.2.3, termination markers §8.2.6.
+"""
+
+from __future__ import annotations
+
+import re
+
+try:
+    import cython
+except ImportError:  # uncompiled, without Cython installed
+    from chessscan.core import _cython_shim as cython
+
+if cython.compiled:
+    from cython.cimports.libc.stdlib import free, malloc
+
+# §8.2.6 termination markers, as the last token of the movetext.
+RESULTS = {b"1-0": "1-0", b"0-1": "0-1", b"1/2-1/2": "1/2-1/2", b"*": "*"}
+# §8.2.5 / §5: brace comments end at the first '}'; ';' runs to end of line. _COMMENTS_B
+# also matches an unclosed brace comment (to the end of the text) for counting.
+_STRIP_B = re.compile(rb"\{[^}]*\}|;[^\r\n]*")
+_COMMENTS_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*")
+
+# Strict SAN (§8.2.3), as written by lichess, pgnmentor, TCEC; a token is either a move
+# number indication (digits and one period, after "..." became ".") or such a SAN move.
+SAN_FAST = r"(?:[NBRQK][a-h]?[1-8]?x?[a-h][1-8]|[a-h](?:x[a-h])?[1-8](?:=[NBRQ])?|O-O(?:-O)?)[+#]?"
+_FAST_TOKEN_B = re.compile((r"(\d*\.)|(" + SAN_FAST + ")").encode())
+
+FAST_PIECE = 1 << 18  # bytes of movetext tokenized at once
+
+# Token cache: token -> kept SAN str ('' for a move number). Tokens repeat massively across
+# games, so most tokens need no regex and no new str: equal SAN moves share one str object.
+# Uncompiled it is a dict keyed by the token's bytes; compiled, a _SanTable. Bounded to keep
+# memory flat.
+_TOKEN_CACHE: dict = {}
+_TOKEN_CACHE_MAX = 1 << 16
+
+_SAN_SLOTS = 1 << 15  # _SanTable slots (a power of two); at most 3/4 of them are filled
+_SAN_SLOT_BITS = 15
+_GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
+
+
+class _SanTable:
+    """SAN str by the SAN's bytes packed into a 64-bit key (first byte lowest; a SAN move has
+    at most 7 bytes, none zero, so key 0 marks an empty slot): open addressing with linear
+    probing over C arrays, so a lookup makes no Python object (compiled only)."""
+
+    def __init__(self):
+        self.vals = [None] * _SAN_SLOTS  # keys: a C array, zeroed at allocation
+        self.used = 0
+
+    def get(self, p, n):
+        """The kept str for the ``n`` (1..7) bytes at ``p``, made and kept on first sight."""
+        key = 0
+        k = n
+        while k > 0:
+            k -= 1
+            key = (key << 8) | p[k]
+        # Fibonacci hashing: the top bits of key * 2^64/phi (mod 2^64) pick the first slot.
+        h = (key * _GOLDEN) >> (64 - _SAN_SLOT_BITS)
+        while True:
+            kh = self.keys[h]
+            if kh == key:
+                return self.vals[h]
+            if kh == 0:
+                break
+            h = (h + 1) & (_SAN_SLOTS - 1)
+        san = p[:n].decode("ascii")
+        if self.used < _SAN_SLOTS // 4 * 3:
+            self.keys[h] = key
+            self.vals[h] = san
+            self.used += 1
+        return san
+
+
+_SAN_TABLE = _SanTable() if cython.compiled else None
+
+
+def blank_comments(rest: bytes) -> tuple[bytes, int, bool]:
+    """Blank out one line's comments: (stripped, comments, left_open).
+
+    ``rest`` is a movetext line (or what follows a comment closed on it), bytes. Each
+    ``{...}`` (§8.2.5, ends at the first '}') and ``;...`` comment (§5, to the end of the
+    line, not taking a '\\r' or '\\n') becomes one space. A '{' with no '}' after it opens a
+    comment left open at the line end: the line is cut at that '{', and ``comments`` counts
+    it as one comment (a ';' after it is comment text, not a comment). Raises nothing.
+    """
+    if cython.compiled:
+        return _blank_comments_c(rest, len(rest))
+    stripped, n = _STRIP_B.subn(b" ", rest)
+    k = stripped.find(b"{")  # only an unclosed comment's '{' is left
+    if k >= 0:
+        # Recount: a ';' after that '{' was taken for a comment.
+        return stripped[:k], len(_COMMENTS_B.findall(rest)), True
+    return stripped, n, False
+
+
+def _blank_comments_c(p, n):
+    """Compiled :func:`blank_comments` over ``n`` bytes at ``p``."""
+    # Each comment (at least one byte) becomes one space: the output is never longer.
+    buf = cython.cast(cython.p_char, malloc(n + 1))
+    if buf == cython.NULL:
+        raise MemoryError()
+    o = 0
+    i = 0
+    count = 0
+    left_open = False
+    while i < n:
+        c = p[i]
+        if c == 123:  # '{'
+            k = i + 1
+            while k < n and p[k] != 125:  # '}'
+                k += 1
+            count += 1
+            if k >= n:
+                left_open = True  # no '}' after it: the line ends in the comment
+                break
+            buf[o] = 32
+            o += 1
+            i = k + 1
+        elif c == 59:  # ';'
+            k = i + 1
+            while k < n and p[k] != 10 and p[k] != 13:
+                k += 1
+            count += 1
+            buf[o] = 32
+            o += 1
+            i = k
+        else:
+            buf[o] = c
+            o += 1
+            i += 1
+    try:
+        stripped = buf[:o]
+    finally:
+        free(buf)
+    return stripped, count, left_open
+
+
+def fast_movetext(cb: bytes, piece: int = FAST_PIECE) -> tuple[list[str] | None, str | None]:
+    """(sans, result) for plain movetext, or (None, None) if the general tokenizer is needed.
+
+    ``cb`` is the movetext (bytes) with comments blanked. Accepted: whitespace-separated move
+    number indications (``12.``, ``12...``, §8.2.2; also glued to the move as ``12.Nf3``) and
+    strict SAN moves (§8.2.3), optionally ending with one termination marker (§8.2.6).
+    ``sans`` lists the SAN moves as str (equal moves share one str object), ``result`` is the
+    marker or None. Movetext longer than ``piece`` bytes is tokenized in pieces cut at
+    whitespace. Non-ASCII input and any other token give (None, None). Raises nothing.
+    """
+    if not cb.isascii():
+        return None, None
+    if len(cb) > piece:
+        # A very long movetext in pieces cut at whitespace: one bytes object per token is
+        # held for a piece at a time (the SAN str objects are shared through the cache).
+        sans: list[str] = []
+        result = None
+        i = 0
+        while i < len(cb):
+            j = i + piece
+            if j < len(cb):
+                j = max(cb.rfind(b" ", i, j), cb.rfind(b"\n", i, j), cb.rfind(b"\r", i, j), cb.rfind(b"\t", i, j))
+                if j <= i:
+                    return None, None  # no whitespace in a whole piece: not plain SAN
+            part, result = fast_movetext(cb[i:j], piece)
+            if part is None or (result is not None and cb[j:].strip()):
+                return None, None
+            sans += part
+            i = j
+        return sans, result
+    if cython.compiled:
+        return _scan_movetext(cb, len(cb))
+    return _split_movetext(cb)
+
+
+def _split_movetext(cb):
+    """:func:`fast_movetext` of one piece with bytes methods and a regex (uncompiled)."""
+    if b"." in cb:
+        # "12.Nf3" -> "12. Nf3", "12...Nf6" -> "12. Nf6": few distinct tokens.
+        cb = cb.replace(b"...", b".").replace(b".", b". ")
+    toks = cb.split()
+    result = None
+    if toks:
+        result = RESULTS.get(toks[len(toks) - 1])  # (no negative index: compiled unchecked)
+        if result is not None:
+            toks.pop()
+    cache = _TOKEN_CACHE
+    vals = list(map(cache.get, toks))
+    if None in vals:
+        full = len(cache) >= _TOKEN_CACHE_MAX
+        for i, v in enumerate(vals):
+            if v is None:
+                t = toks[i]
+                m = _FAST_TOKEN_B.fullmatch(t)
+                if m is None:
+                    return None, None
+                v = vals[i] = "" if m.lastindex == 1 else t.decode("ascii")
+                if not full:
+                    cache[t] = v
+    return list(filter(None, vals)), result
+
+
+def _is_space(c):
+    """Whitespace as ``bytes.split()`` sees it: space, \\t, \\n, \\v, \\f, \\r."""
+    return c == 32 or 9 <= c <= 13
+
+
+def _is_san(p, n):
+    """Whether the ``n`` bytes at ``p`` are one strict SAN move (:data:`SAN_FAST`)."""
+    if n < 2:
+        return False
+    c = p[n - 1]
+    if c == 43 or c == 35:  # '+' or '#'
+        n -= 1
+        if n < 2:
+            return False
+    c = p[0]
+    if c == 78 or c == 66 or c == 82 or c == 81 or c == 75:  # N B R Q K
+        # [a-h]?[1-8]?x? then the target square [a-h][1-8] ending the move.
+        if n < 3 or not (97 <= p[n - 2] <= 104 and 49 <= p[n - 1] <= 56):
+            return False
+        i = 1
+        if i < n - 2 and 97 <= p[i] <= 104:
+            i += 1
+        if i < n - 2 and 49 <= p[i] <= 56:
+            i += 1
+        if i < n - 2 and p[i] == 120:  # 'x'
+            i += 1
+        return i == n - 2
+    if 97 <= c <= 104:  # a pawn move: [a-h](x[a-h])?[1-8](=[NBRQ])?
+        i = 1
+        if p[i] == 120:
+            if n < 4 or not 97 <= p[2] <= 104:
+                return False
+            i = 3
+        if i >= n or not 49 <= p[i] <= 56:
+            return False
+        i += 1
+        if i < n:
+            if i + 2 != n or p[i] != 61:  # '='
+                return False
+            c = p[i + 1]
+            return c == 78 or c == 66 or c == 82 or c == 81
+        return True
+    if c == 79:  # O-O or O-O-O
+        if n != 3 and n != 5:
+            return False
+        i = 1
+        while i < n:
+            if p[i] != 45 or p[i + 1] != 79:  # "-O"
+                return False
+            i += 2
+        return True
+    return False
+
+
+def _scan_movetext(p, n):
+    """Compiled :func:`fast_movetext` of one piece: ``n`` bytes at ``p``, one pass.
+
+    A whitespace-separated token splits after each period ("..." counting as one): every
+    part ending in a period must be digits and the period (a move number indication), the
+    last part (if any) a SAN move or, ending the movetext, a termination marker.
+    """
+    sans = []
+    table = _SAN_TABLE
+    i = 0
+    while True:
+        while i < n and _is_space(p[i]):
+            i += 1
+        if i >= n:
+            return sans, None
+        s = i
+        while i < n and not _is_space(p[i]):
+            i += 1
+        e = i
+        # Move number indications: digits, then a run of periods.
+        j = s
+        k = s
+        while k < e:
+            c = p[k]
+            if c == 46:  # '.'
+                k += 1
+                while k < e and p[k] == 46:
+                    k += 1
+                j = k
+            elif 48 <= c <= 57:
+                k += 1
+            else:
+                break
+        if j == e:
+            continue
+        # The rest p[j:e] holds no period: a SAN move or the termination marker.
+        length = e - j
+        if length <= 7 and _is_san(p + j, length):
+            sans.append(table.get(p + j, length))
+            continue
+        # Anything else fails unless it is a marker with only whitespace after it.
+        k = j
+        while k < e and p[k] != 46:
+            k += 1
+        if k < e:
+            return None, None  # a period after something other than digits
+        if length == 1 and p[j] == 42:
+            result = "*"
+        elif length == 3 and p[j + 1] == 45 and (
+                (p[j] == 49 and p[j + 2] == 48) or (p[j] == 48 and p[j + 2] == 49)):
+            result = "1-0" if p[j] == 49 else "0-1"
+        elif length == 7 and (p + j)[:7] == b"1/2-1/2":
+            result = "1/2-1/2"
+        else:
+            return None, None
+        while i < n and _is_space(p[i]):
+            i += 1
+        if i < n:
+            return None, None
+        return sans, result

@@ -44,7 +44,7 @@ import os
 import re
 from typing import BinaryIO, Iterator, NamedTuple, Union
 
-from .movetext import FAST_PIECE, blank_comments, fast_movetext
+from .movetext import _COMMENTS_B, _STRIP_B, FAST_PIECE, RESULTS as _RESULTS, blank_comments, fast_movetext
 from .sources import TruncatedInput, open_source, source_name
 
 __all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "MAX_GAME_BYTES", "sure_game_start",
@@ -237,12 +237,9 @@ _UNESCAPE_RE = re.compile(r'\\(["\\])')
 # by a space before this is applied at the line level).
 _RES = r"(?<![^\s(){}.])(?:1-0|0-1|1/2-1/2)(?![A-Za-z0-9_/.-])|\*"
 _RESULT_B = re.compile(_RES.encode())
-_RESULTS = {b"1-0": "1-0", b"0-1": "0-1", b"1/2-1/2": "1/2-1/2", b"*": "*"}
 _RESULT_BY_LAST = {t[-1]: t for t in _RESULTS}  # the markers differ in their last byte
 _PAREN_RES_B = re.compile(rb"[()]|" + _RES.encode())
-# §8.2.5 / §5: brace comments end at the first '}'; ';' runs to end of line.
-_STRIP_B = re.compile(rb"\{[^}]*\}|;[^\r\n]*")
-_COMMENTS_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*")
+# (_STRIP_B, _COMMENTS_B: comments, §5 and §8.2.5, as chessscan.readers.movetext reads them.)
 _NOT_LINE_END_B = re.compile(rb"[^\r\n]")
 _STRUCT_B = re.compile(rb"\{[^}]*\}?|;[^\r\n]*|[()]|" + _RES.encode())
 # An escape line (§6) is a '%' in column 0 outside a brace comment: inside

@@ -3,7 +3,8 @@ is left on disk.
 
 Each trial runs `chessscan analyze` on a generated input (the Lichess sample repeated) and
   * sends SIGINT, SIGTERM or SIGHUP to the whole process group after a random delay
-    (`--jobs 1`, `--jobs 2`, `--dask local`), or
+    (`--jobs 1`, `--jobs 2`, `--dask local`), or to the main process only, as a supervisor or
+    Kubernetes does (`signal-main:1`, `signal-main:2`), or
   * SIGKILLs one worker process after a random delay (`--jobs 2`), or
   * writes to a small tmpfs of a random size (needs root to mount it), or
   * writes into a folder holding the user's own table-named files.
@@ -103,6 +104,7 @@ def trial(kind: str, rng: random.Random, work: Path, big: Path, n: int) -> tuple
     if kind.startswith("signal"):
         sig = rng.choice([signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
         mode = kind.split(":")[1]
+        main_only = kind.startswith("signal-main")
         args += ["--dask", "local", "--jobs", "2"] if mode == "dask" else ["--jobs", mode]
     elif kind == "kill-worker":
         args += ["--jobs", "2"]
@@ -135,7 +137,10 @@ def trial(kind: str, rng: random.Random, work: Path, big: Path, n: int) -> tuple
         time.sleep(delay)
         if proc.poll() is None:
             if sig is not None:
-                os.killpg(proc.pid, sig)
+                if main_only:
+                    os.kill(proc.pid, sig)
+                else:
+                    os.killpg(proc.pid, sig)
             else:
                 # a worker: a child of the forkserver (itself a child of the main process)
                 servers = [p for p in children(proc.pid)
@@ -202,10 +207,11 @@ def main() -> int:
     ap.add_argument("--copies", type=int, default=60, help="copies of the sample in the input")
     ap.add_argument("--skip-dask", action="store_true")
     ap.add_argument("--only", metavar="KIND", help="one kind: signal:1, signal:2, signal:dask, "
-                                                   "kill-worker, full-disk or foreign")
+                                                   "signal-main:1, signal-main:2, kill-worker, "
+                                                   "full-disk or foreign")
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    kinds = ["signal:1", "signal:2", "kill-worker", "full-disk", "foreign"]
+    kinds = ["signal:1", "signal:2", "signal-main:2", "kill-worker", "full-disk", "foreign"]
     if not args.skip_dask:
         kinds.append("signal:dask")
     if args.only:

@@ -271,7 +271,8 @@ def _catches(pid: int, sig: int) -> bool:
     return False
 
 
-def _stop_midway(tmp_path, command: list[str], sig: int, out: Path | None) -> subprocess.CompletedProcess:
+def _stop_midway(tmp_path, command: list[str], sig: int, out: Path | None,
+                 group: bool = True) -> subprocess.CompletedProcess:
     mark = f"{os.getpid()}-{time.monotonic_ns()}"
     env = dict(os.environ, CHESSSCAN_TEST_MARK=mark)
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
@@ -285,7 +286,10 @@ def _stop_midway(tmp_path, command: list[str], sig: int, out: Path | None) -> su
             time.sleep(0.3)
             break
         time.sleep(0.05)
-    os.killpg(proc.pid, sig)  # as `timeout` and a closed terminal do: the whole group
+    if group:
+        os.killpg(proc.pid, sig)  # as `timeout` and a closed terminal do: the whole group
+    else:
+        os.kill(proc.pid, sig)  # as a supervisor or Kubernetes does: the main process only
     try:
         stdout, stderr = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -300,13 +304,16 @@ LINUX_PROC = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="
 
 
 @LINUX_PROC
-@pytest.mark.parametrize("sig,jobs", [(signal.SIGTERM, 2), (signal.SIGHUP, 2), (signal.SIGINT, 2),
-                                      (signal.SIGTERM, 1)])
-def test_signal_stops_analyze_cleanly(tmp_path, sig, jobs):
+@pytest.mark.parametrize("sig,jobs,group", [(signal.SIGTERM, 2, True), (signal.SIGHUP, 2, True),
+                                            (signal.SIGINT, 2, True), (signal.SIGTERM, 1, True),
+                                            (signal.SIGTERM, 2, False)],
+                         ids=["SIGTERM-jobs2", "SIGHUP-jobs2", "SIGINT-jobs2", "SIGTERM-jobs1",
+                              "SIGTERM-jobs2-main-only"])
+def test_signal_stops_analyze_cleanly(tmp_path, sig, jobs, group):
     big = _big_input(tmp_path)
     out = tmp_path / "r"
     done = _stop_midway(tmp_path, [*CHESSSCAN, "analyze", str(big), "-o", str(out), "--jobs", str(jobs),
-                                   "--silent", "--cross-check", "off"], sig, out)
+                                   "--silent", "--cross-check", "off"], sig, out, group)
     if done.returncode == 0:
         pytest.skip("the run ended before the signal came")
     assert done.returncode == 128 + sig, done.stderr

@@ -86,6 +86,14 @@ class _Group(click.Group):
     def main(self, *args, **kwargs):
         try:
             return super().main(*args, **kwargs)
+        except SystemExit as exc:
+            # A stop that came while click itself ran (parsing the command line): click
+            # printed "Aborted!"; the status still says the run was stopped.
+            abort = exc.__context__
+            if exc.code == 1 and isinstance(abort, click.Abort) and isinstance(abort.__cause__, KeyboardInterrupt):
+                _ignore_stop_signals()
+                sys.exit(_stop_status(abort.__cause__))
+            raise
         except OSError as exc:
             # What reaches here unconverted is a write to stdout failing inside click.echo
             # (--version, perft, help text to /dev/full): exit 4, one line.
@@ -96,18 +104,20 @@ class _Group(click.Group):
             raise
 
     def invoke(self, ctx):
-        from chessscan.reports.writers import OutputError
-
         try:
             result = super().invoke(ctx)
         except KeyboardInterrupt as exc:
             _ignore_stop_signals()
             click.echo(f"\n{_stop_name(exc)}", err=True)
             sys.exit(_stop_status(exc))
-        except OutputError as exc:  # a file of ours or stdout could not be written
-            _fail_output(exc)
-        except BrokenPipeError as exc:  # click.echo to a closed pipe
-            _fail_output(exc)
+        except OSError as exc:
+            # (Imported here, not before the try: a stop during that import is a stop too.)
+            from chessscan.reports.writers import OutputError
+
+            # A file of ours or stdout could not be written, or click.echo to a closed pipe.
+            if isinstance(exc, (OutputError, BrokenPipeError)):
+                _fail_output(exc)
+            raise
         except SystemExit:
             _flush_stdout()
             raise

@@ -971,13 +971,21 @@ def test_game_over_the_cap_keeps_its_lines_up_to_it(monkeypatch):
     assert [(g.sans, g.issues, g.byte_offset) for g in again] == [(g.sans, g.issues, g.byte_offset) for g in games]
 
 
-def test_long_blank_line_between_games_is_reported(monkeypatch):
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("chunk", range(5, 12))
+def test_long_blank_line_between_games_is_reported(monkeypatch, eol, chunk):
     monkeypatch.setattr(pgn_module, "MAX_GAME_BYTES", 100)
-    data = b'[Event "a"]\n\n1. e4 *\n' + b" " * 250 + b'[Event "b"]\n\n1. d4 *\n[Event "c"]\n\n1. c4 *\n'
+    monkeypatch.setattr(pgn_module, "_CHUNK", chunk)  # a '\r\n' split between reads, among others
+    data = eol.join([b'[Event "a"]', b"", b"1. e4 *", b" " * 250 + b'[Event "b"]', b"", b"1. d4 *",
+                     b'[Event "c"]', b"", b"1. c4 *", b""])
     games = list(read_games(io.BytesIO(data)))
-    assert [codes(g) for g in games] == [[], ["game-too-long"], []]
-    assert _starts(data, games)[2] == b'[Event "c"]'
+    # The rest of the long line (game b's tag) is dropped: its movetext is read as a game
+    # without tags.
+    assert [codes(g) for g in games] == [[], ["game-too-long"], ["missing-tags"], []]
+    starts = _starts(data, games)
+    assert starts[2].startswith(b"1. d4 *") and starts[3] == b'[Event "c"]'
     assert games[1].byte_offset == data.index(b" " * 250)
+    assert games[2].sans == ["d4"] and games[3].sans == ["c4"]
 
 
 def test_long_movetext_is_split_in_pieces_alike(monkeypatch):

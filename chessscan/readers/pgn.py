@@ -417,10 +417,18 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
             parts.append(lines.pop())
             held = len(parts[0])
         where[0] = consumed - held
-        if lines and len(lines[0]) > cap:  # a long line whose end is in this chunk
-            first = lines.pop(0)
-            yield [first[:cap]]
-            yield len(first) - cap
+        if lines and (len(lines[0]) > cap or len(chunk) > cap):
+            # Long lines whose end is in this chunk: only the first can be one, unless the
+            # cap is smaller than a chunk.
+            start = 0
+            for i, line in enumerate(lines):
+                if len(line) > cap:
+                    if i > start:
+                        yield lines[start:i]
+                    yield [line[:cap]]
+                    yield len(line) - cap
+                    start = i + 1
+            lines = lines[start:]
         if lines:
             yield lines
     where[0] = consumed
@@ -487,6 +495,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
     cap = MAX_GAME_BYTES
     where = [0]  # stream offset at (or just after) the end of the last batch of lines
     over: ReaderIssue | None = None  # the game-too-long issue of the current game
+    cut_line = 0  # the last line over the cap found between games
 
     def trim() -> None:
         """Drop the current game's lines past MAX_GAME_BYTES (the first time, note the issue)."""
@@ -534,13 +543,16 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         over = _issue("game-too-long", lineno, None, message)
                     if cand < 0:
                         trim()
-                elif line[:1] == b"%":
-                    off += batch  # an escape line (PGN §6): dropped whole anyway
+                elif line[:1] == b"%" or cut_line == lineno:
+                    # An escape line (PGN §6), dropped whole anyway, or the '\n' of a '\r\n'
+                    # that ends a line already reported.
+                    off += batch
                 else:
                     yield RawGame(source, index, off - len(line), lineno, {}, [], None, 0,
                                   issues=[_issue("game-too-long", lineno, None, message)])
                     index += 1
                     off += batch
+                    cut_line = lineno
                 continue
             if batch is not None:
                 src = own = iter(batch)

@@ -95,7 +95,7 @@ __all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "MAX_CHUNK_BYTES", "def
 #: and eval comments is ~0.25 s of work), small enough to keep every core busy until the end.
 DEFAULT_BATCH_BYTES = 1 << 20
 #: A chunk grows up to this many bytes while it has no sure game start; beyond, the rest of
-#: the source is read in the main process. Twice the reader's game cap
+#: the source is read in the main process. Four times the reader's game cap
 #: (:data:`~chessscan.readers.pgn.MAX_GAME_BYTES`): a game as long as it allows fits.
 MAX_CHUNK_BYTES = 16 << 20
 #: ... or up to about this many games (game termination markers counted): a worker holds a

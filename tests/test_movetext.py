@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from chessscan.readers import movetext, pgn
+from chessscan.readers import movetext
 
 # ---- reference: the reader's implementations before chessscan.readers.movetext ----
 
@@ -163,10 +163,6 @@ def test_equal_moves_share_one_str():
     sans, _ = movetext.fast_movetext(b"1. Nf3 Nf6 2. Nf3 Nf6 3. O-O-O+ O-O-O+")
     assert sans == ["Nf3", "Nf6", "Nf3", "Nf6", "O-O-O+", "O-O-O+"]
     assert sans[0] is sans[2] is first[0] and sans[1] is sans[3] is first[1] and sans[4] is sans[5] is first[2]
-
-
-def test_reader_uses_the_same_piece_size():
-    assert pgn._FAST_PIECE == movetext.FAST_PIECE
 
 
 comment_line = st.lists(

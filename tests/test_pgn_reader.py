@@ -988,14 +988,34 @@ def test_long_blank_line_between_games_is_reported(monkeypatch, eol, chunk):
     assert games[2].sans == ["d4"] and games[3].sans == ["c4"]
 
 
-def test_long_movetext_is_split_in_pieces_alike(monkeypatch):
+def test_long_movetext_is_split_in_pieces_alike():
+    from chessscan.readers.movetext import fast_movetext
+
     text = b"1. e4 e5 2. Nf3 Nc6 3.Bb5 a6 " * 30_000
     seen = []
     for tail in (b"1-0", b"", b"1-0 e4", b"1-0 1. d4"):
-        monkeypatch.setattr(pgn_module, "_FAST_PIECE", 1 << 12)
-        sans, result = pgn_module._fast_movetext(text + tail)
-        monkeypatch.setattr(pgn_module, "_FAST_PIECE", 1 << 30)
-        assert (sans, result) == pgn_module._fast_movetext(text + tail)
+        sans, result = fast_movetext(text + tail, 1 << 12)
+        assert (sans, result) == fast_movetext(text + tail, 1 << 30)
         seen.append((None if sans is None else len(sans), result))
     # A result followed by more text is not the fast path's (the general tokenizer reports it).
     assert seen == [(180_000, "1-0"), (180_000, None), (None, None), (None, None)]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+def test_games_over_the_cap_read_alike_at_any_read_size(monkeypatch, eol):
+    """Lines and games over the cap, between games, in a game and on an escape line: every
+    read size gives the games a single read gives (offsets, lines, moves, issues)."""
+    monkeypatch.setattr(pgn_module, "MAX_GAME_BYTES", 60)
+    data = eol.join([b'[Event "a"]', b"", b"1. e4 *", b" " * 130 + b'[Event "b"]', b"",
+                     b"1. d4 " + b"d5 " * 40 + b"*", b"", b'[Event "c"]', b"", b"1. c4 *", b"%" + b"x" * 90,
+                     b'[Event "d"]', b"", b"1. Nf3 *", b""])
+
+    def read() -> list:
+        return [(g.byte_offset, g.line, g.sans, g.issues) for g in read_games(io.BytesIO(data))]
+
+    whole = read()
+    assert [[i.code for i in issues] for *_, issues in whole] == \
+        [[], ["game-too-long"], ["missing-tags", "game-too-long"], [], []]
+    for size in range(1, 80):
+        monkeypatch.setattr(pgn_module, "_CHUNK", size)
+        assert read() == whole, size

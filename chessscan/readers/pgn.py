@@ -44,7 +44,7 @@ import os
 import re
 from typing import BinaryIO, Iterator, NamedTuple, Union
 
-from .movetext import _COMMENTS_B, _STRIP_B, FAST_PIECE, RESULTS as _RESULTS, blank_comments, fast_movetext
+from .movetext import _COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, blank_comments, fast_movetext
 from .sources import TruncatedInput, open_source, source_name
 
 __all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "MAX_GAME_BYTES", "sure_game_start",
@@ -349,14 +349,14 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
     held = 0  # bytes in parts
     consumed = 0  # bytes read from the stream
     dropping = -1  # >= 0: bytes of an over-long line dropped so far, its line end not yet seen
-    cr = False  # the dropped part ended with '\r': a '\n' starting the next chunk belongs to it
+    cr = -1  # >= 0: bytes dropped up to a '\r' that ended a chunk: a '\n' next belongs to them
     while True:
         try:
             chunk = read(_CHUNK)
         except TruncatedInput:
             where[0] = consumed
-            if dropping >= 0:
-                yield dropping
+            if dropping >= 0 or cr >= 0:
+                yield max(dropping, cr)
             elif parts:
                 yield [b"".join(parts)]
             raise
@@ -365,12 +365,13 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8")
         consumed += len(chunk)
-        if cr:
-            cr = False
+        if cr >= 0:
             if chunk[:1] == b"\n":
-                where[0] = consumed
-                yield 1
+                cr += 1
                 chunk = chunk[1:]
+            where[0] = consumed
+            yield cr
+            cr = -1
         if dropping >= 0:
             n = chunk.find(b"\n")
             r = chunk.find(b"\r", 0, None if n < 0 else n)
@@ -380,11 +381,12 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
                 dropping += len(chunk)
                 continue
             end = n + 1
-            if chunk[n] == 13:  # '\r', maybe half of '\r\n'
-                if end < len(chunk):
-                    end += chunk[end] == 10
-                else:
-                    cr = True
+            if chunk[n] == 13 and end == len(chunk):
+                cr = dropping + end  # maybe half of '\r\n': the next chunk tells
+                dropping = -1
+                continue
+            if chunk[n] == 13:
+                end += chunk[end] == 10
             where[0] = consumed
             yield dropping + end
             dropping = -1
@@ -432,8 +434,8 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
         if lines:
             yield lines
     where[0] = consumed
-    if dropping >= 0:
-        yield dropping
+    if dropping >= 0 or cr >= 0:
+        yield max(dropping, cr)
     elif parts:
         line = b"".join(parts)
         if len(line) > cap:
@@ -495,7 +497,6 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
     cap = MAX_GAME_BYTES
     where = [0]  # stream offset at (or just after) the end of the last batch of lines
     over: ReaderIssue | None = None  # the game-too-long issue of the current game
-    cut_line = 0  # the last line over the cap found between games
 
     def trim() -> None:
         """Drop the current game's lines past MAX_GAME_BYTES (the first time, note the issue)."""
@@ -543,16 +544,13 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         over = _issue("game-too-long", lineno, None, message)
                     if cand < 0:
                         trim()
-                elif line[:1] == b"%" or cut_line == lineno:
-                    # An escape line (PGN §6), dropped whole anyway, or the '\n' of a '\r\n'
-                    # that ends a line already reported.
-                    off += batch
+                elif line[:1] == b"%":
+                    off += batch  # an escape line (PGN §6): dropped whole anyway
                 else:
                     yield RawGame(source, index, off - len(line), lineno, {}, [], None, 0,
                                   issues=[_issue("game-too-long", lineno, None, message)])
                     index += 1
                     off += batch
-                    cut_line = lineno
                 continue
             if batch is not None:
                 src = own = iter(batch)
@@ -1052,7 +1050,8 @@ def _finish(
     sans = None
     first_comment = None
     if mt_lines and not unclosed:
-        sans, result = _fast_movetext(mt_b if clean is None else b"".join(clean))
+        # Plain SAN movetext (most of it): a subset of what _scan_movetext reads, same result.
+        sans, result = fast_movetext(mt_b if clean is None else b"".join(clean))
         if sans is not None:
             variations = nags = 0
             comments = ncom
@@ -1090,19 +1089,6 @@ def _finish(
         variations, comments, nags, issues, first_comment, mt_b, codec,
     )
     return game, end_off
-
-
-_FAST_PIECE = FAST_PIECE  # bytes of movetext tokenized at once
-
-
-def _fast_movetext(cb: bytes) -> tuple[list[str] | None, str | None]:
-    """(sans, result) for plain movetext, or (None, None) if the slow path is needed.
-
-    ``cb`` is the movetext with comments blanked, tokenized in pieces of ``_FAST_PIECE``
-    bytes (see :func:`.movetext.fast_movetext`). This is a subset of what
-    :func:`_scan_movetext` accepts, with the same result.
-    """
-    return fast_movetext(cb, _FAST_PIECE)
 
 
 def _size(n: int) -> str:

@@ -209,31 +209,34 @@ class PositionRows:
         the buffers may be cleared right after)."""
         import pyarrow as pa
 
+        from chessscan.analysis.arrow import from_list, from_numpy
+
         n = self.n
         flags = np.asarray(self.flags)[: n * 6].reshape(n, 6).astype(bool)
-        source_ids = pa.array(np.asarray(self.source_id)[:n].copy())
         out = {
-            "source": pa.DictionaryArray.from_arrays(source_ids, pa.array(self.sources, pa.string())),
-            "game_index": pa.array(np.asarray(self.game_index)[:n].copy()),
-            "ply": pa.array(np.asarray(self.ply)[:n].copy()),
-            "move_number": pa.array(np.asarray(self.move_number)[:n].copy()),
+            "source": pa.DictionaryArray.from_arrays(
+                from_numpy(np.asarray(self.source_id)[:n].copy(), pa.int32()),
+                from_list(self.sources, pa.string())),
+            "game_index": from_numpy(np.asarray(self.game_index)[:n].copy(), pa.int64()),
+            "ply": from_numpy(np.asarray(self.ply)[:n].copy(), pa.int32()),
+            "move_number": from_numpy(np.asarray(self.move_number)[:n].copy(), pa.int32()),
             "color": _decode(np.asarray(self.color)[:n], COLORS),
             "san": _strings(self.san_data, self.san_end, n),
             "uci": _strings(self.uci_data, self.uci_end, n),
-            "in_check": pa.array(flags[:, 0]),
+            "in_check": from_numpy(flags[:, 0], pa.bool_()),
             "check_kind": _decode(np.asarray(self.check_kind)[:n], CHECK_KINDS),
             "checkers": _strings(self.checkers_data, self.checkers_end, n),
-            "by_en_passant": pa.array(flags[:, 1]),
-            "by_castling": pa.array(flags[:, 2]),
-            "by_promotion": pa.array(flags[:, 3]),
-            "is_checkmate": pa.array(flags[:, 4]),
-            "is_stalemate": pa.array(flags[:, 5]),
-            "halfmove_clock": pa.array(np.asarray(self.halfmove_clock)[:n].copy()),
-            "zobrist": pa.array(np.asarray(self.zobrist)[:n].copy()),
-            "repetition": pa.array(np.asarray(self.repetition)[:n].copy()),
+            "by_en_passant": from_numpy(flags[:, 1], pa.bool_()),
+            "by_castling": from_numpy(flags[:, 2], pa.bool_()),
+            "by_promotion": from_numpy(flags[:, 3], pa.bool_()),
+            "is_checkmate": from_numpy(flags[:, 4], pa.bool_()),
+            "is_stalemate": from_numpy(flags[:, 5], pa.bool_()),
+            "halfmove_clock": from_numpy(np.asarray(self.halfmove_clock)[:n].copy(), pa.int32()),
+            "zobrist": from_numpy(np.asarray(self.zobrist)[:n].copy(), pa.uint64()),
+            "repetition": from_numpy(np.asarray(self.repetition)[:n].copy(), pa.int32()),
         }
         if self.fens is not None:
-            out["fen"] = pa.array(self.fens, pa.string())
+            out["fen"] = from_list(self.fens, pa.string())
         return out
 
 
@@ -255,4 +258,7 @@ def _strings(data, ends, n: int):
 def _decode(codes, names: tuple):
     import pyarrow as pa
 
-    return pa.DictionaryArray.from_arrays(pa.array(codes.copy(), pa.int32()), pa.array(names, pa.string()))
+    from chessscan.analysis.arrow import from_list, from_numpy
+
+    return pa.DictionaryArray.from_arrays(from_numpy(codes.astype(np.int32), pa.int32()),
+                                          from_list(list(names), pa.string()))

@@ -35,9 +35,12 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
+
+from chessscan.analysis.arrow import from_list, from_numpy
 
 from .schema import OPTIONAL_COLUMNS, TABLE_NAMES, column_names, schema_for
 
@@ -310,6 +313,10 @@ def to_record_batch(columns: Mapping[str, Any], schema: pa.Schema,
                 arr = values.cast(f.type)
                 if isinstance(arr, pa.ChunkedArray):
                     arr = arr.combine_chunks()
+            elif isinstance(values, np.ndarray):
+                arr = from_numpy(values, f.type)
+            elif isinstance(values, list):
+                arr = from_list(values, f.type)
             else:
                 arr = pa.array(values, type=f.type)
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:

@@ -193,3 +193,103 @@ def test_blank_comments_matches_reference(line):
 @given(line=st.binary(max_size=200))
 def test_blank_comments_any_bytes(line):
     assert movetext.blank_comments(line) == reference_blank_comments(line)
+
+
+# ---- tag_pairs: the reader's tag-section regex split, kept here as the reference ----
+
+_TAG_NAME = r"[A-Za-z0-9][A-Za-z0-9_+#=:-]*"
+_TAG_RE = re.compile(r'\[\s*(' + _TAG_NAME + r')\s*"([^"\\\r\n]*(?:\\.[^"\\\r\n]*)*)"\s*\]')
+
+
+def reference_tag_pairs(tag_b: bytes, codec: str) -> dict[str, str] | None:
+    tag_s = tag_b.decode(codec)
+    parts = _TAG_RE.split(tag_s)
+    names = parts[1::3]
+    tags = dict(zip(names, parts[2::3]))
+    if "".join(parts[0::3]).strip() or len(tags) != len(names) or "\\" in tag_s:
+        return None
+    return tags
+
+
+def _same_tags(tag_b: bytes, codec: str = "utf-8") -> None:
+    try:
+        expected = reference_tag_pairs(tag_b, codec)
+    except UnicodeDecodeError:
+        with pytest.raises(UnicodeDecodeError):
+            movetext.tag_pairs(tag_b, codec)
+        return
+    got = movetext.tag_pairs(tag_b, codec)
+    assert got == expected, tag_b
+    if got is not None:  # same order of names, as the games table's extra tags keep it
+        assert list(got) == list(expected)
+
+
+_TAG_PIECES = st.sampled_from([
+    "[", "]", '"', " ", "\t", "\r\n", "\n", "\r", "\v", "\f", "\x1c", "\xa0", "\u2003", "\\", '\\"',
+    "Event", "Site", "White", "e", "1", "_x", "a+#=:-", "é", "x y", "", ";", "{c}", "%", "[Event \"",
+    '"]', "Ü", "\x00",
+])
+
+
+@st.composite
+def _tag_sections(draw) -> bytes:
+    lines = []
+    for _ in range(draw(st.integers(0, 6))):
+        if draw(st.booleans()):
+            ws = draw(st.sampled_from(["", " ", "\t", "  "]))
+            name = draw(st.sampled_from(["Event", "Site", "Date", "WhiteElo", "X_1", "a+#=:-", "9z", "_bad",
+                                         "Ké", "Event"]))
+            value = draw(st.text(alphabet=st.sampled_from('abc 1.-?é"\\\t'), max_size=8))
+            gap = draw(st.sampled_from(["", " ", "\t", "\n", "  "]))
+            lines.append(f"{ws}[{name}{gap or ' '}\"{value}\"{draw(st.sampled_from(['', ' ']))}]")
+        else:
+            lines.append("".join(draw(st.lists(_TAG_PIECES, max_size=8))))
+    end = draw(st.sampled_from(["\n", "\r\n", "\r", " \n"]))
+    return "".join(line + end for line in lines).encode("utf-8")
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_tag_sections())
+@example(b'[Event "x"]\n[Site "y"]\n')
+@example(b'[Event "x"]\n[Event "y"]\n')
+@example(b'[Event\n"x"\n]\n')
+@example(b'[Event"x"]')
+@example(b'[Event "a\\"b"]\n')
+@example(b'[Event "x"] junk\n')
+@example(b'[Event "x"]\x0b\n')
+@example(b'[Event "x"]\xc2\xa0\n')
+@example(b'[Event "\xc3\xa9"]\n')
+@example(b'[_E "x"]\n')
+@example(b'[Event "x\r\n"]\n')
+@example(b'')
+def test_tag_pairs_equals_reference(tag_b: bytes) -> None:
+    _same_tags(tag_b)
+
+
+@pytest.mark.parametrize("tag_b, codec", [
+    (b'[Event "\xe9"]\n', "latin-1"), (b'[Event "\xe9"]\n', "utf-8"), (b'[Event "\x93x\x94"]\n', "cp1252"),
+    (b'[Ev\xe9nt "x"]\n', "latin-1"),
+])
+def test_tag_pairs_other_codecs(tag_b: bytes, codec: str) -> None:
+    _same_tags(tag_b, codec)
+
+
+@pytest.mark.parametrize("name", ["lichess-magnus.pgn.zst", "pgnmentor-players-dedup.pgn.zst",
+                                  "tcec-archive-nocomments.pgn.zst"])
+def test_tag_pairs_on_corpora(name: str) -> None:
+    """Every tag section in the first 20 MB of a real corpus: the same pairs as the reference."""
+    import itertools
+
+    from chessscan.readers.sources import open_source
+
+    from conftest import shared_path
+
+    sections = 0
+    with open_source(str(shared_path("games", name))) as stream:
+        text = stream.read(20 << 20)
+    lines = text.splitlines(keepends=True)
+    for is_tag, group in itertools.groupby(lines, key=lambda ln: ln.lstrip()[:1] == b"["):
+        if is_tag:
+            _same_tags(b"".join(group))
+            sections += 1
+    assert sections > 5_000

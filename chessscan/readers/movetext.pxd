@@ -42,3 +42,12 @@ cdef bint _is_san(cbytes p, Py_ssize_t n) noexcept
 @cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t,
                length=Py_ssize_t, c=uchar, sans=list, table=_SanTable)
 cdef tuple _scan_movetext(cbytes p, Py_ssize_t n)
+
+cpdef dict tag_pairs(bytes tag_b, str codec)
+
+cdef bint _is_tag_space(uchar c) noexcept
+cdef bint _is_alnum(uchar c) noexcept
+cdef bint _is_name_char(uchar c) noexcept
+
+@cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict)
+cdef dict _scan_tags(cbytes p, Py_ssize_t n)

@@ -1,11 +1,12 @@
-"""The PGN reader's per-line and per-game hot spots: comment blanking and plain-SAN movetext.
+"""The PGN reader's per-line and per-game hot spots: comment blanking, tag pairs and plain-SAN
+movetext.
 
 Compiled (Cython pure Python mode, types in ``movetext.pxd``), both run as one pass over the
 bytes with C pointers; uncompiled, they use bytes methods and regexes (the same results, and
 faster than a byte loop in Python).
 
-Both follow the PGN standard (Steven J. Edwards, 1994): comments §5 and §8.2.5, move number
-indications §8.2.2, SAN §8.2.3, termination markers §8.2.6.
+They follow the PGN standard (Steven J. Edwards, 1994): comments §5 and §8.2.5, tag pairs
+§8.1, move number indications §8.2.2, SAN §8.2.3, termination markers §8.2.6.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 if cython.compiled:
+    from cython.cimports.cpython.unicode import PyUnicode_DecodeUTF8
     from cython.cimports.libc.stdlib import free, malloc
+
+# §8.1.1: tag names are symbol tokens; §7: strings with \" and \\ escapes. A tag pair may
+# span lines (whitespace between its tokens).
+TAG_NAME = r"[A-Za-z0-9][A-Za-z0-9_+#=:-]*"
+TAG = r'\[\s*(' + TAG_NAME + r')\s*"([^"\\\r\n]*(?:\\.[^"\\\r\n]*)*)"\s*\]'
+TAG_RE = re.compile(TAG)
 
 # §8.2.6 termination markers, as the last token of the movetext.
 RESULTS = {b"1-0": "1-0", b"0-1": "0-1", b"1/2-1/2": "1/2-1/2", b"*": "*"}
@@ -141,6 +149,94 @@ def _blank_comments_c(p, n):
     finally:
         free(buf)
     return stripped, count, left_open
+
+
+def tag_pairs(tag_b: bytes, codec: str) -> dict[str, str] | None:
+    """``{name: value}`` of a tag section made only of well-formed tag pairs (§8.1), or None.
+
+    ``tag_b`` is the tag section's bytes (its lines, line ends included), decoded with
+    ``codec``. Accepted: tag pairs ``[Name "value"]`` separated by whitespace, with no
+    escape (no backslash anywhere), no duplicate name, and no other text. None when the
+    section needs the line-by-line reading that reports what is wrong (bad or duplicate
+    tags, comments, escapes). Values are as written. Raises ``UnicodeDecodeError`` when
+    ``tag_b`` is not in ``codec``.
+
+    Compiled, a UTF-8 section is scanned once in C; otherwise (and when the scan finds
+    anything unusual) one regex split decides, with the same result.
+    """
+    if cython.compiled and codec == "utf-8":
+        tags = _scan_tags(tag_b, len(tag_b))
+        if tags is not None:
+            return tags
+    tag_s = tag_b.decode(codec)
+    # split() gives [gap, name, value, gap, name, value, ..., gap].
+    parts = TAG_RE.split(tag_s)
+    names = parts[1::3]
+    tags = dict(zip(names, parts[2::3]))
+    if "".join(parts[0::3]).strip() or len(tags) != len(names) or "\\" in tag_s:
+        return None
+    return tags
+
+
+def _is_tag_space(c):
+    # Only the usual whitespace: any other byte sends the section to the regex, whose \s
+    # and str.strip() also take \v, \f, \x1c..\x1f and Unicode spaces.
+    return c == 32 or c == 9 or c == 10 or c == 13
+
+
+def _is_alnum(c):
+    return (48 <= c <= 57) or (65 <= c <= 90) or (97 <= c <= 122)
+
+
+def _is_name_char(c):
+    return _is_alnum(c) or c == 95 or c == 43 or c == 35 or c == 61 or c == 58 or c == 45  # _+#=:-
+
+
+def _scan_tags(p, n):
+    """Compiled scan behind :func:`tag_pairs` over ``n`` UTF-8 bytes at ``p``: the pairs,
+    or None for anything but whitespace-separated pairs without escapes or duplicates."""
+    tags = {}
+    i = 0
+    while True:
+        while i < n and _is_tag_space(p[i]):
+            i += 1
+        if i == n:
+            return tags
+        if p[i] != 91:  # '['
+            return None
+        i += 1
+        while i < n and _is_tag_space(p[i]):
+            i += 1
+        s = i
+        if i == n or not _is_alnum(p[i]):  # a name starts with a letter or digit
+            return None
+        while i < n and _is_name_char(p[i]):
+            i += 1
+        e = i
+        while i < n and _is_tag_space(p[i]):
+            i += 1
+        if i == n or p[i] != 34:  # '"'
+            return None
+        i += 1
+        vs = i
+        while i < n and p[i] != 34:
+            c = p[i]
+            if c == 92 or c == 10 or c == 13:  # an escape, or a value cut by a line end
+                return None
+            i += 1
+        if i == n:
+            return None
+        ve = i
+        i += 1
+        while i < n and _is_tag_space(p[i]):
+            i += 1
+        if i == n or p[i] != 93:  # ']'
+            return None
+        i += 1
+        name = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
+        if name in tags:
+            return None
+        tags[name] = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
 
 
 def fast_movetext(cb: bytes, piece: int = FAST_PIECE) -> tuple[list[str] | None, str | None]:

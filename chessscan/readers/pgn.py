@@ -44,7 +44,8 @@ import os
 import re
 from typing import BinaryIO, Iterator, NamedTuple, Union
 
-from .movetext import _COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, blank_comments, fast_movetext
+from .movetext import _COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME
+from .movetext import blank_comments, fast_movetext, tag_pairs
 from .sources import TruncatedInput, open_source, source_name
 
 __all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "MAX_GAME_BYTES", "sure_game_start",
@@ -218,16 +219,12 @@ MAX_GAME_BYTES = 4 << 20
 # '}' (module doc): a quoted game with its comments fits; a swallowed file does not.
 _LOOKAHEAD_BYTES = 1 << 16
 
-# §8.1.1: tag names are symbol tokens; §7: strings with \" and \\ escapes.
-_TAG_NAME = r"[A-Za-z0-9][A-Za-z0-9_+#=:-]*"
-_TAG = r'\[\s*(' + _TAG_NAME + r')\s*"([^"\\\r\n]*(?:\\.[^"\\\r\n]*)*)"\s*\]'
 _TAGS_PREFIX_B = re.compile((r"(?:[ \t]*" + _TAG + r")+").encode())
 _TAG_START_B = re.compile((r'[ \t]*\[[ \t]*(' + _TAG_NAME + r')[ \t]+"').encode())
 # A line holding only an Event tag (the first tag of a game, §8.1.1) inside an unclosed
 # comment: a game the comment may have swallowed.
 _EVENT_LINE_RE = re.compile(r'(?m)^[ \t]*\[[ \t]*Event[ \t]+"[^"\\\r\n]*"[ \t]*\][ \t]*\r?$')
 _TAG_NAME_B = re.compile((r"[ \t]*\[[ \t]*(" + _TAG_NAME + r")").encode())
-_TAG_RE = re.compile(_TAG)
 _TAG_AT_RE = re.compile(r"[ \t]*" + _TAG)
 _TAG_LENIENT_RE = re.compile(r"\s*\[\s*(" + _TAG_NAME + r')\s*"(.*)"\s*\]\s*')
 _UNESCAPE_RE = re.compile(r'\\(["\\])')
@@ -1038,12 +1035,8 @@ def _finish(
     # Tag section (§8.1).
     tags: dict[str, str] = {}
     if tag_b:
-        tag_s = tag_b.decode(codec)
-        # One regex pass: split() gives [gap, name, value, gap, name, value, ..., gap].
-        parts = _TAG_RE.split(tag_s)
-        names = parts[1::3]
-        tags = dict(zip(names, parts[2::3]))
-        if "".join(parts[0::3]).strip() or len(tags) != len(names) or "\\" in tag_s:
+        tags = tag_pairs(tag_b, codec)
+        if tags is None:
             tags = _parse_tags_slow(tag_lines, tag_line0, codec, issues)
 
     # Movetext (§8.2).

@@ -44,7 +44,7 @@ game start in ``MAX_CHUNK_BYTES`` bytes is read in the main process too: the mai
 then reads games and sends them to the workers in batches of ``batch_games`` games.
 
 The pool starts in a background thread once the first full chunk is read: the first
-worker's start waits for the forkserver to import chessscan and pandas (about 0.4 s), and
+worker's start waits for the forkserver to import chessscan (about 0.2 s), and
 meanwhile the main process analyzes the chunks it cuts itself, so that no core waits.
 
 EPD sources are analyzed in the main process (after the PGN chunks before them are
@@ -304,15 +304,14 @@ def _exit_when_orphaned(main_pid: int, every: float = 0.5) -> None:
 def _mp_context():
     # forkserver where there is one: workers are forked from a clean server process that has
     # imported chessscan once, never from the main process, whose threads (tqdm's monitor,
-    # Arrow's pools) make fork unsafe. spawn elsewhere (Windows). pandas is preloaded too:
-    # pyarrow imports it on the first list -> Arrow conversion (~0.3 s), better once in the
-    # server than once per worker.
+    # Arrow's pools) make fork unsafe. spawn elsewhere (Windows). Nothing a worker runs
+    # imports pandas (chessscan.analysis.arrow builds the Arrow arrays).
     # (A main script with no file, read from stdin, is ruled out before: see
     # _pool_unavailable.)
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["chessscan.engines.parallel", "pandas"])
+        ctx.set_forkserver_preload(["chessscan.engines.parallel"])
         return ctx
     return multiprocessing.get_context("spawn")
 

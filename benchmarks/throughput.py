@@ -1,6 +1,6 @@
 """Throughput of chessscan against python-chess, scaling over cores, and memory (run by hand).
 
-    python benchmarks/throughput.py [PATH] [--games N]      # chessscan vs python-chess
+    python benchmarks/throughput.py [PATH] [--games N] [--esca-python PY]   # vs python-chess, esca
     python benchmarks/throughput.py [PATH] --jobs           # --jobs 1 vs --jobs 2 wall time
     python benchmarks/throughput.py [PATH] --memory         # peak RSS on 1x and 10x the input
     python benchmarks/throughput.py [PATH] --sample-cost    # --cross-check sample vs off, CPU
@@ -26,6 +26,16 @@ What is compared, per position after each move:
   issues tables as Parquet to a temporary folder, ``cross_check="off"`` — what
   ``chessscan analyze --jobs 1 --cross-check off`` does, and much more per position (check
   kinds, SAN checks, Zobrist keys, draw rules, the tables).
+* esca (PyPI, compiled, Python >= 3.12 only), when importable: ``esca.pgn.read`` on the
+  input decompressed first (it reads plain text only: a .zst file reads as no games, not
+  timed), ``PgnGame.game().positions``, then per position ``in_check`` and ``checkers()``,
+  and ``legal_moves()`` of each game's last position (checkmate or stalemate); no
+  repetition count. It runs under ``--esca-python PY``, else
+  ``$CHESSSCAN_ESCA_PYTHON``, else the first of ``python3.13``, ``python3.12`` on PATH and
+  this interpreter that imports esca; none: a note, and the side is left out. That side of
+  this script imports only the standard library and esca.
+* pgn-extract ``-r`` (reports errors, extracts nothing), on the decompressed input, when
+  installed.
 """
 
 from __future__ import annotations
@@ -97,6 +107,71 @@ def side_python_chess(path: str) -> tuple[int, int]:
                 key = board._transposition_key()
                 seen[key] = seen.get(key, 0) + 1
     return games, positions
+
+
+def side_esca(path: str) -> tuple[int, int, dict]:
+    """(games, positions, summary) the esca way, on a plain-text PGN file. Runs under an
+    interpreter without chessscan: standard library and esca only."""
+    import collections
+    import re
+
+    import esca.pgn
+
+    games = positions = checks = checkmates = stalemates = 0
+    unread: collections.Counter = collections.Counter()
+    reader = esca.pgn.read(path)
+    while True:
+        try:
+            pgn = next(reader)
+        except StopIteration:
+            break
+        except ValueError as e:  # a game esca cannot read (e.g. an unknown variant); the stream goes on
+            games += 1
+            unread[re.sub(r"^line \d+, column \d+: ", "", str(e))] += 1
+            continue
+        games += 1
+        played = pgn.game().positions  # the start position first, as python-chess's board()
+        for position in played[1:]:
+            positions += 1
+            position.checkers()
+            if position.in_check:
+                checks += 1
+        last = played[-1]
+        if len(played) > 1 and not last.legal_moves():
+            if last.in_check:
+                checkmates += 1
+            else:
+                stalemates += 1
+    return games, positions, {"checks": checks, "checkmates": checkmates, "stalemates": stalemates,
+                              "unread": dict(unread.most_common())}
+
+
+ESCA_PROBE = ("import sys, esca; assert sys.version_info >= (3, 12); "
+              "print(esca.__version__, sys.version.split()[0])")
+
+
+def find_esca_python(option: str | None) -> tuple[str | None, str]:
+    """(interpreter, description) for the esca side, or (None, why not): ``--esca-python``,
+    else ``$CHESSSCAN_ESCA_PYTHON``, else the first of python3.13, python3.12 on PATH and this
+    interpreter under which ``import esca`` works (esca's wheels need Python >= 3.12)."""
+    explicit = option or os.environ.get("CHESSSCAN_ESCA_PYTHON")
+    if explicit:
+        candidates = [explicit]
+    else:
+        candidates = [exe for exe in (shutil.which("python3.13"), shutil.which("python3.12"), sys.executable)
+                      if exe]
+    for exe in dict.fromkeys(candidates):
+        try:
+            proc = subprocess.run([exe, "-c", ESCA_PROBE], stdin=subprocess.DEVNULL, capture_output=True,
+                                  text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if proc.returncode == 0:
+            version, python = proc.stdout.split()
+            return exe, f"esca {version} under {exe} (Python {python})"
+    if explicit:
+        return None, f"esca: skipped, not importable under {explicit} (Python >= 3.12 needed)"
+    return None, "esca: skipped, not importable under any Python >= 3.12 found; pass --esca-python"
 
 
 def side_validate(path: str) -> tuple[int, int, dict]:
@@ -179,6 +254,8 @@ class _Descendants:
 def run_side(args) -> None:
     if args.side == "python-chess":
         import chess.pgn  # noqa: F401  (imports are not timed)
+    elif args.side == "esca":
+        import esca.pgn  # noqa: F401
     else:
         import chessscan.engines.local  # noqa: F401
         import chessscan.reports.writers  # noqa: F401
@@ -189,6 +266,8 @@ def run_side(args) -> None:
     with _Descendants(enabled=args.side == "chessscan" and args.side_jobs > 1) as workers:
         if args.side == "python-chess":
             games, positions = side_python_chess(args.path)
+        elif args.side == "esca":
+            games, positions, summary = side_esca(args.path)
         elif args.side == "validate":
             games, positions, summary = side_validate(args.path)
         else:
@@ -205,12 +284,12 @@ def run_side(args) -> None:
 # --- the driver -----------------------------------------------------------------------------
 
 def measure(side: str, path: str, jobs: int = 1, feed=None, cross_check: str = "off",
-            positions: str = "all") -> dict:
-    """Run one side in a fresh interpreter; ``feed`` (a callable writing to a binary stream)
-    supplies stdin when ``path`` is ``'-'``; ``cross_check``, ``positions``: the chessscan
-    side's options (the python-chess import of a cross-check, done only when a game is
-    replayed, is timed)."""
-    cmd = [sys.executable, __file__, "--side", side, "--side-jobs", str(jobs), "--side-cross-check",
+            positions: str = "all", python: str = sys.executable) -> dict:
+    """Run one side in a fresh interpreter (``python``: the esca side's is another one);
+    ``feed`` (a callable writing to a binary stream) supplies stdin when ``path`` is ``'-'``;
+    ``cross_check``, ``positions``: the chessscan side's options (the python-chess import of a
+    cross-check, done only when a game is replayed, is timed)."""
+    cmd = [python, __file__, "--side", side, "--side-jobs", str(jobs), "--side-cross-check",
            cross_check, "--side-positions", positions, path]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if feed else subprocess.DEVNULL,
@@ -238,10 +317,7 @@ def measure_pgn_extract(path: str, tmp: str) -> dict | None:
     exe = shutil.which("pgn-extract") or (PGN_EXTRACT if os.path.exists(PGN_EXTRACT) else None)
     if exe is None:
         return None
-    plain = path
-    if not path.endswith(".pgn"):
-        plain = os.path.join(tmp, "pgn-extract-input.pgn")
-        first_games(path, None, plain)
+    plain = plain_input(path, tmp)
     t0 = time.perf_counter()
     proc = subprocess.Popen([exe, "-r", plain], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = proc.stderr.read()
@@ -259,6 +335,17 @@ def measure_pgn_extract(path: str, tmp: str) -> dict | None:
     reports = max(0, len(lines) - games)
     return {"games": games, "positions": 0, "wall": wall, "cpu": cpu, "rss_mib": usage.ru_maxrss / 1024,
             "reports": reports}
+
+
+def plain_input(path: str, tmp: str) -> str:
+    """``path`` itself when it is plain text, else its decompressed copy in ``tmp`` (made once,
+    not timed): pgn-extract and esca read plain text only."""
+    if path.endswith(".pgn"):
+        return path
+    plain = os.path.join(tmp, "plain-input.pgn")
+    if not os.path.exists(plain):
+        first_games(path, None, plain)
+    return plain
 
 
 def first_games(path: str, n: int | None, dest: str) -> int:
@@ -356,7 +443,10 @@ def main(argv=None) -> None:
                       help="CPU time of --cross-check sample (the default) against off, one process")
     ap.add_argument("--max-jobs", type=int, default=2, help="with --jobs: also 4, 8, ... up to this")
     ap.add_argument("--quick", action="store_true", help=f"smoke run: the first {QUICK_GAMES} games")
-    ap.add_argument("--side", choices=["python-chess", "chessscan", "validate"], help=argparse.SUPPRESS)
+    ap.add_argument("--esca-python", metavar="PY",
+                    help="a Python >= 3.12 that imports esca, for the esca side (default: "
+                         "$CHESSSCAN_ESCA_PYTHON, else python3.13, python3.12 or this one if it imports esca)")
+    ap.add_argument("--side", choices=["python-chess", "chessscan", "validate", "esca"], help=argparse.SUPPRESS)
     ap.add_argument("--side-jobs", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--side-cross-check", default="off", help=argparse.SUPPRESS)
     ap.add_argument("--side-positions", default="all", help=argparse.SUPPRESS)
@@ -418,13 +508,19 @@ def main(argv=None) -> None:
             sides = [("chessscan analyze (1 process, positions table)", measure("chessscan", path, jobs=1)),
                      ("chessscan analyze --positions none", measure("chessscan", path, jobs=1, positions="none")),
                      ("chessscan validate --jobs 1", measure("validate", path))]
+            esca_python, esca_note = find_esca_python(args.esca_python)
+            esca = measure("esca", plain_input(path, tmp), python=esca_python) if esca_python else None
             extract = measure_pgn_extract(path, tmp)
             rows = [row("python-chess (read_game + checks)", a)] + [row(label, m) for label, m in sides]
+            if esca is not None:
+                rows.append(row("esca (pgn.read + in_check, checkers)", esca))
             if extract is not None:
                 rows.append(row("pgn-extract -r (validate only)", extract))
             print(table(rows, HEADER))
             print("CPU time against python-chess (its CPU seconds per game or position / the tool's):")
-            for label, m in sides + ([("pgn-extract -r", extract)] if extract is not None else []):
+            others = [("esca", esca)] if esca is not None else []
+            others += [("pgn-extract -r", extract)] if extract is not None else []
+            for label, m in sides + others:
                 per_game = (a["cpu"] / a["games"]) / (m["cpu"] / m["games"])
                 per_position = (f", {(a['cpu'] / a['positions']) / (m['cpu'] / m['positions']):.1f}x per position"
                                 if m["positions"] else "")
@@ -437,6 +533,18 @@ def main(argv=None) -> None:
                 print(f"  {label}: {s['games_read']:,} games ({s['games_with_errors']:,} with errors, "
                       f"{s['issues_by_severity'].get('warning', 0):,} warnings), {s['positions']:,} positions"
                       f"{extra}")
+            if esca is None:
+                print(f"  {esca_note}")
+            else:
+                s, ours = esca["summary"], sides[0][1]["summary"]
+                unread = ", ".join(f"{n:,} {why}" for why, n in s["unread"].items())
+                print(f"  {esca_note}: {esca['games']:,} games ({sum(s['unread'].values()):,} not read"
+                      f"{': ' + unread if unread else ''}), {esca['positions']:,} positions")
+                theirs = (esca["positions"], s["checks"], s["checkmates"], s["stalemates"])
+                mine = (ours["positions"], sum(ours["checks"].values()), ours["checkmates"], ours["stalemates"])
+                print("    positions, in check, checkmates, stalemates: esca "
+                      + " / ".join(f"{n:,}" for n in theirs) + ", chessscan analyze "
+                      + " / ".join(f"{n:,}" for n in mine) + (": same" if theirs == mine else ": DIFFERENT"))
             if extract is None:
                 print(f"  pgn-extract: not run ({PGN_EXTRACT} not found; Debian package pgn-extract)")
             else:

@@ -259,7 +259,6 @@ def run_side(args) -> None:
     else:
         import chessscan.engines.local  # noqa: F401
         import chessscan.reports.writers  # noqa: F401
-        import pandas  # noqa: F401  (pyarrow imports it on its first conversion: an import too)
     cpu0 = time.process_time()
     t0 = time.perf_counter()
     summary = None

@@ -230,8 +230,10 @@ class GameState:
         self.error = None          # (code, ply) of the first error while playing
         # checks by kind, and by route: "en_passant", "castling", "promotion"
         self.counts = {DIRECT: 0, DISCOVERED: 0, DOUBLE: 0, "en_passant": 0, "castling": 0, "promotion": 0}
-        self.keys: list[int] = []  # repetition key after each ply, [0] = start position
-        self.gave_check: list[bool] = [False]
+        # Set when a position repeated: the repetition key after each ply ([0] = start
+        # position) and whether the ply gave check, uint64 / uint8 numpy arrays.
+        self.keys = []
+        self.gave_check = [False]
         self.repeated = False
         self.white_first = True
         self.perpetuals = ()

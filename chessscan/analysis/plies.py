@@ -365,8 +365,9 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     state.plies = plies
     state.repeated = repeated
     if repeated:
-        state.keys = [int(k) for k in np.asarray(history.keys)[:history.n]]
-        state.gave_check = [bool(c) for c in np.asarray(history.checks)[:history.n]]
+        # Copies as arrays: find_perpetuals reads them as they are; the buffers serve the next game.
+        state.keys = np.asarray(history.keys)[:history.n].copy()
+        state.gave_check = np.asarray(history.checks)[:history.n].copy()
     state.final_repetition = rep
     state.final_clock = pos.halfmove_clock
     state.ended = END_NAMES[ended]

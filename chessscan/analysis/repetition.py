@@ -11,8 +11,16 @@ A repetition with a quiet move by S inside the cycle is not a perpetual check.
 
 from __future__ import annotations
 
-from itertools import accumulate
+from array import array
+from operator import itemgetter
 from typing import NamedTuple
+
+try:
+    import cython
+except ImportError:  # uncompiled, without Cython installed
+    from chessscan.core import _cython_shim as cython
+
+import numpy as np
 
 
 class Perpetual(NamedTuple):
@@ -28,58 +36,138 @@ class Perpetual(NamedTuple):
     occurrences: int
 
 
-def find_perpetuals(keys: list[int], gave_check: list[bool], white_moves_first: bool) -> list[Perpetual]:
+_BY_END = itemgetter(2, 1)  # (last_ply, first_ply)
+
+
+class _Table:
+    """Scratch space reused from game to game: an open-addressing hash table from repetition
+    key to (first ply seen, occurrences), whose slots are stamped with a generation so a new
+    game costs no clearing; the prefix counts of checks per side; the two open runs."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.plies = 0
+        self.gen = 0
+        self.run = array("i", bytes(4 * 8))  # per side: open, first, last, occurrences
+        self.prepare(128)
+
+    def prepare(self, plies: int) -> None:
+        """Room for ``plies`` positions, and a fresh generation."""
+        if 2 * plies > self.size:
+            size = 256
+            while size < 2 * plies:  # load at most 1/2
+                size *= 2
+            self.size = size
+            self.keys = array("Q", bytes(8 * size))
+            self.first = array("i", bytes(4 * size))
+            self.counts = array("i", bytes(4 * size))
+            self.stamps = array("i", bytes(4 * size))
+            self.gen = 0
+        if plies > self.plies:
+            self.plies = plies
+            self.checks = array("i", bytes(8 * plies))
+        self.gen += 1
+        if self.gen > 2_000_000_000:
+            self.stamps = array("i", bytes(4 * self.size))
+            self.gen = 1
+
+
+_TABLE = _Table()
+
+
+def find_perpetuals(keys, gave_check, white_moves_first: bool) -> list[Perpetual]:
     """Perpetual-check runs of a game.
 
     ``keys[i]``: repetition key of the position after ply ``i`` (``keys[0]`` is the start
     position); ``gave_check[i]``: whether ply ``i`` gave check (``gave_check[0]`` unused);
     ``white_moves_first``: who made ply 1. Runs in order of their end.
+
+    ``keys`` holds unsigned 64-bit ints, ``gave_check`` truth values, at least as many as
+    ``keys``: lists, or 1-D arrays (a contiguous uint64 / uint8 numpy array is used as is).
     """
-    n = len(keys) - 1
-    # Plies 1, 3, 5... are the first mover's. Moves made by a side among plies 1..q, and
-    # prefix counts of the checks it gave (accumulate runs in C: this runs on long games).
-    first = bool(white_moves_first)
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    checks = np.ascontiguousarray(gave_check, dtype=np.uint8)
+    if checks.shape[0] < keys.shape[0]:
+        raise IndexError(f"gave_check has {checks.shape[0]} entries for {keys.shape[0]} keys")
+    if not cython.compiled:
+        # Python ints: numpy scalars are slow one at a time and refuse mixing with int.
+        keys, checks = keys.tolist(), checks.tolist()
+    return _runs(_TABLE, keys, checks, bool(white_moves_first))
 
-    def made(side: bool, q: int) -> int:
-        return (q + 1) // 2 if side == first else q // 2
 
-    by_first = list(gave_check[:n + 1])
-    by_first[0::2] = [False] * len(by_first[0::2])
-    by_second = list(gave_check[:n + 1])
-    by_second[1::2] = [False] * len(by_second[1::2])
-    by_second[0] = False
-    checks = {first: list(accumulate(by_first)), not first: list(accumulate(by_second))}
-    first_seen: dict[int, int] = {}
-    count: dict[int, int] = {}
-    active: dict[bool, list[int] | None] = {True: None, False: None}  # [first, last, occurrences]
-    runs: list[Perpetual] = []
+def _runs(t: _Table, keys, gave_check, first: bool) -> list:
+    n1 = len(keys)
+    t.prepare(n1)
+    gen = t.gen
+    mask = t.size - 1
+    slot_keys = t.keys
+    slot_first = t.first
+    counts = t.counts
+    stamps = t.stamps
+    run = t.run
+    # checks[2q] (first mover) and checks[2q + 1] (second mover): the checks each side gave
+    # among plies 1..q. Plies 1, 3, 5... are the first mover's; gave_check[0] is no move.
+    checks = t.checks
+    a = 0
+    b = 0
+    if n1:
+        checks[0] = 0
+        checks[1] = 0
+    for q in range(1, n1):
+        if gave_check[q]:
+            if q & 1:
+                a += 1
+            else:
+                b += 1
+        checks[2 * q] = a
+        checks[2 * q + 1] = b
+    for s in range(8):
+        run[s] = 0
+    runs: list = []
 
-    def close(side: bool) -> None:
-        run = active[side]
-        if run is not None:
-            first, last, occ = run
-            runs.append(Perpetual(side, first, last, checks[side][last] - checks[side][first], occ))
-            active[side] = None
-
-    for p in range(n + 1):
+    for p in range(n1):
         k = keys[p]
-        c = count.get(k, 0) + 1
-        count[k] = c
-        if c == 1:
-            first_seen[k] = p
+        i = k & mask
+        while stamps[i] == gen and slot_keys[i] != k:
+            i = (i + 1) & mask
+        if stamps[i] != gen:
+            stamps[i] = gen
+            slot_keys[i] = k
+            slot_first[i] = p
+            counts[i] = 1
             continue
-        f = first_seen[k]
-        for side in (True, False):
-            moved = made(side, p) - made(side, f)
-            if moved and checks[side][p] - checks[side][f] == moved:
-                run = active[side]
-                if run is not None and f <= run[1]:
-                    run[1] = p
-                    run[2] = max(run[2], c)
+        counts[i] += 1
+        c = counts[i]
+        f = slot_first[i]
+        for s in range(2):  # white, then black: the order runs are closed in
+            side = s == 0
+            o = 4 * s
+            if side == first:
+                mine = 0
+                moved = (p + 1) // 2 - (f + 1) // 2
+            else:
+                mine = 1
+                moved = p // 2 - f // 2
+            if moved and checks[2 * p + mine] - checks[2 * f + mine] == moved:
+                if run[o] and f <= run[o + 2]:
+                    run[o + 2] = p
+                    if c > run[o + 3]:
+                        run[o + 3] = c
                 else:
-                    close(side)
-                    active[side] = [f, p, c]
-    for side in (True, False):
-        close(side)
-    runs.sort(key=lambda r: (r.last_ply, r.first_ply))
+                    if run[o]:
+                        runs.append(Perpetual(side, run[o + 1], run[o + 2],
+                                              checks[2 * run[o + 2] + mine] - checks[2 * run[o + 1] + mine],
+                                              run[o + 3]))
+                    run[o] = 1
+                    run[o + 1] = f
+                    run[o + 2] = p
+                    run[o + 3] = c
+    for s in range(2):
+        o = 4 * s
+        if run[o]:
+            side = s == 0
+            mine = 0 if side == first else 1
+            runs.append(Perpetual(side, run[o + 1], run[o + 2],
+                                  checks[2 * run[o + 2] + mine] - checks[2 * run[o + 1] + mine], run[o + 3]))
+    runs.sort(key=_BY_END)
     return runs

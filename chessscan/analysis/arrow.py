@@ -14,6 +14,9 @@ caller reports; so the result is the array ``pyarrow.array(values, type)`` gives
 
 from __future__ import annotations
 
+import operator
+from functools import partial
+
 import numpy as np
 import pyarrow as pa
 
@@ -35,13 +38,18 @@ def _bits(mask: np.ndarray) -> pa.Buffer:
     return pa.py_buffer(np.packbits(mask, bitorder="little"))
 
 
-def _validity(values: list) -> tuple[pa.Buffer | None, int, np.ndarray | None]:
-    """(bitmap or None, null count, bool mask of the non-null values or None) of ``values``."""
+def _types(values: list) -> set:
+    """The set of the values' Python types (one C-level pass)."""
+    return set(map(type, values))
+
+
+def _validity(values: list) -> tuple[pa.Buffer | None, int]:
+    """(bitmap or None when there is no null, null count) of ``values``."""
     nulls = values.count(None)
     if not nulls:
-        return None, 0, None
-    valid = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
-    return _bits(valid), nulls, valid
+        return None, 0
+    valid = np.fromiter(map(_NOT_NONE, values), dtype=bool, count=len(values))
+    return _bits(valid), nulls
 
 
 def from_numpy(values: np.ndarray, type: pa.DataType) -> pa.Array:
@@ -79,46 +87,64 @@ def from_list(values: list, type: pa.DataType) -> pa.Array:
     return pa.array(values, type=type) if array is None else array
 
 
+_NONE = type(None)
+_NOT_NONE = partial(operator.is_not, None)   # v -> v is not None, in C
+_IS_TRUE = partial(operator.is_, True)        # v -> v is True, in C
+
+
 def _strings(values: list) -> pa.Array | None:
     n = len(values)
-    if not all(type(v) is str or v is None for v in values):
+    if not _types(values) <= {str, _NONE}:
         return None
-    validity, nulls, _ = _validity(values)
-    encoded = [b"" if v is None else v.encode("utf-8") for v in values]
-    data = b"".join(encoded)
+    validity, nulls = _validity(values)
+    texts = values if not nulls else ["" if v is None else v for v in values]
+    joined = "".join(texts)
+    data = joined.encode("utf-8")
+    if len(data) == len(joined):  # ASCII: a value's byte length is its length
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    else:
+        lengths = np.fromiter((len(v.encode("utf-8")) for v in texts), dtype=np.int64, count=n)
     if len(data) > _MAX_OFFSET:
         return None
     offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int32, count=n), out=offsets[1:])
+    np.cumsum(lengths, out=offsets[1:])
     return pa.Array.from_buffers(_STRING, n, [validity, _buffer(offsets), pa.py_buffer(data)],
                                  null_count=nulls)
 
 
 def _dictionary(values: list) -> pa.Array | None:
     """Dictionary codes in order of first appearance, as ``pyarrow.array`` numbers them."""
-    if not all(type(v) is str or v is None for v in values):
+    if not _types(values) <= {str, _NONE}:
         return None
-    index: dict[str, int] = {}
-    codes = [None if v is None else index.setdefault(v, len(index)) for v in values]
-    indices = _integers(codes, pa.int32())
-    dictionary = _strings(list(index))
+    distinct = dict.fromkeys(values)  # first appearance order
+    distinct.pop(None, None)
+    index = {v: i for i, v in enumerate(distinct)}
+    nulls = values.count(None)
+    if nulls:
+        index[None] = -1
+    codes = np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
+    validity = _bits(codes >= 0) if nulls else None
+    if nulls:
+        codes[codes < 0] = 0
+    indices = pa.Array.from_buffers(pa.int32(), len(values), [validity, _buffer(codes)], null_count=nulls)
+    dictionary = _strings(list(distinct))
     if dictionary is None:
         return None
     return pa.DictionaryArray.from_arrays(indices, dictionary)
 
 
 def _bools(values: list) -> pa.Array | None:
-    if not all(type(v) is bool or v is None for v in values):
+    if not _types(values) <= {bool, _NONE}:
         return None
-    validity, nulls, _ = _validity(values)
-    bits = np.fromiter((v is True for v in values), dtype=bool, count=len(values))
+    validity, nulls = _validity(values)
+    bits = np.fromiter(map(_IS_TRUE, values), dtype=bool, count=len(values))
     return pa.Array.from_buffers(_BOOL, len(values), [validity, _bits(bits)], null_count=nulls)
 
 
 def _integers(values: list, arrow_type: pa.DataType) -> pa.Array | None:
-    if not all(type(v) is int or v is None for v in values):
+    if not _types(values) <= {int, _NONE}:
         return None
-    validity, nulls, _ = _validity(values)
+    validity, nulls = _validity(values)
     dtype = _INTEGERS[arrow_type]
     # np.array raises OverflowError for an int outside the dtype's range.
     data = np.array(values if not nulls else [0 if v is None else v for v in values], dtype=dtype)

@@ -53,6 +53,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # this checkout's chessscan, as the sides get through PYTHONPATH
+    sys.path.insert(0, str(REPO))
 DEFAULT_INPUT = REPO.parent / "shared" / "data" / "games" / "lichess-magnus.pgn.zst"
 QUICK_GAMES = 300
 MEMORY_FACTOR = 10

@@ -269,9 +269,14 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                 seen = 0
                 positions = tables["positions"]
                 games = tables["games"]["game_index"]
+                issues = tables["issues"]["code"]
                 for raw in read_games(stream, source=source_name(path)):
                     analyze_one(raw, tables, options, tally, sampler)
-                    if len(positions) >= batch_rows or len(games) >= batch_rows:
+                    # The positions rows (~85 a game) alone: the other tables' list buffers
+                    # convert to Arrow at a cost per batch, better paid for many rows at once.
+                    if len(positions) >= batch_rows:
+                        flush_tables(sink, tables, ("positions",))
+                    if len(games) >= batch_rows or len(issues) >= batch_rows:
                         flush()
                     if bar is not None:
                         now = stream.bytes_read

@@ -83,6 +83,7 @@ from chessscan.engines.local import (
     sink_columns,
     tables_for,
 )
+from chessscan.readers.counts import event_lines, termination_marks
 from chessscan.readers.pgn import ReadEnd, count_line_ends, last_sure_game_start, read_games
 from chessscan.readers.sources import TruncatedInput, open_source, source_name
 from chessscan.reports.writers import buffered_rows
@@ -187,14 +188,14 @@ def _add_rows(out: dict, name: str, rows: dict[str, list], arrow: bool, options:
 
 def _termination_marks(data: bytes) -> int:
     """Game termination markers (PGN §8.2.6) in ``data``, Result tags included: an upper
-    bound of about twice its games, for the chunk size rule (cheap ``bytes.count`` scans)."""
-    return data.count(b"1-0") + data.count(b"0-1") + data.count(b"1/2-1/2") + data.count(b"*")
+    bound of about twice its games, for the chunk size rule (one C pass, see
+    :mod:`chessscan.readers.counts`)."""
+    return termination_marks(data)
 
 
 def _estimated_games(data: bytes) -> int:
     """Games in a chunk if every game has one ``[Event "`` line at a line start."""
-    first = data.startswith(b'[Event "') or data.startswith(b'\xef\xbb\xbf[Event "')
-    return first + data.count(b'\n[Event "') + data.count(b'\r[Event "')
+    return event_lines(data)
 
 
 def _shift_game_index(out: dict, delta: int, arrow: bool) -> None:

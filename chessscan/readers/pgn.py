@@ -45,6 +45,7 @@ import re
 from typing import BinaryIO, Iterator, NamedTuple, Union
 
 from .movetext import _COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME
+from .counts import line_ends
 from .movetext import blank_comments, fast_movetext, tag_pairs
 from .sources import TruncatedInput, open_source, source_name
 
@@ -905,7 +906,7 @@ def line_at(buf: bytes, start: int) -> bytes | None:
 def count_line_ends(data: bytes) -> int:
     """Line ends in ``data`` as the reader counts lines (``bytes.splitlines``: \\n, \\r\\n
     and a lone \\r); a \\r\\n split between two parts counts in both."""
-    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+    return line_ends(data if type(data) is bytes else bytes(data))
 
 
 def last_sure_game_start(buf: bytes, lo: int = 0, hi: int | None = None, lookback: int = 1 << 16) -> int:

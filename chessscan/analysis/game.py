@@ -367,7 +367,9 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     else:
         tally.games_with_errors += 1
     tally.positions += state.plies
-    tally.checks.update({k: counts[k] for k in (DIRECT, DISCOVERED, DOUBLE)})
+    checks = tally.checks
+    for k in (DIRECT, DISCOVERED, DOUBLE):  # (Counter.update is a Python loop with more steps)
+        checks[k] += counts[k]
     tally.outcomes[state.outcome] += 1
     for run in state.perpetuals:
         if run.occurrences >= 3:

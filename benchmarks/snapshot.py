@@ -110,6 +110,8 @@ def compare(old: Path, new: Path) -> int:
                 if not cx.equals(cy):
                     lx, ly = cx.to_pylist(), cy.to_pylist()
                     rows = [i for i in range(len(lx)) if lx[i] != ly[i]]
+                    if not rows:
+                        continue  # the same values, other Arrow chunks or dictionaries
                     print(f"{label}/{name}: column {col!r} differs in {len(rows)} rows, first at row "
                           f"{rows[:5]}: {[lx[i] for i in rows[:3]]} vs {[ly[i] for i in rows[:3]]}")
                     bad += 1

@@ -54,8 +54,9 @@ def _validity(values: list) -> tuple[pa.Buffer | None, int]:
 
 def from_numpy(values: np.ndarray, type: pa.DataType) -> pa.Array:
     """The Arrow array of type ``type`` (an integer type or bool) holding the 1-d array
-    ``values`` (no nulls; copied only when ``values`` is not contiguous or not already of
-    ``type``'s dtype). Other types go through ``pyarrow.array``."""
+    ``values``: no nulls; for bool, a non-zero value is true. Copied only when ``values`` is
+    not contiguous (or, for bool, packed to bits); a ``values`` of another dtype than
+    ``type``'s, and other types, go through ``pyarrow.array``."""
     n = len(values)
     if type == _BOOL:
         return pa.Array.from_buffers(type, n, [None, _bits(values.astype(bool, copy=False))])

@@ -1019,3 +1019,28 @@ def test_games_over_the_cap_read_alike_at_any_read_size(monkeypatch, eol):
     for size in range(1, 80):
         monkeypatch.setattr(pgn_module, "_CHUNK", size)
         assert read() == whole, size
+
+
+# A tag pair's tokens may stand on several lines (§7, §8.1), and any whitespace may lead a
+# tag line. The line-by-line tag parser (taken when a section has escapes, duplicates or
+# comments) reads such pairs as the one-pass scan does: the verdict on one pair does not
+# depend on the other tags of its section.
+_PLAIN_TAGS = {"Event": "A", "White": "W1", "Black": "B", "Result": "*"}
+
+
+@pytest.mark.parametrize("white_lines", [
+    '[White\n"W1"]\n', '[White\n  "W1"]\n', '[\nWhite "W1"]\n',
+    '\x0c[White "W1"]\n', '\t[White "W1"]\n', '[White\r\n"W1"]\r\n', '[White "W1"]\n',
+])
+@pytest.mark.parametrize("extra, extra_tags, codes", [
+    ("", {}, []),
+    ('[Annotator "x \\"y\\""]\n', {"Annotator": 'x "y"'}, []),
+    ('[Black "C"]\n', {}, ["duplicate-tag"]),
+    ("{ a comment }\n", {}, []),
+])
+def test_a_tag_pair_over_lines_reads_alike_whatever_the_other_tags(white_lines, extra, extra_tags, codes) -> None:
+    text = '[Event "A"]\n' + white_lines + '[Black "B"]\n[Result "*"]\n' + extra + "\n1. e4 *\n"
+    (game,) = games(text)
+    assert game.tags == {**_PLAIN_TAGS, **extra_tags}
+    assert [i.code for i in game.issues] == codes
+    assert game.sans == ["e4"]

@@ -226,7 +226,12 @@ _TAG_START_B = re.compile((r'[ \t]*\[[ \t]*(' + _TAG_NAME + r')[ \t]+"').encode(
 # comment: a game the comment may have swallowed.
 _EVENT_LINE_RE = re.compile(r'(?m)^[ \t]*\[[ \t]*Event[ \t]+"[^"\\\r\n]*"[ \t]*\][ \t]*\r?$')
 _TAG_NAME_B = re.compile((r"[ \t]*\[[ \t]*(" + _TAG_NAME + r")").encode())
-_TAG_AT_RE = re.compile(r"[ \t]*" + _TAG)
+_TAG_AT_RE = re.compile(r"\s*" + _TAG)
+# A line ending inside a tag pair (§7: its tokens may stand on several lines): after any
+# whole pairs, '[', maybe the name and the value, but not the ']'.
+_TAG_OPEN_RE = re.compile(r'(?:\s*' + _TAG + r')*\s*\[\s*(?:' + _TAG_NAME
+                          + r'(?:\s*"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*")?)?\s*')
+_TAGS_RE = re.compile(r'(?:\s*' + _TAG + r')+')
 _TAG_LENIENT_RE = re.compile(r"\s*\[\s*(" + _TAG_NAME + r')\s*"(.*)"\s*\]\s*')
 _UNESCAPE_RE = re.compile(r'\\(["\\])')
 
@@ -1163,11 +1168,22 @@ def _parse_tags_slow(tag_lines: list[bytes], line0: int, codec: str, issues: lis
         else:
             tags[name] = value
 
-    for i, raw in enumerate(tag_lines):
+    i = 0
+    while i < len(tag_lines):
         ln = line0 + i
-        s = raw.decode(codec).rstrip("\r\n")
+        s = tag_lines[i].decode(codec).rstrip("\r\n")
+        i += 1
         if s[:1] == "%":
             continue
+        # A tag pair split over lines is read as one line, as the fast path reads it; issues
+        # on the lines joined to it stand at its first line.
+        while i < len(tag_lines) and _TAG_OPEN_RE.fullmatch(s):
+            joined = s + " " + tag_lines[i].decode(codec).rstrip("\r\n")
+            whole = _TAGS_RE.match(joined)
+            if (whole is None or whole.end() <= len(s)) and not _TAG_OPEN_RE.fullmatch(joined):
+                break  # the next line does not go on with the pair
+            s = joined
+            i += 1
         pos = 0
         first = True
         while True:

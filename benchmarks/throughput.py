@@ -6,8 +6,9 @@
     python benchmarks/throughput.py [PATH] --sample-cost    # --cross-check sample vs off, CPU
     python benchmarks/throughput.py --quick [--jobs|--memory]   # smoke run on 300 games
 
-PATH defaults to ``<repo>/../shared/data/games/lichess-magnus.pgn.zst``; any PGN file
-(plain, .gz, .bz2, .zst) works. ``--games N`` uses only the first N games (python-chess
+PATH defaults to ``<repo>/../shared/data/games/lichess-magnus.pgn.zst`` (for ``--quick``
+without it, ``data/samples/lichess-magnus-300.pgn.zst``); any PGN file (plain, .gz, .bz2,
+.zst) works. ``--games N`` uses only the first N games (python-chess
 plays ~30k positions/s, so the whole default corpus takes about half a minute): they are
 copied, decompressed, to a temporary .pgn file that both sides read.
 
@@ -56,6 +57,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # this checkout's chessscan, as the sides get through PYTHONPATH
     sys.path.insert(0, str(REPO))
 DEFAULT_INPUT = REPO.parent / "shared" / "data" / "games" / "lichess-magnus.pgn.zst"
+# What --quick reads when the default input is absent (a clone without ../shared).
+SAMPLE_INPUT = REPO / "data" / "samples" / "lichess-magnus-300.pgn.zst"
 QUICK_GAMES = 300
 MEMORY_FACTOR = 10
 PLAYED_VARIANTS = {"", "standard", "chess", "normal", "from position", "fromposition", "chess960",
@@ -455,6 +458,8 @@ def main(argv=None) -> None:
     if args.side:
         return run_side(args)
 
+    if args.quick and args.path == str(DEFAULT_INPUT) and not DEFAULT_INPUT.is_file():
+        args.path = str(SAMPLE_INPUT)
     if args.path != "-" and not Path(args.path).is_file():
         raise SystemExit(f"no such file: {args.path}")
     games = args.games if args.games is not None else (QUICK_GAMES if args.quick else None)
@@ -549,7 +554,7 @@ def main(argv=None) -> None:
             if extract is None:
                 print(f"  pgn-extract: not run ({PGN_EXTRACT} not found; Debian package pgn-extract)")
             else:
-                print(f"  pgn-extract -r: {extract['games']:,} games, {extract['reports']:,} lines of error reports")
+                print(f"  pgn-extract -r: {extract['games']:,} games, {extract['reports']:,} line{'s' if extract['reports'] != 1 else ''} of error reports")
         print(f"machine: {load()} (after)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

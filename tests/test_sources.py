@@ -293,6 +293,13 @@ def test_detect_utf16():
     assert detect_utf16(text.encode("utf-16-le")[:32]) == "utf-16-le"
     assert detect_utf16(text.encode("utf-16-be")[:32]) == "utf-16-be"
     assert detect_utf16("1. e4".encode("utf-16-le")) == "utf-16-le"  # a short file: all of it
+    # Latin-1 letters early on (no byte order mark): still UTF-16
+    for name in ("Café", "Müller", "Türkiye", "Ñandú"):
+        head = f'[Event "{name}"]\n'.encode("utf-16-le")[:32]
+        assert detect_utf16(head) == "utf-16-le", name
+        assert detect_utf16(f'[Event "{name}"]\n'.encode("utf-16-be")[:32]) == "utf-16-be", name
+    assert detect_utf16("éééééééé[".encode("utf-16-le")) is None  # mostly not ASCII
+    assert detect_utf16("[E\x85vent]".encode("utf-16-le")) is None  # a C1 control
     # 8-bit text with a few NULs is no UTF-16, however it starts (a robustness case):
     for head in (b"\n\x00;\x00\n\n[Event \"A\"]\n[Result", b"\n\x00{\x00\n\n[Event", b"[\x00E\x00",
                  b"[Eve", b"\xef\xbb\xbf[", b"", b"\x00\x00\x00\x00\x00\x00\x00\x00", b"\x1f\x8b\x08\x00",

@@ -215,18 +215,28 @@ def detect_utf16(head: bytes) -> str | None:
     """Codec name for the first bytes of (decompressed) text (32 are enough) if it is
     UTF-16: ``'utf-16'`` with a byte order mark (the codec reads it and drops it),
     ``'utf-16-le'`` or ``'utf-16-be'`` without one when every character of the first 16
-    (at least 4) is printable ASCII with a NUL byte — as no 8-bit text, however broken,
+    (at least 4) is a NUL byte and a printable Latin-1 one (ASCII, or U+00A0..U+00FF as in
+    "Café", "Müller"), at least half of them ASCII — as no 8-bit text, however broken,
     plausibly starts. Else None."""
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "utf-16"
     units = min(len(head), 32) // 2
     if units >= 4:
         even, odd = head[: 2 * units : 2], head[1 : 2 * units : 2]
-        if not odd.strip(b"\0") and _TEXT_B.fullmatch(even):
+        if not odd.strip(b"\0") and _latin1_text(even):
             return "utf-16-le"
-        if not even.strip(b"\0") and _TEXT_B.fullmatch(odd):
+        if not even.strip(b"\0") and _latin1_text(odd):
             return "utf-16-be"
     return None
+
+
+_LATIN1_TEXT_B = re.compile(rb"[\t\n\r\x20-\x7e\xa0-\xff]+")
+
+
+def _latin1_text(low: bytes) -> bool:
+    """Whether UTF-16 code units with these low bytes (and NUL high bytes) are printable
+    Latin-1 characters, at least half of them ASCII."""
+    return _LATIN1_TEXT_B.fullmatch(low) is not None and 2 * len(_TEXT_B.sub(b"", low)) <= len(low)
 
 
 class CountingReader(io.RawIOBase):

@@ -571,3 +571,65 @@ def test_validate_jobs_option_is_documented():
     readme = (REPO / "README.md").read_text().replace("\\|", "|")
     assert "chessscan validate PATH... [--format text|json|github|sarif] [--fail-on error|warning] " \
            "[--cross-check off|sample|full] [--select CODES] [--ignore CODES] [-j/--jobs N] [--silent]" in readme
+
+
+def test_diagnostics_about_a_tag_stand_at_that_tag(tmp_path) -> None:
+    """A FEN, Result or Variant diagnostic points at its tag's line and column (where an
+    editor or a CI annotation should land), not at the game's first line; with --jobs too."""
+    game = ('[Event "A"]\n[Site "?"]\n[White "W"]\n[Black "B"]\n[Result "*"]\n'
+            '[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/4K2P w - - 0 1"]\n\n1. Kd2 *\n\n'
+            '[Event "B"]\n[White "W"]\n[Black "B"]\n  [Result "0-1"]\n\n'
+            '1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# *\n\n'
+            '[Event "C"]\n[Variant "Atomic"]\n[Result "*"]\n\n1. e4 *\n\n')
+    path = tmp_path / "tags.pgn"
+    path.write_text(game * 3)
+    for jobs in ("1", "2"):
+        result = CliRunner().invoke(main, ["validate", str(path), "--jobs", jobs])
+        found = re.findall(r"tags\.pgn:(\d+):(\d+): \w+\[([a-z0-9-]+)\]", result.output)
+        per_copy = game.count("\n")
+        want = []
+        for k in range(3):
+            want += [(str(7 + k * per_copy), "1", "pawns-on-backrank"),
+                     (str(14 + k * per_copy), "3", "result-token-mismatch"),
+                     (str(14 + k * per_copy), "3", "result-mismatch"),
+                     (str(19 + k * per_copy), "1", "unsupported-variant")]
+        assert sorted(found, key=lambda t: int(t[0])) == sorted(want, key=lambda t: int(t[0])), result.output
+
+
+def test_tag_diagnostics_in_chunks_read_by_workers(tmp_path) -> None:
+    """The same lines and columns when workers read the games in chunks (RawGame.rebase)."""
+    from chessscan.engines.local import MemorySink
+    from chessscan.engines.parallel import run_parallel
+
+    game = ('[Event "A"]\n[White "W"]\n[Black "B"]\n [Result "*"]\n[SetUp "1"]\n'
+            '[FEN "4k3/8/8/8/8/8/8/4K2P w - - 0 1"]\n\n1. Kd2 *\n\n'
+            '[Event "B"]\n[White "W"]\n[Black "B"]\n  [Result "0-1"]\n\n'
+            '1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# *\n\n')
+    path = tmp_path / "tags.pgn"
+    path.write_text(game * 40)
+    options = AnalysisOptions(cross_check="off", positions="none")
+    ref, got = MemorySink(), MemorySink()
+    run([str(path)], ref, options)
+    run_parallel([str(path)], got, options, jobs=2, batch_bytes=600, in_flight=3)
+
+    def issues(sink):
+        return [(r["line"], r["column"], r["code"]) for b in sink.batches["issues"]
+                for r in (dict(zip(b, row)) for row in zip(*b.values()))]
+
+    assert issues(got) == issues(ref)
+    assert issues(ref)[:3] == [(6, 1, "pawns-on-backrank"), (13, 3, "result-token-mismatch"),
+                               (13, 3, "result-mismatch")]
+    assert len(issues(ref)) == 120
+
+
+def test_raw_game_tag_line_follows_rebase() -> None:
+    import io
+
+    from chessscan.readers.pgn import read_games
+
+    text = b'\n[Event "A"]\r\n[FEN "8/8/8/8/8/8/8/8 w - - 0 1"]\r\n\r\n*\r\n'
+    (game,) = read_games(io.BytesIO(text), source="t")
+    assert game.tag_line("FEN") == (3, 1)
+    assert game.tag_line("Event") == (2, 1)
+    assert game.tag_line("Result") == (2, None)  # no such tag: the game's first line
+    assert game.rebase(0, 0, 100).tag_line("FEN") == (103, 1)

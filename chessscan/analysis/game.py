@@ -293,18 +293,18 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     pos = None
     start_fen = tags.get("FEN")
     if kind is None:
-        add_issue(issues, tally, source, gi, raw.line, None, None, "warning", "unsupported-variant",
+        add_issue(issues, tally, source, gi, *_tag_at(raw, "Variant"), None, "warning", "unsupported-variant",
                   f"variant {tags.get('Variant')!r} is not standard chess or Chess960: no positions analyzed")
         tally.unsupported_variant += 1
     elif start_fen is not None:
         pos, faults, inferred = validate_setup(start_fen.strip(), chess960=kind == "chess960")
         if inferred:
-            add_issue(issues, tally, source, gi, raw.line, None, 0, "warning", "chess960-inferred",
+            add_issue(issues, tally, source, gi, *_tag_at(raw, "FEN"), 0, "warning", "chess960-inferred",
                       f"[FEN \"{start_fen}\"] has castling rights only Chess960 explains but no "
                       f"Chess960 Variant tag: played as Chess960")
         for code, message in faults:
             severity = fault_severity(code)
-            add_issue(issues, tally, source, gi, raw.line, None, 0, severity, code,
+            add_issue(issues, tally, source, gi, *_tag_at(raw, "FEN"), 0, severity, code,
                       f"[FEN \"{start_fen}\"]: {message}")
             if severity == "error" and (first_error is None or first_error[0] > 0):
                 first_error = (0, code, 0)
@@ -418,6 +418,13 @@ def _write_perpetuals(raw, state: GameState, tables) -> None:
         rows["game_result"].append(raw.tags.get("Result"))
 
 
+def _tag_at(raw, name: str) -> tuple[int, int | None]:
+    """(line, column) of the game's tag ``name`` in the source, for an issue about it (the
+    game's first line, no column, when the reader does not know: see RawGame.tag_line)."""
+    tag_line = getattr(raw, "tag_line", None)
+    return tag_line(name) if tag_line is not None else (raw.line, None)
+
+
 def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, str | None]:
     """Compare the Result tag and the movetext result token with the final position; add
     issues; return whether everything is consistent, and the error code if one is an error."""
@@ -428,17 +435,19 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, st
     if tag is not None and tag not in RESULT_VALUES:
         # PGN standard §8.1.1.7: "?" and other values are no result. The movetext's token
         # then stands for the game's claim.
-        add_issue(issues, tally, source, gi, raw.line, None, None, "warning", "result-tag-invalid",
+        add_issue(issues, tally, source, gi, *_tag_at(raw, "Result"), None, "warning", "result-tag-invalid",
                   f"Result tag {tag!r} is not one of 1-0, 0-1, 1/2-1/2, * (PGN standard §8.1.1.7)")
         ok = False
         tag = None
     elif tag is not None and token is not None and tag != token:
-        add_issue(issues, tally, source, gi, raw.line, None, None, "warning", "result-token-mismatch",
+        add_issue(issues, tally, source, gi, *_tag_at(raw, "Result"), None, "warning", "result-token-mismatch",
                   f"Result tag {tag!r} but the movetext ends with {token!r}")
         ok = False
     if state.error is not None:
         return ok, None
     claimed = tag if tag is not None else token
+    # Where the claim stands: the Result tag, else (the movetext's token) the game.
+    at = _tag_at(raw, "Result") if tag is not None else (raw.line, None)
     outcome = state.outcome
     if outcome == "checkmate":
         expected = "1-0" if state.winner == "white" else "0-1"
@@ -447,11 +456,11 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, st
     else:
         return ok, None
     if claimed in (None, "*"):
-        add_issue(issues, tally, source, gi, raw.line, None, state.plies, "warning", "result-unfinished",
+        add_issue(issues, tally, source, gi, *at, state.plies, "warning", "result-unfinished",
                   f"the game ended by {outcome.replace('_', ' ')} but its result is {claimed or 'missing'!r}")
         return False, None
     if claimed != expected and outcome in RESULT_DECIDING_ENDS:
-        add_issue(issues, tally, source, gi, raw.line, None, state.plies, "error", "result-mismatch",
+        add_issue(issues, tally, source, gi, *at, state.plies, "error", "result-mismatch",
                   f"Result {claimed!r} contradicts the final position: {RESULT_DECIDING_ENDS[outcome]}"
                   f"{' by ' + state.winner if state.winner else ''}, so {expected}")
         return False, "result-mismatch"

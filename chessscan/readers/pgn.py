@@ -122,7 +122,7 @@ class RawGame:
     __slots__ = (
         "source", "index", "byte_offset", "line", "tags", "sans", "result",
         "movetext_line", "variations", "comments", "nags", "issues",
-        "first_comment", "_mt", "_codec",
+        "first_comment", "_mt", "_codec", "_tags", "_tag_line",
     )
 
     def __init__(
@@ -142,6 +142,8 @@ class RawGame:
         first_comment: str | None = None,
         _mt: bytes = b"",
         _codec: str = "utf-8",
+        _tags: bytes = b"",
+        _tag_line: int = 0,
     ) -> None:
         self.source = source
         self.index = index
@@ -158,6 +160,8 @@ class RawGame:
         self.first_comment = first_comment
         self._mt = _mt
         self._codec = _codec
+        self._tags = _tags          # the tag section's text, for tag_line()
+        self._tag_line = _tag_line  # its first line (0: none)
 
     def __repr__(self) -> str:
         return (
@@ -187,6 +191,16 @@ class RawGame:
             return (self.movetext_line or self.line), None
         return _line_col(text, pos, self.movetext_line)
 
+    def tag_line(self, name: str) -> tuple[int, int | None]:
+        """(line, column), both 1-based, of the first tag pair named ``name`` (its ``[``);
+        the game's first line and column None when the game has no such tag. For reports
+        only: it searches the kept tag section text. Raises nothing."""
+        if self._tags:
+            m = re.compile(r"\[\s*" + re.escape(name) + r'\s*"').search(_movetext_str(self._tags, self._codec))
+            if m is not None:
+                return _line_col(m.string, m.start(), self._tag_line)
+        return self.line, None
+
     def rebase(self, index0: int, offset0: int, line0: int) -> "RawGame":
         """Shift a game read from the middle of a source to its place in the whole source:
         ``index0`` games, ``offset0`` decompressed bytes and ``line0`` lines came before the
@@ -196,6 +210,8 @@ class RawGame:
         self.line += line0
         if self.movetext_line:
             self.movetext_line += line0
+        if self._tag_line:
+            self._tag_line += line0
         if self.issues:
             self.issues = [i._replace(line=i.line + line0) for i in self.issues]
         return self
@@ -1085,7 +1101,7 @@ def _finish(
 
     game = RawGame(
         source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0,
-        variations, comments, nags, issues, first_comment, mt_b, codec,
+        variations, comments, nags, issues, first_comment, mt_b, codec, tag_b, tag_line0 if tag_b else 0,
     )
     return game, end_off
 

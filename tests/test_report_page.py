@@ -235,10 +235,10 @@ def test_games_with_errors_show_the_position_and_the_move(tmp_path):
     assert "illegal-move" in first and "ply 4, move <code>Nf6</code>" in first
     assert first.count("<svg") == 1 and 'class="arrow"' in first
     assert "rnbqkbnr/ppppp1pp/8/5p1Q/4P3/8/PPPP1PPP/RNB1KBNR b KQkq - 1 2" in first
-    # The result that the mate contradicts: the board replayed from the positions table, with
-    # the mating move as the arrow.
+    # The result that the mate contradicts, at its Result tag: the board replayed from the
+    # positions table, with the mating move as the arrow.
     second = games[1]
-    assert f"{pgn}:15 · game 3" in html.unescape(second) and "result-mismatch" in second
+    assert f"{pgn}:18:1 · game 3" in html.unescape(second) and "result-mismatch" in second
     assert "Qxf7#" in second and second.count("<svg") == 1 and 'class="arrow"' in second
 
 

@@ -27,6 +27,9 @@ _INTEGERS = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.
 _MAX_OFFSET = 2**31 - 1   # a string array's offsets are int32
 _STRING = pa.string()
 _BOOL = pa.bool_()
+_NONE = type(None)
+_NOT_NONE = partial(operator.is_not, None)   # v -> v is not None, in C
+_IS_TRUE = partial(operator.is_, True)        # v -> v is True, in C
 
 
 def _buffer(values: np.ndarray) -> pa.Buffer:
@@ -86,11 +89,6 @@ def from_list(values: list, type: pa.DataType) -> pa.Array:
     except (OverflowError, UnicodeEncodeError, ValueError):
         array = None  # pyarrow.array says what does not fit
     return pa.array(values, type=type) if array is None else array
-
-
-_NONE = type(None)
-_NOT_NONE = partial(operator.is_not, None)   # v -> v is not None, in C
-_IS_TRUE = partial(operator.is_, True)        # v -> v is True, in C
 
 
 def _strings(values: list) -> pa.Array | None:

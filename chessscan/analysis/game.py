@@ -266,8 +266,9 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     """Analyze one game, appending its rows to ``tables`` and its counts to ``tally``.
 
     ``raw`` is a RawGame: ``source, index, byte_offset, line, tags, sans, result, issues,
-    locate(ply_index)``. A game with an error keeps its plies up to the error; the error is
-    recorded (code, line, column, ply, SAN, FEN before the move). Never raises for bad input.
+    locate(ply_index), tag_line(name)`` (an issue about a tag stands at its line). A game
+    with an error keeps its plies up to the error; the error is recorded (code, line, column,
+    ply, SAN, FEN before the move). Never raises for bad input.
 
     Returns the game's rare kinds of event as a mask, bit ``i`` for
     ``sampling.RARE_KINDS[i]`` (double check, en-passant, promotion or castling check,
@@ -293,18 +294,18 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     pos = None
     start_fen = tags.get("FEN")
     if kind is None:
-        add_issue(issues, tally, source, gi, *_tag_at(raw, "Variant"), None, "warning", "unsupported-variant",
+        add_issue(issues, tally, source, gi, *raw.tag_line("Variant"), None, "warning", "unsupported-variant",
                   f"variant {tags.get('Variant')!r} is not standard chess or Chess960: no positions analyzed")
         tally.unsupported_variant += 1
     elif start_fen is not None:
         pos, faults, inferred = validate_setup(start_fen.strip(), chess960=kind == "chess960")
         if inferred:
-            add_issue(issues, tally, source, gi, *_tag_at(raw, "FEN"), 0, "warning", "chess960-inferred",
+            add_issue(issues, tally, source, gi, *raw.tag_line("FEN"), 0, "warning", "chess960-inferred",
                       f"[FEN \"{start_fen}\"] has castling rights only Chess960 explains but no "
                       f"Chess960 Variant tag: played as Chess960")
         for code, message in faults:
             severity = fault_severity(code)
-            add_issue(issues, tally, source, gi, *_tag_at(raw, "FEN"), 0, severity, code,
+            add_issue(issues, tally, source, gi, *raw.tag_line("FEN"), 0, severity, code,
                       f"[FEN \"{start_fen}\"]: {message}")
             if severity == "error" and (first_error is None or first_error[0] > 0):
                 first_error = (0, code, 0)
@@ -418,13 +419,6 @@ def _write_perpetuals(raw, state: GameState, tables) -> None:
         rows["game_result"].append(raw.tags.get("Result"))
 
 
-def _tag_at(raw, name: str) -> tuple[int, int | None]:
-    """(line, column) of the game's tag ``name`` in the source, for an issue about it (the
-    game's first line, no column, when the reader does not know: see RawGame.tag_line)."""
-    tag_line = getattr(raw, "tag_line", None)
-    return tag_line(name) if tag_line is not None else (raw.line, None)
-
-
 def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, str | None]:
     """Compare the Result tag and the movetext result token with the final position; add
     issues; return whether everything is consistent, and the error code if one is an error."""
@@ -435,19 +429,19 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, st
     if tag is not None and tag not in RESULT_VALUES:
         # PGN standard §8.1.1.7: "?" and other values are no result. The movetext's token
         # then stands for the game's claim.
-        add_issue(issues, tally, source, gi, *_tag_at(raw, "Result"), None, "warning", "result-tag-invalid",
+        add_issue(issues, tally, source, gi, *raw.tag_line("Result"), None, "warning", "result-tag-invalid",
                   f"Result tag {tag!r} is not one of 1-0, 0-1, 1/2-1/2, * (PGN standard §8.1.1.7)")
         ok = False
         tag = None
     elif tag is not None and token is not None and tag != token:
-        add_issue(issues, tally, source, gi, *_tag_at(raw, "Result"), None, "warning", "result-token-mismatch",
+        add_issue(issues, tally, source, gi, *raw.tag_line("Result"), None, "warning", "result-token-mismatch",
                   f"Result tag {tag!r} but the movetext ends with {token!r}")
         ok = False
     if state.error is not None:
         return ok, None
     claimed = tag if tag is not None else token
     # Where the claim stands: the Result tag, else (the movetext's token) the game.
-    at = _tag_at(raw, "Result") if tag is not None else (raw.line, None)
+    at = raw.tag_line("Result") if tag is not None else (raw.line, None)
     outcome = state.outcome
     if outcome == "checkmate":
         expected = "1-0" if state.winner == "white" else "0-1"

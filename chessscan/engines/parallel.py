@@ -186,16 +186,11 @@ def _add_rows(out: dict, name: str, rows: dict[str, list], arrow: bool, options:
         out[name] = rows
 
 
-def _termination_marks(data: bytes) -> int:
-    """Game termination markers (PGN §8.2.6) in ``data``, Result tags included: an upper
-    bound of about twice its games, for the chunk size rule (one C pass, see
-    :mod:`chessscan.readers.counts`)."""
-    return termination_marks(data)
-
-
-def _estimated_games(data: bytes) -> int:
-    """Games in a chunk if every game has one ``[Event "`` line at a line start."""
-    return event_lines(data)
+# The chunk size rule's counts (one C pass each, see chessscan.readers.counts): termination
+# markers (PGN §8.2.6, Result tags included: about twice a chunk's games), and its games if
+# every game has one ``[Event "`` line at a line start.
+_termination_marks = termination_marks
+_estimated_games = event_lines
 
 
 def _shift_game_index(out: dict, delta: int, arrow: bool) -> None:

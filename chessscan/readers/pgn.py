@@ -44,9 +44,9 @@ import os
 import re
 from typing import BinaryIO, Iterator, NamedTuple, Union
 
-from .movetext import _COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME
 from .counts import line_ends
-from .movetext import blank_comments, fast_movetext, tag_pairs
+from .movetext import (_COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME,
+                       blank_comments, fast_movetext, tag_pairs)
 from .sources import TruncatedInput, open_source, source_name
 
 __all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "MAX_GAME_BYTES", "sure_game_start",

@@ -440,8 +440,6 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, st
     if state.error is not None:
         return ok, None
     claimed = tag if tag is not None else token
-    # Where the claim stands: the Result tag, else (the movetext's token) the game.
-    at = raw.tag_line("Result") if tag is not None else (raw.line, None)
     outcome = state.outcome
     if outcome == "checkmate":
         expected = "1-0" if state.winner == "white" else "0-1"
@@ -449,6 +447,11 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, st
         expected = "1/2-1/2"
     else:
         return ok, None
+    if claimed == expected:
+        return ok, None
+    # Where the claim stands: the Result tag, else (the movetext's token) the game. (Found
+    # only here: searching the tag section for every game cost ~5% of a run.)
+    at = raw.tag_line("Result") if tag is not None else (raw.line, None)
     if claimed in (None, "*"):
         add_issue(issues, tally, source, gi, *at, state.plies, "warning", "result-unfinished",
                   f"the game ended by {outcome.replace('_', ' ')} but its result is {claimed or 'missing'!r}")

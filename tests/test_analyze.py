@@ -297,6 +297,24 @@ def test_cli_interrupt_leaves_no_summary(tmp_path, monkeypatch):
     assert not (out / "summary.json").exists() and pd.read_parquet(out / "games.parquet").empty
 
 
+def test_odd_counters_and_elos_are_reported_not_a_crash(tmp_path):
+    # A [FEN] clock past int32 raised OverflowError from the compiled Position; an Elo of
+    # digits that int() refuses ("2²": str.isdigit() holds) raised ValueError.
+    path = tmp_path / "odd.pgn"
+    path.write_text('[Event "a"]\n[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/4K3 w - - 99999999999999999999 1"]\n\n'
+                    '1. Ke2 *\n\n[Event "b"]\n[WhiteElo "2\u00b2"]\n[BlackElo "2100"]\n\n1. e4 *\n',
+                    encoding="utf-8")
+    tables = scan(path, jobs=1)
+    games, issues = tables["games"], tables["issues"]
+    assert list(games.plies) == [0, 1]
+    assert list(issues.code) == ["invalid-fen"] and list(issues.line) == [3]
+    assert pd.isna(games.white_elo[1]) and games.black_elo[1] == 2100
+    epd = tmp_path / "odd.epd"
+    epd.write_text("4k3/8/8/8/8/8/8/4K3 w - - 3000000000 1\n4k3/8/8/8/8/8/8/4K3 w - - hmvc 5;\n")
+    issues = scan(epd, jobs=1)["issues"]
+    assert list(issues.code) == ["invalid-fen"] and list(issues.line) == [1]
+
+
 def test_scan_takes_bytes_and_pathlike_paths():
     for path in (bytes(MAGNUS), MAGNUS, [str(MAGNUS)]):
         assert len(scan(path)["games"]) == 300

@@ -178,6 +178,17 @@ def test_negative_fullmove_number_is_invalid():
     assert codes_of(NEGATIVE_FULLMOVE_FEN) == {"invalid-fen"}
 
 
+@pytest.mark.parametrize("counters", ["1000000000 1", "0 1000000000", "99999999999999999999 1",
+                                      "3000000000 5000000000"])
+def test_counters_over_the_tables_range_are_invalid_not_a_crash(counters):
+    # The tables hold clocks and move numbers as int32; the compiled Position as a C int.
+    with pytest.raises(InvalidFen) as err:
+        parse_fen(f"4k3/8/8/8/8/8/8/4K3 w - - {counters}")
+    assert err.value.codes == ["invalid-fen"] and "over 999,999,999" in str(err.value)
+    pos = parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 999999999 999999999")
+    assert (pos.halfmove_clock, pos.fullmove_number) == (999_999_999, 999_999_999)
+
+
 # ================================================================================================
 # Several faults at once: all of them are reported
 # ================================================================================================

@@ -43,7 +43,10 @@ def _int_or_none(text: str | None) -> int | None:
         return None
     text = text.strip()
     if text.isdigit() and len(text) < 10:
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # digits int() does not take: superscripts, circled digits
+            return None
     return None
 
 

@@ -24,7 +24,8 @@ from chessscan.core.squares import (
 # code -> what the rule is and why it exists.
 FAULTS = {
     "invalid-fen": "the text is not a FEN: wrong field count, bad placement, turn, castling, "
-                   "en-passant or counter field (PGN standard §16.1)",
+                   "en-passant or counter field (PGN standard §16.1), or a counter over "
+                   "MAX_COUNTER",
     "missing-king": "a side has no king (FIDE Laws art. 3.9: every position has both kings)",
     "too-many-kings": "a side has more than one king",
     "pawns-on-backrank": "a pawn stands on the first or last rank, which no legal move reaches "
@@ -44,6 +45,10 @@ FAULTS = {
                         "pieces on one line, or a check the double push that set the en-passant "
                         "square cannot have given",
 }
+
+#: The largest halfmove clock or fullmove number a FEN may give: the tables hold them (and the
+#: move numbers that follow) as 32-bit integers; no game comes near it.
+MAX_COUNTER = 999_999_999
 
 
 class InvalidFen(ValueError):
@@ -199,12 +204,15 @@ def parse_fen(fen: str, chess960: bool = False, counters: bool = True, strict: b
     pos.turn = parts[1] == "w"
     if len(parts) > 4:
         try:
-            pos.halfmove_clock = int(parts[4])
+            halfmove = int(parts[4])
             fullmove = int(parts[5]) if len(parts) > 5 else 1
         except ValueError:
             raise _syntax(fen, "halfmove clock and fullmove number must be integers") from None
-        if pos.halfmove_clock < 0 or fullmove < 0:
+        if halfmove < 0 or fullmove < 0:
             raise _syntax(fen, "negative halfmove clock or fullmove number")
+        if halfmove > MAX_COUNTER or fullmove > MAX_COUNTER:
+            raise _syntax(fen, f"halfmove clock or fullmove number over {MAX_COUNTER:,}")
+        pos.halfmove_clock = halfmove
         pos.fullmove_number = max(1, fullmove)  # 0 is a common writer's slip for 1
     ep_text = parts[3]
     if ep_text != "-" and ep_text not in SQUARE_BY_NAME:

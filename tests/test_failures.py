@@ -123,6 +123,22 @@ def test_table_writer_full_disk_names_the_file_and_leaves_no_partial_table(tmp_p
     assert not path.exists() and not w.partial_path.exists()
 
 
+def test_parquet_row_group_failing_in_the_background_is_raised_by_the_next_flush(tmp_path):
+    # Row groups are written on a background thread: the failure of the second one is raised
+    # by the write that flushes the third, and the partial file is gone.
+    import pyarrow as pa
+
+    path = tmp_path / "positions.parquet"
+    w = TableWriter(path, pa.schema([("ply", pa.int32())]), "parquet", table="positions", row_group_size=1)
+    w._sink = _FullDisk(w._sink, room=1)
+    w.write({"ply": [1]})
+    w.write({"ply": [2]})
+    with pytest.raises(OutputError, match="No space left on device"):
+        w.write({"ply": [3]})
+    assert w.closed and not path.exists() and not w.partial_path.exists()
+    w.close()  # idempotent after the failure
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 def test_full_disk_exit_4_no_summary_no_traceback(tmp_path, monkeypatch, fmt):
     """The positions table cannot be written: exit 4, one message naming it, no summary.json,

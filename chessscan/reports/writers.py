@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
@@ -74,6 +75,36 @@ ROW_GROUP_BYTES = 4 << 20
 DEFAULT_TABLES: tuple[str, ...] = ("positions", "games", "issues")
 
 Buffers = MutableMapping[str, list]
+
+
+class _Encoding(threading.Thread):
+    """One Parquet row group written on a thread of its own: pyarrow's
+    ``ParquetWriter.write_table`` releases the GIL, so the encoding and compression (a
+    quarter of a run that writes the positions table) overlap with the analysis instead of
+    following it. A daemon thread, started per row group (a few per million rows): nothing
+    for the interpreter to join at exit, and no pool whose locks a Ctrl-C could leave held.
+    The writer always waits for it (:meth:`wait`) before it writes the next row group or
+    closes the file."""
+
+    def __init__(self, sink, table: pa.Table) -> None:
+        super().__init__(name="chessscan-parquet", daemon=True)
+        self._sink = sink
+        self._table = table
+        self.error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self._sink.write_table(self._table, row_group_size=self._table.num_rows)
+        except BaseException as exc:  # raised again by the writer, in its own thread
+            self.error = exc
+        finally:
+            self._table = None
+
+    def wait(self) -> BaseException | None:
+        """Wait for the write to end; return its exception, if any."""
+        self.join()
+        return self.error
 
 
 # ---------------------------------------------------------------------------
@@ -388,6 +419,9 @@ class TableWriter:
     also runs on exceptions, leaving a readable file with the rows written
     so far. A failed write or close (disk full…) raises :class:`OutputError`
     naming the file, and removes the partial file: nothing unreadable stays.
+    Parquet row groups are encoded on a background thread, one at a time per
+    table (in order): a failure of one is raised by the next :meth:`write`
+    that flushes, or by :meth:`close`.
     """
 
     def __init__(self, path: str | os.PathLike, schema: pa.Schema,
@@ -411,6 +445,7 @@ class TableWriter:
         self._pending_bytes = 0
         self._closed = True  # until the sink is open, close() has nothing to do
         self._sink: Any = None
+        self._encoding: _Encoding | None = None  # the row group being written in the background
         self._file: Any = None  # a Python file under the sink, for paths Arrow cannot take
 
         try:
@@ -495,10 +530,22 @@ class TableWriter:
         self._pending_rows = 0
         self._pending_bytes = 0
         # One row group per flush: bounded by row_group_size or ROW_GROUP_BYTES + one batch.
-        try:
-            self._sink.write_table(tbl, row_group_size=tbl.num_rows)
-        except (OSError, pa.ArrowException) as exc:
-            self._fail(exc)
+        # One in flight per table: row groups keep their order, and memory holds at most one
+        # more row group per table.
+        self._finish_encoding()
+        self._encoding = _Encoding(self._sink, tbl)
+
+    def _finish_encoding(self) -> None:
+        """Wait for the row group being written in the background; raise OutputError (the
+        partial file removed) if writing it failed."""
+        encoding, self._encoding = self._encoding, None
+        if encoding is not None:
+            exc = encoding.wait()
+            if exc is not None:
+                if isinstance(exc, (OSError, pa.ArrowException)):
+                    self._fail(exc)
+                self._discard()
+                raise exc
 
     def close(self) -> None:
         """Flush and close the file, then give it its name. Idempotent. Raises
@@ -507,6 +554,7 @@ class TableWriter:
             return
         try:
             self.flush()
+            self._finish_encoding()
         except BaseException:
             self._discard()
             raise
@@ -532,6 +580,9 @@ class TableWriter:
         not be written whole is absent."""
         self._closed = True
         self._pending = []
+        encoding, self._encoding = self._encoding, None
+        if encoding is not None:
+            encoding.wait()  # the sink is not closed under a write in progress
         sink, self._sink = self._sink, None
         for closing in (sink, self._file):
             if closing is not None:

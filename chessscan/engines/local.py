@@ -18,6 +18,7 @@ from chessscan.analysis.epd import analyze_epd_record
 from chessscan.analysis.game import Tally, analyze_game
 from chessscan.analysis.rows import PositionRows
 from chessscan.analysis.options import AnalysisOptions
+from chessscan.analysis.sampling import BASE_BIT, Candidate, RowsCopy, Sampler, base_sampled
 from chessscan.readers.epd import read_epd
 from chessscan.readers.inputs import is_epd_source
 from chessscan.readers.pgn import read_games
@@ -117,8 +118,6 @@ def analyze_one(raw, tables: dict[str, dict[str, list]], options: AnalysisOption
     reasons = 0
     later = False  # whether replay_deferred counts the game's sample reasons
     if cross_check == "sample":
-        from chessscan.analysis.sampling import BASE_BIT, Candidate, RowsCopy, base_sampled
-
         if sampler is not None:
             reasons = sampler.reasons(raw.source, raw.index, kinds)
         else:
@@ -151,8 +150,6 @@ def new_sampler(options: AnalysisOptions):
     else None."""
     if options.cross_check != "sample":
         return None
-    from chessscan.analysis.sampling import Sampler
-
     return Sampler()
 
 

@@ -21,6 +21,7 @@ except ImportError:  # uncompiled, without Cython installed
 if cython.compiled:
     from cython.cimports.cpython.unicode import PyUnicode_DecodeUTF8
     from cython.cimports.libc.stdlib import free, malloc
+    from cython.cimports.libc.string import memchr
 
 # §8.1.1: tag names are symbol tokens; §7: strings with \" and \\ escapes. A tag pair may
 # span lines (whitespace between its tokens).
@@ -122,16 +123,14 @@ def _blank_comments_c(p, n):
     while i < n:
         c = p[i]
         if c == 123:  # '{'
-            k = i + 1
-            while k < n and p[k] != 125:  # '}'
-                k += 1
+            q = cython.cast(cbytes, memchr(p + i + 1, 125, n - i - 1))  # '}'
             count += 1
-            if k >= n:
+            if q == cython.NULL:
                 left_open = True  # no '}' after it: the line ends in the comment
                 break
             buf[o] = 32
             o += 1
-            i = k + 1
+            i = (q - p) + 1
         elif c == 59:  # ';'
             k = i + 1
             while k < n and p[k] != 10 and p[k] != 13:

@@ -421,7 +421,7 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
             chunk = chunk[end:]
         if not chunk:
             continue
-        lines = chunk.splitlines(True)
+        lines = _split_lines(chunk)
         if parts and parts[-1].endswith(b"\r"):
             line = b"".join(parts)
             parts, held = [], 0
@@ -963,6 +963,35 @@ def last_sure_game_start(buf: bytes, lo: int = 0, hi: int | None = None, lookbac
         if line is not None and sure_game_start(buf[back:start], line, back == 0):
             return start
         end = i
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    """``data.splitlines(True)``: the lines of ``data``, line ends (\\n, \\r\\n, \\r) kept."""
+    if cython.compiled and type(data) is bytes:
+        return _split_lines_c(data, len(data))
+    return data.splitlines(True)
+
+
+def _split_lines_c(p, n):
+    # memchr hops from line end to line end (bytes.splitlines looks at every byte).
+    lines = []
+    i = 0
+    cr = -1  # offset of the next '\r' at or after i (n: none); -1: not looked for yet
+    while i < n:
+        q = cython.cast(cbytes, memchr(p + i, 10, n - i))
+        lf = n if q == cython.NULL else q - p
+        if cr < i:
+            q = cython.cast(cbytes, memchr(p + i, 13, n - i))
+            cr = n if q == cython.NULL else q - p
+        if cr < lf:
+            e = cr + 1
+            if e < n and p[e] == 10:
+                e += 1
+        else:
+            e = lf + 1 if lf < n else n
+        lines.append(p[i:e])
+        i = e
+    return lines
 
 
 def _ends_tag(line: bytes) -> bool:

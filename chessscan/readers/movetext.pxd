@@ -49,5 +49,7 @@ cdef bint _is_tag_space(uchar c) noexcept
 cdef bint _is_alnum(uchar c) noexcept
 cdef bint _is_name_char(uchar c) noexcept
 
-@cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict)
+cdef list _TAG_NAMES
+@cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict,
+               names=list, k=Py_ssize_t, name=str)
 cdef dict _scan_tags(cbytes p, Py_ssize_t n)

@@ -1,4 +1,5 @@
 # cython: boundscheck=True, wraparound=True
+# (checked indexing here, unlike the rest of the compiled core: this module indexes from the end)
 """Streaming PGN reader: split a PGN stream into games and tokenize them.
 
 Follows the PGN standard (Steven J. Edwards, 1994): import format (§3.1),
@@ -36,7 +37,10 @@ In the common case the comment-free movetext is then split on whitespace and
 every token looked up in a small cache of known move/move-number tokens,
 so reading costs a few C calls per game. Games with RAVs, NAGs, glyphs or
 anything unusual go through a general regex token loop (``_scan_movetext``),
-which is also what :meth:`RawGame.locate` uses.
+which is also what :meth:`RawGame.locate` uses. Compiled (Cython pure Python
+mode, types in ``pgn.pxd``), the line loop keeps its counters and flags in C
+variables, and line ends, tag line ends and termination marker candidates are
+found with ``memchr``; uncompiled, the same code uses ``bytes`` methods.
 """
 
 from __future__ import annotations
@@ -500,7 +504,8 @@ class _Reread(Exception):
 def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterator[RawGame]:
     # States: 0 between games, 1 in a tag section, 2 in movetext. Bytes are
     # compared as ints (line[0]); 91 is '[', 37 is '%', <= 32 whitespace or control.
-    # Compiled, the line loop's counters and flags are C variables.
+    # Compiled, the line loop's counters and flags are C variables (not adj, clean and over,
+    # which trim() and finish() rebind: Cython types no nonlocal).
     cython.declare(index=cython.Py_ssize_t, lineno=cython.Py_ssize_t, off=cython.Py_ssize_t, state=cython.Py_ssize_t,
                    refeed=cython.Py_ssize_t, g_off=cython.Py_ssize_t, g_line=cython.Py_ssize_t,
                    tag_line0=cython.Py_ssize_t, mt_line0=cython.Py_ssize_t, ncom=cython.Py_ssize_t,

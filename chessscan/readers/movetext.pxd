@@ -26,7 +26,7 @@ cdef class _SanTable:
 cdef _SanTable _SAN_TABLE
 
 @cython.locals(o=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, count=Py_ssize_t, left_open=bint,
-               c=uchar, buf=charp)
+               c=uchar, buf=charp, q=cbytes)
 cdef tuple _blank_comments_c(cbytes p, Py_ssize_t n)
 
 cpdef tuple blank_comments(bytes rest)
@@ -49,5 +49,7 @@ cdef bint _is_tag_space(uchar c) noexcept
 cdef bint _is_alnum(uchar c) noexcept
 cdef bint _is_name_char(uchar c) noexcept
 
-@cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict)
+cdef list _TAG_NAMES
+@cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict,
+               names=list, k=Py_ssize_t, name=str)
 cdef dict _scan_tags(cbytes p, Py_ssize_t n)

@@ -19,8 +19,9 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 if cython.compiled:
-    from cython.cimports.cpython.unicode import PyUnicode_DecodeUTF8
+    from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
     from cython.cimports.libc.stdlib import free, malloc
+    from cython.cimports.libc.string import memchr, memcmp
 
 # §8.1.1: tag names are symbol tokens; §7: strings with \" and \\ escapes. A tag pair may
 # span lines (whitespace between its tokens).
@@ -122,16 +123,14 @@ def _blank_comments_c(p, n):
     while i < n:
         c = p[i]
         if c == 123:  # '{'
-            k = i + 1
-            while k < n and p[k] != 125:  # '}'
-                k += 1
+            q = cython.cast(cbytes, memchr(p + i + 1, 125, n - i - 1))  # '}'
             count += 1
-            if k >= n:
+            if q == cython.NULL:
                 left_open = True  # no '}' after it: the line ends in the comment
                 break
             buf[o] = 32
             o += 1
-            i = k + 1
+            i = (q - p) + 1
         elif c == 59:  # ';'
             k = i + 1
             while k < n and p[k] != 10 and p[k] != 13:
@@ -178,6 +177,11 @@ def tag_pairs(tag_b: bytes, codec: str) -> dict[str, str] | None:
     return tags
 
 
+# Compiled: the tag names of the last section, by position (names repeat from game to game
+# in the same order): an equal name is taken from here, not decoded again. Names are ASCII.
+_TAG_NAMES = [None] * 32
+
+
 def _is_tag_space(c):
     # Only the usual whitespace: any other byte sends the section to the regex, whose \s
     # and str.strip() also take \v, \f, \x1c..\x1f and Unicode spaces.
@@ -196,6 +200,8 @@ def _scan_tags(p, n):
     """Compiled scan behind :func:`tag_pairs` over ``n`` UTF-8 bytes at ``p``: the pairs,
     or None for anything but whitespace-separated pairs without escapes or duplicates."""
     tags = {}
+    names = _TAG_NAMES
+    k = 0
     i = 0
     while True:
         while i < n and _is_tag_space(p[i]):
@@ -233,7 +239,12 @@ def _scan_tags(p, n):
         if i == n or p[i] != 93:  # ']'
             return None
         i += 1
-        name = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
+        name = names[k] if k < len(names) else None
+        if name is None or PyUnicode_GET_LENGTH(name) != e - s or memcmp(PyUnicode_1BYTE_DATA(name), p + s, e - s):
+            name = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
+            if k < len(names):
+                names[k] = name
+        k += 1
         if name in tags:
             return None
         tags[name] = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)

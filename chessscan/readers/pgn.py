@@ -1,3 +1,5 @@
+# cython: boundscheck=True, wraparound=True
+# (checked indexing here, unlike the rest of the compiled core: this module indexes from the end)
 """Streaming PGN reader: split a PGN stream into games and tokenize them.
 
 Follows the PGN standard (Steven J. Edwards, 1994): import format (§3.1),
@@ -35,7 +37,10 @@ In the common case the comment-free movetext is then split on whitespace and
 every token looked up in a small cache of known move/move-number tokens,
 so reading costs a few C calls per game. Games with RAVs, NAGs, glyphs or
 anything unusual go through a general regex token loop (``_scan_movetext``),
-which is also what :meth:`RawGame.locate` uses.
+which is also what :meth:`RawGame.locate` uses. Compiled (Cython pure Python
+mode, types in ``pgn.pxd``), the line loop keeps its counters and flags in C
+variables, and line ends, tag line ends and termination marker candidates are
+found with ``memchr``; uncompiled, the same code uses ``bytes`` methods.
 """
 
 from __future__ import annotations
@@ -43,6 +48,14 @@ from __future__ import annotations
 import os
 import re
 from typing import BinaryIO, Iterator, NamedTuple, Union
+
+try:
+    import cython
+except ImportError:  # uncompiled, without Cython installed
+    from chessscan.core import _cython_shim as cython
+
+if cython.compiled:
+    from cython.cimports.libc.string import memchr
 
 from .counts import line_ends
 from .movetext import (_COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME,
@@ -412,7 +425,7 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
             chunk = chunk[end:]
         if not chunk:
             continue
-        lines = chunk.splitlines(True)
+        lines = _split_lines(chunk)
         if parts and parts[-1].endswith(b"\r"):
             line = b"".join(parts)
             parts, held = [], 0
@@ -491,12 +504,25 @@ class _Reread(Exception):
 def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterator[RawGame]:
     # States: 0 between games, 1 in a tag section, 2 in movetext. Bytes are
     # compared as ints (line[0]); 91 is '[', 37 is '%', <= 32 whitespace or control.
+    # Compiled, the line loop's counters and flags are C variables (not adj, clean and over,
+    # which trim() and finish() rebind: Cython types no nonlocal).
+    cython.declare(index=cython.Py_ssize_t, lineno=cython.Py_ssize_t, off=cython.Py_ssize_t, state=cython.Py_ssize_t,
+                   refeed=cython.Py_ssize_t, g_off=cython.Py_ssize_t, g_line=cython.Py_ssize_t,
+                   tag_line0=cython.Py_ssize_t, mt_line0=cython.Py_ssize_t, ncom=cython.Py_ssize_t,
+                   pre_comments=cython.Py_ssize_t, depth=cython.Py_ssize_t,
+                   split_at=cython.Py_ssize_t, has_tags=cython.bint, in_comment=cython.bint,
+                   prev_blank=cython.bint, tags_gap=cython.bint, cand=cython.Py_ssize_t,
+                   cand_line=cython.Py_ssize_t, held=cython.Py_ssize_t, lookahead=cython.Py_ssize_t,
+                   cut_short=cython.bint, cap=cython.Py_ssize_t, from_line=cython.Py_ssize_t, c=cython.Py_ssize_t,
+                   j=cython.Py_ssize_t, started_in_comment=cython.bint, n_line=cython.Py_ssize_t,
+                   d0=cython.Py_ssize_t, end=cython.Py_ssize_t, p=cython.Py_ssize_t, q=cython.Py_ssize_t,
+                   tail_at=cython.Py_ssize_t, e=cython.Py_ssize_t, r=cython.Py_ssize_t,
+                   line=bytes, rest=bytes, t=bytes)
     index = 0
     lineno = 0
     off = 0  # decompressed offset of the next line not owned by a game
     state = 0
     refeed = 0  # >0: the current line is the rest of a line whose first `refeed` bytes ended a game
-    tag_end = _TAG_END
     # Per-game state (reset when a game starts).
     g_off = g_line = tag_line0 = mt_line0 = 0
     pre_lines: list[bytes] = []
@@ -590,7 +616,9 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                 in_comment = False
                 src = own = iter(again)
         try:
-            for lineno, line in enumerate(src, from_line):
+            for line in src:
+                lineno = from_line
+                from_line += 1
                 while True:  # loops only when a line is processed again in a new state
                     if state == 2:
                         if in_comment:
@@ -704,13 +732,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                             # Cheap substring tests first; the regex only runs from
                             # the first candidate (usually the end of the movetext).
                             end = -1
-                            p = rest.find(b"*")
-                            q = rest.find(b"-0")
-                            if q >= 0 and (p < 0 or q < p):
-                                p = q
-                            q = rest.find(b"-1")
-                            if q >= 0 and (p < 0 or q < p):
-                                p = q
+                            p = _marker_candidate(rest)
                             if p >= 0:
                                 m = _RESULT_B.search(rest, p - 5 if p > 5 else 0)
                                 if m is not None:
@@ -770,7 +792,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                     index += 1
                                     state = 0
                                     continue
-                            if not line.endswith(tag_end):
+                            if not _ends_tag(line):
                                 m = _TAGS_PREFIX_B.match(line)
                                 if m is not None:
                                     e = m.end()
@@ -946,6 +968,83 @@ def last_sure_game_start(buf: bytes, lo: int = 0, hi: int | None = None, lookbac
         if line is not None and sure_game_start(buf[back:start], line, back == 0):
             return start
         end = i
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    """``data.splitlines(True)``: the lines of ``data``, line ends (\\n, \\r\\n, \\r) kept."""
+    if cython.compiled and type(data) is bytes:
+        return _split_lines_c(data, len(data))
+    return data.splitlines(True)
+
+
+def _split_lines_c(p, n):
+    # memchr hops from line end to line end (bytes.splitlines looks at every byte).
+    lines = []
+    i = 0
+    cr = -1  # offset of the next '\r' at or after i (n: none); -1: not looked for yet
+    while i < n:
+        q = cython.cast(cbytes, memchr(p + i, 10, n - i))
+        lf = n if q == cython.NULL else q - p
+        if cr < i:
+            q = cython.cast(cbytes, memchr(p + i, 13, n - i))
+            cr = n if q == cython.NULL else q - p
+        if cr < lf:
+            e = cr + 1
+            if e < n and p[e] == 10:
+                e += 1
+        else:
+            e = lf + 1 if lf < n else n
+        lines.append(p[i:e])
+        i = e
+    return lines
+
+
+def _ends_tag(line: bytes) -> bool:
+    """Whether ``line`` ends with ']' and its line end (if any): a tag line's usual end."""
+    if cython.compiled:
+        return _ends_tag_c(line, len(line))
+    return line.endswith(_TAG_END)
+
+
+def _ends_tag_c(p, n):
+    if n and p[n - 1] == 10:  # '\n', maybe of '\r\n'
+        n -= 1
+        if n and p[n - 1] == 13:
+            n -= 1
+    elif n and p[n - 1] == 13:
+        n -= 1
+    return n > 0 and p[n - 1] == 93  # ']'
+
+
+def _marker_candidate(rest: bytes) -> int:
+    """Offset of the first ``*``, ``-0`` or ``-1`` in ``rest`` (where a termination marker
+    may stand, §8.2.6), or -1."""
+    if cython.compiled:
+        return _marker_candidate_c(rest, len(rest))
+    p = rest.find(b"*")
+    q = rest.find(b"-0")
+    if q >= 0 and (p < 0 or q < p):
+        p = q
+    q = rest.find(b"-1")
+    if q >= 0 and (p < 0 or q < p):
+        p = q
+    return p
+
+
+def _marker_candidate_c(p, n):
+    # memchr hops: to the first '*', then from '-' to '-' before it.
+    star = cython.cast(cbytes, memchr(p, 42, n))
+    end = n if star == cython.NULL else star - p
+    i = 0
+    while i < end:
+        q = cython.cast(cbytes, memchr(p + i, 45, end - i))
+        if q == cython.NULL:
+            break
+        i = q - p
+        if i + 1 < n and (p[i + 1] == 48 or p[i + 1] == 49):  # '-0', '-1'
+            return i
+        i += 1
+    return -1 if star == cython.NULL else end
 
 
 def _starts_game(line: bytes, tag_lines: list[bytes]) -> bool:

@@ -971,6 +971,22 @@ def test_game_over_the_cap_keeps_its_lines_up_to_it(monkeypatch):
     assert [(g.sans, g.issues, g.byte_offset) for g in again] == [(g.sans, g.issues, g.byte_offset) for g in games]
 
 
+@pytest.mark.parametrize("chunk", [16, 64, 1 << 20])
+def test_tags_split_from_their_movetext_line_then_cut_by_the_cap(monkeypatch, chunk):
+    # '[Event "x"] {' puts the tags in the tag section and the open comment in the movetext;
+    # a tag after the comment continues the tag section, joining that line's two halves.
+    # When the cap had dropped them (a long preamble), the join raised IndexError and the
+    # whole read ended.
+    monkeypatch.setattr(pgn_module, "MAX_GAME_BYTES", 200)
+    monkeypatch.setattr(pgn_module, "_CHUNK", chunk)
+    data = (b"{ preamble\n" + b"comment text\n" * 20 + b'}\n[Event "x"] { open\n' + b"more text\n" * 10
+            + b'}\n\n[Site "y"]\n\n1. e4 *\n\n[Event "z"]\n\n1. d4 *\n')
+    games = list(read_games(io.BytesIO(data)))
+    assert [codes(g) for g in games] == [["game-too-long"], []]
+    assert _starts(data, games) == [b"{ preamble\n", b'[Event "z"]']
+    assert games[1].sans == ["d4"] and games[1].tags == {"Event": "z"}
+
+
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
 @pytest.mark.parametrize("chunk", range(5, 12))
 def test_long_blank_line_between_games_is_reported(monkeypatch, eol, chunk):

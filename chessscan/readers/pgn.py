@@ -543,12 +543,14 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
     where = [0]  # stream offset at (or just after) the end of the last batch of lines
     over: ReaderIssue | None = None  # the game-too-long issue of the current game
 
-    def trim() -> None:
-        """Drop the current game's lines past MAX_GAME_BYTES (the first time, note the issue)."""
+    def trim() -> bool:
+        """Drop the current game's lines past MAX_GAME_BYTES (the first time, note the issue).
+        Returns whether the movetext's first line was dropped: the line whose tags a
+        ``split_at`` kept in ``tag_lines``, which are gone too."""
         nonlocal adj, clean, over
         found = _trim_game(pre_lines, tag_lines, mt_lines, cap)
         if found is None:
-            return
+            return False
         dropped, which, k = found
         adj += dropped
         if clean is not None:
@@ -557,6 +559,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
             line = (g_line, tag_line0, mt_line0)[which] + k
             over = _issue("game-too-long", line, None,
                           f"game longer than {_size(cap)}: its text from here to its end is not read")
+        return which < 2 or k == 0
 
     def finish(unclosed: bool, extra: ReaderIssue | None) -> tuple[RawGame, int]:
         """The current game as a RawGame (see :func:`_finish`), and the offset after it."""
@@ -572,8 +575,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
     from_line = 1
     while True:
         if src is None:
-            if state and cand < 0 and where[0] - g_off > cap:
-                trim()  # a game over the cap: memory stays bounded
+            if state and cand < 0 and where[0] - g_off > cap and trim():  # memory stays bounded
+                split_at = 0  # the tags before the movetext on its first line are dropped
             try:
                 batch = next(batches, None)
             except TruncatedInput as exc:
@@ -587,8 +590,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                     adj += batch
                     if over is None:
                         over = _issue("game-too-long", lineno, None, message)
-                    if cand < 0:
-                        trim()
+                    if cand < 0 and trim():
+                        split_at = 0
                 elif line[:1] == b"%":
                     off += batch  # an escape line (PGN §6): dropped whole anyway
                 else:

@@ -171,3 +171,45 @@ def test_mate_flag_in_checks_only_rows(tmp_path):
                                     '1. Qf8# 1-0\n', "checks")
     rows = tables["positions"]
     assert rows.san.tolist() == ["Qf8#"] and rows.is_checkmate.tolist() == [True]
+
+
+def test_games_analyzed_on_several_threads_at_once_equal_one_thread():
+    # Dask runs tasks on threads. The per-ply loop's scratch (repetition table, ply history)
+    # and the perpetual search's are per thread: shared, a game with issues (Python code
+    # mid-game) or the uncompiled core let another thread's game overwrite them.
+    import sys
+    import threading
+
+    from chessscan.analysis.game import Tally, analyze_game
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines.local import new_tables, tables_for
+
+    path = SAMPLES / "lichess-jishanshaikh4-variants.pgn"
+    games = list(read_games(path)) + list(read_games(SAMPLES / "lichess-magnus-300.pgn"))[:120]
+    options = AnalysisOptions(cross_check="off")
+
+    def analyze(out: list) -> None:
+        tables = new_tables(tables_for([str(path)], options), options)
+        tally = Tally()
+        for raw in games:
+            analyze_game(raw, tables, options, tally)
+        out.append(({k: v.to_pylist() for k, v in tables["positions"].to_arrays().items()},
+                    tables["games"], tables["perpetuals"], tally.as_dict()))
+
+    alone: list = []
+    analyze(alone)
+    assert sum(p or 0 for p in alone[0][1]["perpetuals"]) > 0 and len(alone[0][0]["ply"]) > 10_000
+    together: list = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        threads = [threading.Thread(target=analyze, args=(together,)) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(together) == 3
+    for result in together:
+        assert result == alone[0]

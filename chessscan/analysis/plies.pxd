@@ -32,12 +32,12 @@ cdef class _History:
     cpdef add(self, uint64_t key, bint check)
 
 
-cdef _Repetitions _SEEN
 cdef dict _TOKENS
 cdef int _CHECKMATE, _STALEMATE, _DEAD, _SEVENTYFIVE, _FIVEFOLD
 cdef int _IN_CHECK, _BY_EP, _BY_CASTLING, _BY_PROMOTION, _MATE, _STALE
 cdef int SEVENTYFIVE_MOVES_PLIES
-cdef _History _HISTORY
+cdef object _LOCAL
+cdef tuple _scratch()
 
 @cython.locals(rows=PositionRows, keep_all=bint, keep_checks=bint, want_fen=bint, sid=int,
                n_direct=int, n_discovered=int, n_double=int, n_ep=int, n_castling=int,

@@ -32,6 +32,8 @@ try:
 except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
+import threading
+
 import numpy as np
 
 from chessscan.analysis.rows import PositionRows
@@ -162,8 +164,18 @@ class _History:
         self.n += 1
 
 
-_SEEN = _Repetitions()
-_HISTORY = _History()
+# Scratch space kept from game to game, one per thread: Dask runs tasks on threads, and
+# play_plies calls Python code (add_issue) where another thread may run a game meanwhile.
+_LOCAL = threading.local()
+
+
+def _scratch() -> tuple:
+    """This thread's (_Repetitions, _History)."""
+    try:
+        return _LOCAL.scratch
+    except AttributeError:
+        _LOCAL.scratch = (_Repetitions(), _History())
+        return _LOCAL.scratch
 
 
 def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> None:
@@ -185,8 +197,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     # Dataset histograms (Tally): touched only on checking plies, a few in a hundred.
     checks_by_move = tally.checks_by_move
     check_routes = tally.check_routes
-    seen = _SEEN
-    history = _HISTORY
+    seen, history = _scratch()
     history.n = 0
     seen.reset()
 

@@ -19,7 +19,8 @@ cdef class _Table:
 
 
 cdef object _BY_END
-cdef _Table _TABLE
+cdef object _LOCAL
+cdef _Table _table()
 
 @cython.locals(n1=Py_ssize_t, gen=int, mask=uint64_t, slot_keys=uint64_t[::1], slot_first=int[::1],
                counts=int[::1], stamps=int[::1], run=int[::1], checks=int[::1], a=int, b=int,

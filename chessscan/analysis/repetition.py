@@ -11,6 +11,7 @@ A repetition with a quiet move by S inside the cycle is not a perpetual check.
 
 from __future__ import annotations
 
+import threading
 from array import array
 from operator import itemgetter
 from typing import NamedTuple
@@ -72,7 +73,17 @@ class _Table:
             self.gen = 1
 
 
-_TABLE = _Table()
+# Scratch space kept from game to game, one per thread (Dask runs tasks on threads).
+_LOCAL = threading.local()
+
+
+def _table() -> _Table:
+    """This thread's _Table."""
+    try:
+        return _LOCAL.table
+    except AttributeError:
+        _LOCAL.table = _Table()
+        return _LOCAL.table
 
 
 def find_perpetuals(keys, gave_check, white_moves_first: bool) -> list[Perpetual]:
@@ -92,7 +103,7 @@ def find_perpetuals(keys, gave_check, white_moves_first: bool) -> list[Perpetual
     if not cython.compiled:
         # Python ints: numpy scalars are slow one at a time and refuse mixing with int.
         keys, checks = keys.tolist(), checks.tolist()
-    return _runs(_TABLE, keys, checks, bool(white_moves_first))
+    return _runs(_table(), keys, checks, bool(white_moves_first))
 
 
 def _runs(t: _Table, keys, gave_check, first: bool) -> list:

@@ -557,6 +557,10 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
         sys.exit(_perft_suite(suite, max_nodes))
     if fen is None or depth is None:
         raise click.UsageError("give FEN and DEPTH, or --suite FILE")
+    from chessscan.readers.epd import MAX_PERFT_DEPTH
+
+    if depth > MAX_PERFT_DEPTH:  # one C stack frame per ply: a deep count overflowed the stack
+        raise click.UsageError(f"DEPTH {depth} is over {MAX_PERFT_DEPTH}")
     if fen.strip().lower() == "startpos":  # as UCI's `position startpos`
         from chessscan.core.position import STARTING_FEN
 

@@ -98,6 +98,22 @@ def test_suite_with_an_invalid_position_fails(tmp_path):
     assert "no king" in result.output
 
 
+def test_a_depth_too_deep_to_count_is_reported_not_run(tmp_path):
+    # Compiled, perft recursed one C frame per ply (D20000: a segfault; past 2**31: an
+    # OverflowError); uncompiled, a RecursionError.
+    suite = tmp_path / "deep.epd"
+    suite.write_text("4k3/8/8/8/8/8/8/4K3 w - - ;D1 5 ;D20000 1\n"
+                     "id deep\nepd 4k3/8/8/8/8/8/8/4K3 w - -\nperft 1 5\nperft 3000000000 1\n"
+                     + START + " ;D1 20\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == "1 passed, 2 failed"
+    assert "FAIL line 1: D20000: a perft depth over 64" in result.stdout
+    assert "FAIL deep: line 5: perft depth 3000000000 over 64" in result.stdout
+    result = invoke("4k3/8/8/8/8/8/8/4K3 w - -", "20000")
+    assert result.exit_code == 2 and "DEPTH 20000 is over 64" in result.output
+
+
 # (pychess-perftsuite2-sedlak.epd has only D6 counts, above any quick cap: see the slow tests)
 @pytest.mark.parametrize("name", ["pychess-perftsuite.epd", "ethereal-standard.epd",
                                   "python-chess-tricky.perft", "pychess-frc_perftsuite.epd",

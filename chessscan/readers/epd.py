@@ -96,6 +96,9 @@ _DEPTH_OPCODE_RE = re.compile(r"D([0-9]+)")
 # A node count or counter is a uint64 at most (perft counts in one), so 20 digits: longer
 # ones are not converted (int() refuses past 4300 digits).
 _MAX_UINT_DIGITS = 20
+#: Deepest perft depth a suite may ask for: the count recurses once per ply (a C stack frame
+#: compiled, a Python one uncompiled), and past ~40 plies no count fits a uint64 anyway.
+MAX_PERFT_DEPTH = 64
 
 # One lexical token of an EPD line: ';', a quoted string (group 1 is the
 # closing quote, empty if unterminated) or a bare word.
@@ -197,11 +200,11 @@ class EpdRecord:
         """
         out: dict[int, int] = {}
         for opcode, operands in self.operations.items():
-            m = _DEPTH_OPCODE_RE.fullmatch(opcode)
-            if m:
+            depth = _perft_depth(opcode)
+            if depth is not None:
                 nodes = _uint_operand(operands)
                 if nodes is not None:
-                    out[int(m.group(1))] = nodes
+                    out[depth] = nodes
         return dict(sorted(out.items()))
 
 
@@ -248,6 +251,13 @@ def _uint_operand(operands: list[str] | None) -> int | None:
     if operands and len(operands) == 1:
         return _uint(operands[0])
     return None
+
+
+def _perft_depth(opcode: str) -> int | None:
+    """The depth of a ``D<n>`` opcode, None if it is not one or deeper than MAX_PERFT_DEPTH."""
+    m = _DEPTH_OPCODE_RE.fullmatch(opcode)
+    depth = _uint(m.group(1)) if m else None
+    return depth if depth is not None and depth <= MAX_PERFT_DEPTH else None
 
 
 # ---------------------------------------------------------------------------
@@ -519,6 +529,9 @@ def parse_epd_line(text: str, source: str = "<string>", line: int = 1,
                              f"{name} needs one non-negative integer of at most "
                              f"{_MAX_UINT_DIGITS} digits, got {operands_!r}",
                              op_cols[name]))
+            elif name not in ("hmvc", "fmvn") and _perft_depth(name) is None:
+                errs.append(("bad-operation",
+                             f"{name}: a perft depth over {MAX_PERFT_DEPTH}", op_cols[name]))
 
     fields = " ".join(four)
     half = ops.get("hmvc")
@@ -692,6 +705,11 @@ def read_perft_suite(path_or_stream: PathOrStream,
                         "bad-perft-line",
                         f"line {lineno}: expected 'perft DEPTH NODES', got {text.strip()!r}",
                         col))
+                elif values[0] > MAX_PERFT_DEPTH:
+                    good = False
+                    line_errs.append((
+                        "bad-perft-line",
+                        f"line {lineno}: perft depth {values[0]} over {MAX_PERFT_DEPTH}", col))
                 if current is None:
                     # Nothing to attach to: report it rather than drop it.
                     yield PerftCase(name, lineno, None, "", {}, [(

@@ -284,6 +284,19 @@ def test_report_of_a_folder_that_is_no_report(tmp_path):
     assert result.exit_code == 2 and "no such folder" in result.output
 
 
+def test_report_of_a_summary_or_run_json_that_is_no_object(tmp_path):
+    pgn = tmp_path / "g.pgn"
+    pgn.write_text('[Event "E"]\n\n1. e4 e5 *\n')
+    out = analyze(tmp_path / "out", [pgn])
+    (out / "run.json").write_text("[]")  # ignored, as a run.json that is not JSON
+    assert CliRunner().invoke(main, ["report", str(out)]).exit_code == 0
+    assert "no run.json in this folder" in (out / "report.html").read_text()
+    (out / "summary.json").write_text("[1, 2]")  # was an AttributeError
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 1 and "not a chessscan summary (a JSON list, not an object)" in result.output
+    assert not isinstance(result.exception, AttributeError)
+
+
 # ---------------------------------------------------------------------------
 # Headless Chromium, driven through the DevTools protocol on a pipe (no extra dependency)
 # ---------------------------------------------------------------------------

@@ -4,6 +4,8 @@ summary's rendering."""
 
 from __future__ import annotations
 
+import bz2
+
 import json
 import shutil
 import zipfile
@@ -237,6 +239,22 @@ def test_shard_size_without_dask_warns(tmp_path):
     res = run("analyze", MAGNUS_ZST, "--shard-size", "1M", "-o", tmp_path / "r", "--silent", "--jobs", "1")
     assert res.exit_code == 0
     assert "warning: --shard-size applies only with --dask: ignored" in res.stderr
+
+
+def test_compressed_input_corrupt_before_its_first_byte(tmp_path):
+    # bz2 hands out a block only whole: one bad byte in a one-block file gives no text at
+    # all. Checking the input looked twice and got the error raised (a traceback), for a
+    # file and for stdin; it is a truncated-input issue like any corrupt stream.
+    data = bytearray(bz2.compress(b'[Event "A"]\n\n1. e4 e5 *\n\n' * 50))
+    data[len(data) // 2] ^= 0xFF
+    path = tmp_path / "bad.pgn.bz2"
+    path.write_bytes(bytes(data))
+    for name, inp in ((path, None), ("-", bytes(data))):
+        res = run("validate", name, "--jobs", "1", "--silent", input=inp)
+        assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+        shown = str(path) if inp is None else "<stdin>"
+        assert res.stdout.startswith(f"{shown}:1: error[truncated-input]: {shown}: bz2 stream is truncated")
+        assert len(res.stdout.splitlines()) == 1
 
 
 def test_stdin_is_named_stdin_in_the_summary(tmp_path):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .epd import looks_like_epd
-from .sources import STDIN, open_source, peek_stdin, source_name
+from .sources import STDIN, TruncatedInput, open_source, peek_stdin, source_name
 
 __all__ = ["InputProblem", "resolve_each", "resolve_inputs", "is_epd_source", "INPUT_SUFFIXES", "COMPRESSION_SUFFIXES"]
 
@@ -76,10 +76,17 @@ def _check(path: str) -> InputProblem | None:
 
             stream = _PARKED[1]
             refusal = stream.refusal if stream is not None else None
+            if not head and refusal is None and getattr(getattr(stream, "raw", None), "error", None) is not None:
+                return None  # a corrupt compressed stream: the reader reports it
         else:
             with open_source(path) as stream:
                 refusal = stream.refusal
-                head = b"" if refusal else stream.peek(1)
+                try:
+                    head = b"" if refusal else stream.peek(1)
+                except TruncatedInput:
+                    # Corrupt before its first byte (a bz2 block, say): the stream reported
+                    # the error as an end, and raises it on this second look.
+                    return None  # the reader reports it
                 if not head and refusal is None and getattr(stream.raw, "error", None) is not None:
                     return None  # a corrupt compressed stream: the reader reports it
     except OSError as exc:

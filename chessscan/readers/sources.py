@@ -612,7 +612,11 @@ def peek_stdin() -> bytes:
     buffer = getattr(sys.stdin, "buffer", None)
     if _PARKED[0] is not buffer:
         stream = open_source(STDIN)
-        _PARKED[:] = [buffer, stream, stream.peek(1 << 16)]
+        try:
+            head = stream.peek(1 << 16)
+        except TruncatedInput:  # corrupt before its first byte: raised on the second look
+            head = b""
+        _PARKED[:] = [buffer, stream, head]
     return _PARKED[2]
 
 

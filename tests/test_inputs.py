@@ -249,10 +249,11 @@ def test_compressed_input_corrupt_before_its_first_byte(tmp_path):
     data[len(data) // 2] ^= 0xFF
     path = tmp_path / "bad.pgn.bz2"
     path.write_bytes(bytes(data))
-    for name, inp in ((path, None), ("-", bytes(data))):
+    (tmp_path / "bad.txt.bz2").write_bytes(bytes(data))  # told apart by content: exit 3 too
+    for name, inp in ((path, None), ("-", bytes(data)), (tmp_path / "bad.txt.bz2", None)):
         res = run("validate", name, "--jobs", "1", "--silent", input=inp)
         assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
-        shown = str(path) if inp is None else "<stdin>"
+        shown = str(name) if inp is None else "<stdin>"
         assert res.stdout.startswith(f"{shown}:1: error[truncated-input]: {shown}: bz2 stream is truncated")
         assert len(res.stdout.splitlines()) == 1
 

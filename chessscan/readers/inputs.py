@@ -156,5 +156,7 @@ def is_epd_source(path: str) -> bool:
                 head = b"" if stream.refusal else stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
         except OSError:
             return False
+        except TruncatedInput:  # corrupt before its first byte: either reader reports it
+            head = b""
         _KIND_CACHE[key] = looks_like_epd(head)
     return _KIND_CACHE[key]

@@ -5,10 +5,13 @@ summary's rendering."""
 from __future__ import annotations
 
 import bz2
-
 import json
+import os
 import shutil
+import subprocess
+import sys
 import zipfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -219,8 +222,6 @@ def test_perft_suite_still_reads_a_suite():
 
 
 def test_stdin_on_a_terminal_is_refused(monkeypatch):
-    import sys
-
     class Tty:
         buffer = None
 
@@ -256,6 +257,20 @@ def test_compressed_input_corrupt_before_its_first_byte(tmp_path):
         shown = str(name) if inp is None else "<stdin>"
         assert res.stdout.startswith(f"{shown}:1: error[truncated-input]: {shown}: bz2 stream is truncated")
         assert len(res.stdout.splitlines()) == 1
+
+
+def test_a_fifo_in_a_folder_is_reported_not_waited_for(tmp_path):
+    # Opening a FIFO waits for a writer: the folder's run hung before its first game.
+    folder = tmp_path / "games"
+    folder.mkdir()
+    shutil.copy(MAGNUS, folder / "a.pgn")
+    os.mkfifo(folder / "b.pgn")
+    res = subprocess.run([sys.executable, "-m", "chessscan", "validate", str(folder), "--jobs", "1", "--silent"],
+                         capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert res.returncode == 2, res.stderr
+    assert res.stdout == (f"{folder / 'b.pgn'}: error[unreadable-input]: not a regular file (a FIFO, socket or "
+                          "device) in a folder: give it by name to read it\n")
+    assert "300 games: 300 ok" in res.stderr
 
 
 def test_stdin_is_named_stdin_in_the_summary(tmp_path):

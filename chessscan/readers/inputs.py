@@ -18,6 +18,7 @@ and the :class:`InputProblem` s of the others, so that one bad path among many i
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -67,6 +68,20 @@ def _walk(folder: str) -> list[str]:
     return found
 
 
+def _not_a_file(path: str) -> InputProblem | None:
+    """The problem of a folder entry that is there but no regular file (a FIFO: opening it
+    waited forever for a writer; a socket, a device); None otherwise. Given by name, such a
+    path is read (``<(zcat games.pgn.gz)``)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # a broken link: _check reports it
+    if stat.S_ISREG(st.st_mode):
+        return None
+    return InputProblem(path, "unreadable-input", "error",
+                        "not a regular file (a FIFO, socket or device) in a folder: give it by name to read it")
+
+
 def _check(path: str) -> InputProblem | None:
     """The problem of one file or of stdin, or None when it can be read."""
     try:
@@ -112,7 +127,7 @@ def resolve_each(paths: Iterable[str]) -> list[str | InputProblem]:
             if not files:
                 out.append(InputProblem(p, "empty-input", "warning",
                                         "a folder with no .pgn or .epd file (plain or compressed) in it"))
-            out.extend(_check(f) or f for f in files)
+            out.extend(_not_a_file(f) or _check(f) or f for f in files)
         elif p != STDIN and not os.path.lexists(p):
             out.append(InputProblem(p, "unreadable-input", "error", "no such file or folder"))
         else:

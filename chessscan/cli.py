@@ -588,13 +588,22 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
 def _check_perft_suite(path: str) -> None:
     """Exit 2 with one message unless ``path`` starts like a perft suite: its first line that
     is not blank or a ``#`` comment is an EPD record or an ``id``/``epd``/``perft`` line."""
+    from chessscan.readers import sources
     from chessscan.readers.epd import looks_like_epd
     from chessscan.readers.sources import TruncatedInput, open_source
 
     try:
-        with open_source(path) as stream:
-            refusal = stream.refusal
-            head = b"" if refusal else stream.peek(1 << 16)[: 1 << 16]
+        if path == sources.STDIN or sources.is_pipe(path):
+            # Read once only: the stream opened to look is handed on to the run, unread.
+            if path == sources.STDIN:
+                head, stream = sources.peek_stdin(), sources._PARKED[1]
+            else:
+                head, stream = sources.peek_pipe(path), sources.parked_pipe(path)
+            refusal = getattr(stream, "refusal", None)
+        else:
+            with open_source(path) as stream:
+                refusal = stream.refusal
+                head = b"" if refusal else stream.peek(1 << 16)[: 1 << 16]
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except TruncatedInput:

@@ -919,9 +919,15 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     from chessscan.reports.gate import Gate
     from chessscan.reports.split import SplitWriter
 
+    from chessscan.readers.sources import is_pipe
+
     if "-" in paths:
         raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read "
                                "each input twice: give files, not stdin ('-')")
+    piped = [p for p in paths if is_pipe(p)]
+    if piped:  # the second reading found the pipe empty: no game was copied, silently
+        raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read "
+                               f"each input twice: give files, not a pipe ({piped[0]})")
     outputs = [o for o in (clean_output, rejects_output) if o]
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")

@@ -228,6 +228,12 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         click.echo("warning: --shard-size applies only with --dask: ignored", err=True)
     if dask_address is not None and "-" in paths:
         raise click.UsageError("--dask reads files, not stdin ('-')")
+    if dask_address is not None:
+        from chessscan.readers.sources import is_pipe
+
+        piped = [p for p in paths if is_pipe(p)]
+        if piped:  # its workers cannot open /dev/fd/N, and a FIFO cannot be read in shards
+            raise click.UsageError(f"--dask reads files, not a pipe ({piped[0]})")
     sources, problems = _resolve_cli_inputs(paths)
     _warn_repeated(paths)
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)

@@ -228,6 +228,12 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         click.echo("warning: --shard-size applies only with --dask: ignored", err=True)
     if dask_address is not None and "-" in paths:
         raise click.UsageError("--dask reads files, not stdin ('-')")
+    if dask_address is not None:
+        from chessscan.readers.sources import is_pipe
+
+        piped = [p for p in paths if is_pipe(p)]
+        if piped:  # its workers cannot open /dev/fd/N, and a FIFO cannot be read in shards
+            raise click.UsageError(f"--dask reads files, not a pipe ({piped[0]})")
     sources, problems = _resolve_cli_inputs(paths)
     _warn_repeated(paths)
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
@@ -557,6 +563,10 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
         sys.exit(_perft_suite(suite, max_nodes))
     if fen is None or depth is None:
         raise click.UsageError("give FEN and DEPTH, or --suite FILE")
+    from chessscan.readers.epd import MAX_PERFT_DEPTH
+
+    if depth > MAX_PERFT_DEPTH:  # one C stack frame per ply: a deep count overflowed the stack
+        raise click.UsageError(f"DEPTH {depth} is over {MAX_PERFT_DEPTH}")
     if fen.strip().lower() == "startpos":  # as UCI's `position startpos`
         from chessscan.core.position import STARTING_FEN
 
@@ -584,15 +594,26 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
 def _check_perft_suite(path: str) -> None:
     """Exit 2 with one message unless ``path`` starts like a perft suite: its first line that
     is not blank or a ``#`` comment is an EPD record or an ``id``/``epd``/``perft`` line."""
+    from chessscan.readers import sources
     from chessscan.readers.epd import looks_like_epd
-    from chessscan.readers.sources import open_source
+    from chessscan.readers.sources import TruncatedInput, open_source
 
     try:
-        with open_source(path) as stream:
-            refusal = stream.refusal
-            head = b"" if refusal else stream.peek(1 << 16)[: 1 << 16]
+        if path == sources.STDIN or sources.is_pipe(path):
+            # Read once only: the stream opened to look is handed on to the run, unread.
+            if path == sources.STDIN:
+                head, stream = sources.peek_stdin(), sources._PARKED[1]
+            else:
+                head, stream = sources.peek_pipe(path), sources.parked_pipe(path)
+            refusal = getattr(stream, "refusal", None)
+        else:
+            with open_source(path) as stream:
+                refusal = stream.refusal
+                head = b"" if refusal else stream.peek(1 << 16)[: 1 << 16]
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except TruncatedInput:
+        return  # a compressed suite corrupt near its start: its run reports truncated-input
     if refusal is not None:
         raise InputError(f"{path} is not a perft suite: {refusal}")
     for line in head.removeprefix(b"\xef\xbb\xbf").splitlines():
@@ -904,9 +925,15 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     from chessscan.reports.gate import Gate
     from chessscan.reports.split import SplitWriter
 
+    from chessscan.readers.sources import is_pipe
+
     if "-" in paths:
         raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read "
                                "each input twice: give files, not stdin ('-')")
+    piped = [p for p in paths if is_pipe(p)]
+    if piped:  # the second reading found the pipe empty: no game was copied, silently
+        raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read "
+                               f"each input twice: give files, not a pipe ({piped[0]})")
     outputs = [o for o in (clean_output, rejects_output) if o]
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")

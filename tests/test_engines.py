@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -583,6 +584,14 @@ def test_dask_cli_errors(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "--format csv" in result.output
     result = runner.invoke(main, ["analyze", "-", "--dask", "local", "-o", str(tmp_path)], input="")
     assert result.exit_code == 2 and "stdin" in result.output
+    # A pipe by name: the workers could not open /dev/fd/N ("cannot read input", exit 1).
+    r, w = os.pipe()
+    try:
+        result = runner.invoke(main, ["analyze", f"/dev/fd/{r}", "--dask", "local", "-o", str(tmp_path)])
+    finally:
+        os.close(r)
+        os.close(w)
+    assert result.exit_code == 2 and f"--dask reads files, not a pipe (/dev/fd/{r})" in result.output
     result = runner.invoke(main, ["analyze", str(MAGNUS), "--dask", "local", "--shard-size", "lots"])
     assert result.exit_code == 2 and "not a size" in result.output
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed

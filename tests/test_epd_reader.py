@@ -273,6 +273,22 @@ def test_bad_perft_operand():
     assert not rec.ok
 
 
+def test_numbers_longer_than_int_takes_are_reported_not_raised():
+    # int() refuses strings of more than 4300 digits (ValueError ended the run).
+    huge = "9" * 5000
+    rec = parse_epd_line(START + f" {huge} 1")
+    assert rec.fen == START + f" {huge} 1"  # the FEN check reports it (invalid-fen)
+    rec = parse_epd_line(START.replace(" -", " -" + huge) + " 1")
+    assert rec.fen == START + f" {huge} 1" and [e[0] for e in rec.errors] == ["glued-counter"]
+    rec = parse_epd_line(START + f" 000007 01; hmvc {huge}; D1 {huge}; D2 {'0' * 30}400;")
+    assert rec.fen == START + " 7 1" and rec.hmvc is None
+    assert rec.perft_depths() == {2: 400}
+    assert [(e[0], e[2]) for e in rec.errors] == [("bad-operation", 65), ("bad-operation", 5072)]
+    assert "at most 20 digits" in rec.errors[0][1]
+    case, = _lines(f"id x\nepd {START}\nperft 1 20\nperft 2 {huge}\n", read_perft_suite)
+    assert case.depths == {1: 20} and [e[0] for e in case.errors] == ["bad-perft-line"]
+
+
 def test_missing_semicolons_split_at_known_opcodes():
     rec = parse_epd_line(START + " 0 1 bm Rc8+ dm 26")
     assert rec.operations == {"bm": ["Rc8+"], "dm": ["26"]}

@@ -189,6 +189,21 @@ def test_counters_over_the_tables_range_are_invalid_not_a_crash(counters):
     assert (pos.halfmove_clock, pos.fullmove_number) == (999_999_999, 999_999_999)
 
 
+
+@pytest.mark.parametrize("counters, why", [
+    ("+1 1", "must be integers"), ("0 1_0", "must be integers"), ("\u0663 1", "must be integers"),
+    ("0 \uff11", "must be integers"), ("1- 1", "must be integers"),
+    ("0 " + "9" * 5000, "over 999,999,999"), ("-" + "9" * 5000 + " 1", "negative")],
+    ids=["plus", "underscore", "arabic-indic", "fullwidth", "trailing-minus", "5000-digits",
+         "minus-5000-digits"])
+def test_counters_are_ascii_digits(counters, why):
+    # int() took '+1', '1_0' and other scripts' digits as counters, and refused 4300+ digits.
+    with pytest.raises(InvalidFen) as err:
+        parse_fen(f"4k3/8/8/8/8/8/8/4K3 w - - {counters}")
+    assert err.value.codes == ["invalid-fen"] and why in str(err.value)
+    pos = parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 007 -0")
+    assert (pos.halfmove_clock, pos.fullmove_number) == (7, 1)
+
 # ================================================================================================
 # Several faults at once: all of them are reported
 # ================================================================================================

@@ -4,9 +4,15 @@ summary's rendering."""
 
 from __future__ import annotations
 
+import bz2
 import json
+import os
 import shutil
+import subprocess
+import sys
+import threading
 import zipfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -217,8 +223,6 @@ def test_perft_suite_still_reads_a_suite():
 
 
 def test_stdin_on_a_terminal_is_refused(monkeypatch):
-    import sys
-
     class Tty:
         buffer = None
 
@@ -237,6 +241,61 @@ def test_shard_size_without_dask_warns(tmp_path):
     res = run("analyze", MAGNUS_ZST, "--shard-size", "1M", "-o", tmp_path / "r", "--silent", "--jobs", "1")
     assert res.exit_code == 0
     assert "warning: --shard-size applies only with --dask: ignored" in res.stderr
+
+
+def test_compressed_input_corrupt_before_its_first_byte(tmp_path):
+    # bz2 hands out a block only whole: one bad byte in a one-block file gives no text at
+    # all. Checking the input looked twice and got the error raised (a traceback), for a
+    # file and for stdin; it is a truncated-input issue like any corrupt stream.
+    data = bytearray(bz2.compress(b'[Event "A"]\n\n1. e4 e5 *\n\n' * 50))
+    data[len(data) // 2] ^= 0xFF
+    path = tmp_path / "bad.pgn.bz2"
+    path.write_bytes(bytes(data))
+    (tmp_path / "bad.txt.bz2").write_bytes(bytes(data))  # told apart by content: exit 3 too
+    for name, inp in ((path, None), ("-", bytes(data)), (tmp_path / "bad.txt.bz2", None)):
+        res = run("validate", name, "--jobs", "1", "--silent", input=inp)
+        assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+        shown = str(name) if inp is None else "<stdin>"
+        assert res.stdout.startswith(f"{shown}:1: error[truncated-input]: {shown}: bz2 stream is truncated")
+        assert len(res.stdout.splitlines()) == 1
+
+
+def test_a_fifo_in_a_folder_is_reported_not_waited_for(tmp_path):
+    # Opening a FIFO waits for a writer: the folder's run hung before its first game.
+    folder = tmp_path / "games"
+    folder.mkdir()
+    shutil.copy(MAGNUS, folder / "a.pgn")
+    os.mkfifo(folder / "b.pgn")
+    res = subprocess.run([sys.executable, "-m", "chessscan", "validate", str(folder), "--jobs", "1", "--silent"],
+                         capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert res.returncode == 2, res.stderr
+    assert res.stdout == (f"{folder / 'b.pgn'}: error[unreadable-input]: not a regular file (a FIFO, socket or "
+                          "device) in a folder: give it by name to read it\n")
+    assert "300 games: 300 ok" in res.stderr
+
+
+def test_a_pipe_given_by_name_is_read_once(tmp_path):
+    # A pipe (`validate <(zcat games.pgn.gz)`, /dev/fd/N) gives its bytes once: the input
+    # check opened it to look at its first 64 KiB and closed it, and the games there were
+    # lost (265 of 300 games read, the first cut). The stream looked at is the one read.
+    for args, want in ((["validate"], "300 games: 300 ok"), (["perft", "--max-nodes", "1000", "--suite"], "300 passed")):
+        data = (MAGNUS if args[0] == "validate" else SAMPLES / "perft-marcel-sample.epd").read_bytes()
+        r, w = os.pipe()
+        writer = threading.Thread(target=_write_all, args=(w, data))
+        writer.start()
+        try:
+            res = run(*args, f"/dev/fd/{r}", *(["--jobs", "1", "--silent"] if args[0] == "validate" else []))
+        finally:
+            writer.join()
+            os.close(r)
+        assert want in res.output, res.output
+    res = run("perft", "--max-nodes", "1000", "--suite", "-", input=(SAMPLES / "perft-marcel-sample.epd").read_bytes())
+    assert res.stdout.splitlines()[-1] == "300 passed, 0 failed"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
 
 
 def test_stdin_is_named_stdin_in_the_summary(tmp_path):

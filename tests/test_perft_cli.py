@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bz2
 import re
 
 import pytest
@@ -96,6 +97,35 @@ def test_suite_with_an_invalid_position_fails(tmp_path):
     assert result.exit_code == 1
     assert result.stdout.splitlines()[-1] == "1 passed, 1 failed"
     assert "no king" in result.output
+
+
+def test_a_depth_too_deep_to_count_is_reported_not_run(tmp_path):
+    # Compiled, perft recursed one C frame per ply (D20000: a segfault; past 2**31: an
+    # OverflowError); uncompiled, a RecursionError.
+    suite = tmp_path / "deep.epd"
+    suite.write_text("4k3/8/8/8/8/8/8/4K3 w - - ;D1 5 ;D20000 1\n"
+                     "id deep\nepd 4k3/8/8/8/8/8/8/4K3 w - -\nperft 1 5\nperft 3000000000 1\n"
+                     + START + " ;D1 20\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == "1 passed, 2 failed"
+    assert "FAIL line 1: D20000: a perft depth over 64" in result.stdout
+    assert "FAIL deep: line 5: perft depth 3000000000 over 64" in result.stdout
+    result = invoke("4k3/8/8/8/8/8/8/4K3 w - -", "20000")
+    assert result.exit_code == 2 and "DEPTH 20000 is over 64" in result.output
+
+
+def test_a_compressed_suite_corrupt_at_its_start_fails_its_run(tmp_path):
+    # One bad byte in a one-block bz2 file: no text at all, and the check that the file
+    # starts like a suite ended with the TruncatedInput traceback.
+    data = bytearray(bz2.compress((START + " ;D1 20\n").encode() * 20))
+    data[len(data) // 2] ^= 0xFF
+    suite = tmp_path / "suite.epd.bz2"
+    suite.write_bytes(bytes(data))
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert result.stdout.startswith(f"FAIL line 1: {suite}: bz2 stream is truncated or corrupt")
+    assert result.stdout.splitlines()[-1] == "0 passed, 1 failed"
 
 
 # (pychess-perftsuite2-sedlak.epd has only D6 counts, above any quick cap: see the slow tests)

@@ -242,6 +242,18 @@ def test_games_with_errors_show_the_position_and_the_move(tmp_path):
     assert "Qxf7#" in second and second.count("<svg") == 1 and 'class="arrow"' in second
 
 
+def test_a_blank_fen_tag_has_no_board(tmp_path):
+    # [FEN "   "] is an invalid-fen at ply 0 whose start_fen splits into no fields:
+    # the page ended with an IndexError.
+    pgn = tmp_path / "blank.pgn"
+    pgn.write_text('[Event "Blank"]\n[White "Alpha"]\n[SetUp "1"]\n[FEN "   "]\n\n1. e4 *\n')
+    out = analyze(tmp_path / "out", [pgn], "--html")
+    page = (out / "report.html").read_text()
+    game, = page[page.index('id="errors"'):page.index("Rare events")].split('<div class="game">')[1:]
+    assert "invalid-fen" in game and "<svg" not in game
+    assert "no board:  is not a placement python-chess can draw" in game
+
+
 def test_the_positions_table_is_only_read_through_filters(tmp_path, samples_report, monkeypatch):
     """Bounded reads: every scan of positions is filtered (to a few games, or to rare
     events), and reads a few columns; nothing loads a table whole."""
@@ -270,6 +282,19 @@ def test_report_of_a_folder_that_is_no_report(tmp_path):
     assert not isinstance(result.exception, (ValueError, KeyError))  # a clean exit, no traceback
     result = CliRunner().invoke(main, ["report", str(tmp_path / "missing")])
     assert result.exit_code == 2 and "no such folder" in result.output
+
+
+def test_report_of_a_summary_or_run_json_that_is_no_object(tmp_path):
+    pgn = tmp_path / "g.pgn"
+    pgn.write_text('[Event "E"]\n\n1. e4 e5 *\n')
+    out = analyze(tmp_path / "out", [pgn])
+    (out / "run.json").write_text("[]")  # ignored, as a run.json that is not JSON
+    assert CliRunner().invoke(main, ["report", str(out)]).exit_code == 0
+    assert "no run.json in this folder" in (out / "report.html").read_text()
+    (out / "summary.json").write_text("[1, 2]")  # was an AttributeError
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 1 and "not a chessscan summary (a JSON list, not an object)" in result.output
+    assert not isinstance(result.exception, AttributeError)
 
 
 # ---------------------------------------------------------------------------

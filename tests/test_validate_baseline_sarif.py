@@ -110,7 +110,11 @@ def test_fixed_issue_is_reported_and_passes(here):
     ('{"entries": []}', "is not a chessscan baseline"),
     ('{"format": "chessscan-baseline", "version": 9, "entries": []}', "version 9"),
     ('{"format": "chessscan-baseline", "version": 1, "entries": [{"code": "x"}]}', "must be a list"),
-])
+    # json.load raised these past the usage-error handling (a traceback, exit 1)
+    ('{"format": "chessscan-baseline", "version": 1, "entries": [{"game": "x", "code": "y", "count": '
+     + "9" * 5000 + "}]}", "Exceeds the limit (4300 digits)"),
+    ("[" * 100_000 + "]" * 100_000, "maximum recursion depth exceeded"),
+], ids=["not-json", "no-format", "version", "entries", "5000-digit-count", "nested"])
 def test_bad_baseline_is_a_usage_error(here, content, message):
     (here / "base.json").write_text(content)
     res = validate("games.pgn", "--baseline", "base.json")

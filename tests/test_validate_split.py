@@ -4,6 +4,7 @@ one of two files, the issues sidecar, the re-merge property, the same files with
 from __future__ import annotations
 
 import csv
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -239,6 +240,20 @@ def test_split_usage_errors(mixed, args, message):
     assert "Traceback" not in res.output
     assert (mixed / "mixed.pgn").read_bytes() == MIXED
 
+
+
+def test_split_refuses_a_pipe(mixed):
+    # The pipe was empty on the second reading: "0 clean, 0 rejected", exit 0.
+    r, w = os.pipe()
+    try:
+        os.write(w, MIXED)
+        os.close(w)
+        for option in ("--clean-output", "--write-baseline"):
+            res = validate(f"/dev/fd/{r}", option, "out.pgn")
+            assert res.exit_code == 2 and f"give files, not a pipe (/dev/fd/{r})" in res.stderr
+        assert not (mixed / "out.pgn").exists()
+    finally:
+        os.close(r)
 
 @pytest.mark.slow
 def test_split_pgnmentor_rejects_fail_again(tmp_path):

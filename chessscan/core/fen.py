@@ -11,6 +11,8 @@ not just the first): see :data:`FAULTS`.
 
 from __future__ import annotations
 
+import re
+
 from chessscan.core.attacks import ray
 from chessscan.core.bitboard import BB_BACKRANKS, BB_RANKS, BB_SQUARES
 from chessscan.core.checks import square_list
@@ -49,6 +51,7 @@ FAULTS = {
 #: The largest halfmove clock or fullmove number a FEN may give: the tables hold them (and the
 #: move numbers that follow) as 32-bit integers; no game comes near it.
 MAX_COUNTER = 999_999_999
+_COUNTER_RE = re.compile(r"-?[0-9]+")
 
 
 class InvalidFen(ValueError):
@@ -203,13 +206,17 @@ def parse_fen(fen: str, chess960: bool = False, counters: bool = True, strict: b
         raise _syntax(fen, f"side to move {parts[1]!r} is not 'w' or 'b'")
     pos.turn = parts[1] == "w"
     if len(parts) > 4:
-        try:
-            halfmove = int(parts[4])
-            fullmove = int(parts[5]) if len(parts) > 5 else 1
-        except ValueError:
-            raise _syntax(fen, "halfmove clock and fullmove number must be integers") from None
-        if halfmove < 0 or fullmove < 0:
+        # ASCII digits only: int() also takes '+1', '1_0' and other scripts' digits ('٣'),
+        # and refuses more than 4300 digits, so the digits are counted before converting.
+        texts = parts[4:6]
+        if not all(_COUNTER_RE.fullmatch(t) for t in texts):
+            raise _syntax(fen, "halfmove clock and fullmove number must be integers")
+        if any(t.startswith("-") and t.strip("-0") for t in texts):
             raise _syntax(fen, "negative halfmove clock or fullmove number")
+        if any(len(t.lstrip("-0")) > len(str(MAX_COUNTER)) for t in texts):
+            raise _syntax(fen, f"halfmove clock or fullmove number over {MAX_COUNTER:,}")
+        halfmove = int(parts[4])
+        fullmove = int(parts[5]) if len(parts) > 5 else 1
         if halfmove > MAX_COUNTER or fullmove > MAX_COUNTER:
             raise _syntax(fen, f"halfmove clock or fullmove number over {MAX_COUNTER:,}")
         pos.halfmove_clock = halfmove

@@ -93,6 +93,12 @@ _GLUED_EP_RE = re.compile(r"-([0-9]+)")
 _UINT_RE = re.compile(r"[0-9]+")
 _OPCODE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,14}")
 _DEPTH_OPCODE_RE = re.compile(r"D([0-9]+)")
+# A node count or counter is a uint64 at most (perft counts in one), so 20 digits: longer
+# ones are not converted (int() refuses past 4300 digits).
+_MAX_UINT_DIGITS = 20
+#: Deepest perft depth a suite may ask for: the count recurses once per ply (a C stack frame
+#: compiled, a Python one uncompiled), and past ~40 plies no count fits a uint64 anyway.
+MAX_PERFT_DEPTH = 64
 
 # One lexical token of an EPD line: ';', a quoted string (group 1 is the
 # closing quote, empty if unterminated) or a bare word.
@@ -194,11 +200,11 @@ class EpdRecord:
         """
         out: dict[int, int] = {}
         for opcode, operands in self.operations.items():
-            m = _DEPTH_OPCODE_RE.fullmatch(opcode)
-            if m:
+            depth = _perft_depth(opcode)
+            if depth is not None:
                 nodes = _uint_operand(operands)
                 if nodes is not None:
-                    out[int(m.group(1))] = nodes
+                    out[depth] = nodes
         return dict(sorted(out.items()))
 
 
@@ -232,10 +238,26 @@ class PerftCase:
         return not any(EPD_ERROR_SEVERITY.get(e[0], "error") == "error" for e in self.errors)
 
 
+def _uint(text: str) -> int | None:
+    """``text`` as a non-negative integer if it is ASCII digits of at most 20 significant
+    digits, else None."""
+    if not _UINT_RE.fullmatch(text):
+        return None
+    digits = text.lstrip("0") or "0"
+    return int(digits) if len(digits) <= _MAX_UINT_DIGITS else None
+
+
 def _uint_operand(operands: list[str] | None) -> int | None:
-    if operands and len(operands) == 1 and _UINT_RE.fullmatch(operands[0]):
-        return int(operands[0])
+    if operands and len(operands) == 1:
+        return _uint(operands[0])
     return None
+
+
+def _perft_depth(opcode: str) -> int | None:
+    """The depth of a ``D<n>`` opcode, None if it is not one or deeper than MAX_PERFT_DEPTH."""
+    m = _DEPTH_OPCODE_RE.fullmatch(opcode)
+    depth = _uint(m.group(1)) if m else None
+    return depth if depth is not None and depth <= MAX_PERFT_DEPTH else None
 
 
 # ---------------------------------------------------------------------------
@@ -445,7 +467,7 @@ def parse_epd_line(text: str, source: str = "<string>", line: int = 1,
         glued_err = ("glued-counter", f"en-passant field {four[3]!r} read as "
                      f"'- {glued.group(1)}' (missing space)", col(3))
         four[3] = "-"
-        fen_counters = (str(int(glued.group(1))), str(int(tokens[4].group())))
+        fen_counters = (_counter(glued.group(1)), _counter(tokens[4].group()))
         counter_cols = (col(3) + 1, col(4))
         pos = 5
     problem = _field_problem(four)
@@ -457,7 +479,7 @@ def parse_epd_line(text: str, source: str = "<string>", line: int = 1,
 
     # --- optional FEN counters: two bare integers right after the fields ---
     if fen_counters is None and bare_uint(4) and bare_uint(5):
-        fen_counters = (str(int(tokens[4].group())), str(int(tokens[5].group())))
+        fen_counters = (_counter(tokens[4].group()), _counter(tokens[5].group()))
         pos = 6
 
     # --- operations: opcode operand* ';' ---
@@ -504,8 +526,12 @@ def parse_epd_line(text: str, source: str = "<string>", line: int = 1,
         if name in ("hmvc", "fmvn") or _DEPTH_OPCODE_RE.fullmatch(name):
             if _uint_operand(operands_) is None:
                 errs.append(("bad-operation",
-                             f"{name} needs one non-negative integer, got {operands_!r}",
+                             f"{name} needs one non-negative integer of at most "
+                             f"{_MAX_UINT_DIGITS} digits, got {operands_!r}",
                              op_cols[name]))
+            elif name not in ("hmvc", "fmvn") and _perft_depth(name) is None:
+                errs.append(("bad-operation",
+                             f"{name}: a perft depth over {MAX_PERFT_DEPTH}", op_cols[name]))
 
     fields = " ".join(four)
     half = ops.get("hmvc")
@@ -521,6 +547,11 @@ def parse_epd_line(text: str, source: str = "<string>", line: int = 1,
                              f"{name} {v} disagrees with FEN counter {fc}; {name} used", c))
     fen = f"{fields} {h if h is not None else fc_h} {f if f is not None else fc_f}"
     return EpdRecord(source, line, fields, fen, ops, errs, raw)
+
+
+def _counter(digits: str) -> str:
+    """A FEN counter's digits without leading zeros (not through int(): any length)."""
+    return digits.lstrip("0") or "0"
 
 
 def _unquote(tok: re.Match) -> str:
@@ -667,12 +698,18 @@ def read_perft_suite(path_or_stream: PathOrStream,
                 parts = rest.split()
                 col = m.end() + 1
                 line_errs = list(errs)
-                good = len(parts) == 2 and all(_UINT_RE.fullmatch(p) for p in parts)
+                values = [_uint(p) for p in parts]
+                good = len(parts) == 2 and None not in values
                 if not good:
                     line_errs.append((
                         "bad-perft-line",
                         f"line {lineno}: expected 'perft DEPTH NODES', got {text.strip()!r}",
                         col))
+                elif values[0] > MAX_PERFT_DEPTH:
+                    good = False
+                    line_errs.append((
+                        "bad-perft-line",
+                        f"line {lineno}: perft depth {values[0]} over {MAX_PERFT_DEPTH}", col))
                 if current is None:
                     # Nothing to attach to: report it rather than drop it.
                     yield PerftCase(name, lineno, None, "", {}, [(
@@ -681,7 +718,7 @@ def read_perft_suite(path_or_stream: PathOrStream,
                     continue
                 current.errors.extend(line_errs)
                 if good:
-                    _add_depth(current, int(parts[0]), int(parts[1]), lineno, col)
+                    _add_depth(current, values[0], values[1], lineno, col)
                 continue
 
             # Any other line starts a new position (or names the next one).

@@ -18,11 +18,12 @@ and the :class:`InputProblem` s of the others, so that one bad path among many i
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Iterable
 
 from .epd import looks_like_epd
-from .sources import STDIN, open_source, peek_stdin, source_name
+from .sources import STDIN, TruncatedInput, is_pipe, open_source, parked_pipe, peek_pipe, peek_stdin, source_name
 
 __all__ = ["InputProblem", "resolve_each", "resolve_inputs", "is_epd_source", "INPUT_SUFFIXES", "COMPRESSION_SUFFIXES"]
 
@@ -67,19 +68,45 @@ def _walk(folder: str) -> list[str]:
     return found
 
 
+def _not_a_file(path: str) -> InputProblem | None:
+    """The problem of a folder entry that is there but no regular file (a FIFO: opening it
+    waited forever for a writer; a socket, a device); None otherwise. Given by name, such a
+    path is read (``<(zcat games.pgn.gz)``)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # a broken link: _check reports it
+    if stat.S_ISREG(st.st_mode):
+        return None
+    return InputProblem(path, "unreadable-input", "error",
+                        "not a regular file (a FIFO, socket or device) in a folder: give it by name to read it")
+
+
 def _check(path: str) -> InputProblem | None:
     """The problem of one file or of stdin, or None when it can be read."""
     try:
-        if path == STDIN:
-            head = peek_stdin()
-            from .sources import _PARKED  # the stream peek_stdin opened, handed on unread
+        if path == STDIN or is_pipe(path):
+            # Read once only: the stream opened to look is parked, handed on unread.
+            if path == STDIN:
+                head = peek_stdin()
+                from .sources import _PARKED
 
-            stream = _PARKED[1]
+                stream = _PARKED[1]
+            else:
+                head = peek_pipe(path)
+                stream = parked_pipe(path)
             refusal = stream.refusal if stream is not None else None
+            if not head and refusal is None and getattr(getattr(stream, "raw", None), "error", None) is not None:
+                return None  # a corrupt compressed stream: the reader reports it
         else:
             with open_source(path) as stream:
                 refusal = stream.refusal
-                head = b"" if refusal else stream.peek(1)
+                try:
+                    head = b"" if refusal else stream.peek(1)
+                except TruncatedInput:
+                    # Corrupt before its first byte (a bz2 block, say): the stream reported
+                    # the error as an end, and raises it on this second look.
+                    return None  # the reader reports it
                 if not head and refusal is None and getattr(stream.raw, "error", None) is not None:
                     return None  # a corrupt compressed stream: the reader reports it
     except OSError as exc:
@@ -105,7 +132,7 @@ def resolve_each(paths: Iterable[str]) -> list[str | InputProblem]:
             if not files:
                 out.append(InputProblem(p, "empty-input", "warning",
                                         "a folder with no .pgn or .epd file (plain or compressed) in it"))
-            out.extend(_check(f) or f for f in files)
+            out.extend(_not_a_file(f) or _check(f) or f for f in files)
         elif p != STDIN and not os.path.lexists(p):
             out.append(InputProblem(p, "unreadable-input", "error", "no such file or folder"))
         else:
@@ -138,6 +165,11 @@ def is_epd_source(path: str) -> bool:
         return True
     if name.endswith(".pgn"):
         return False
+    if is_pipe(path):
+        try:
+            return looks_like_epd(peek_pipe(path))
+        except OSError:
+            return False
     try:
         st = os.stat(path)
         key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
@@ -149,5 +181,7 @@ def is_epd_source(path: str) -> bool:
                 head = b"" if stream.refusal else stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
         except OSError:
             return False
+        except TruncatedInput:  # corrupt before its first byte: either reader reports it
+            head = b""
         _KIND_CACHE[key] = looks_like_epd(head)
     return _KIND_CACHE[key]

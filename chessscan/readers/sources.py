@@ -612,8 +612,58 @@ def peek_stdin() -> bytes:
     buffer = getattr(sys.stdin, "buffer", None)
     if _PARKED[0] is not buffer:
         stream = open_source(STDIN)
-        _PARKED[:] = [buffer, stream, stream.peek(1 << 16)]
+        try:
+            head = stream.peek(1 << 16)
+        except TruncatedInput:  # corrupt before its first byte: raised on the second look
+            head = b""
+        _PARKED[:] = [buffer, stream, head]
     return _PARKED[2]
+
+
+# What peek_pipe saw of a named pipe (a FIFO, /dev/fd/N of `<(zcat games.pgn.gz)`), which
+# gives its bytes once: (path, device, inode) -> [the stream it opened (until the next
+# open_source(path) takes it), the bytes seen]. The inode tells a new pipe given the same
+# name (/dev/fd/N numbers are reused) from the one looked at.
+_PARKED_PIPES: dict = {}
+
+
+def _pipe_key(path) -> tuple | None:
+    """``(path, device, inode)`` of a file that can be read only once: not stdin, a regular
+    file or a folder (a FIFO, a character device, a socket); None for any other path."""
+    if not isinstance(path, str) or path == STDIN:
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return None
+    return (path, st.st_dev, st.st_ino)
+
+
+def is_pipe(path: str) -> bool:
+    """Whether ``path`` names a file that can be read only once (see :func:`peek_pipe`)."""
+    return _pipe_key(path) is not None
+
+
+def peek_pipe(path: str) -> bytes:
+    """:func:`peek_stdin` for a named pipe (:func:`is_pipe`): its first bytes, none lost, as
+    the next ``open_source(path)`` hands them on. Raises OSError if it cannot be opened."""
+    key = _pipe_key(path)
+    if key not in _PARKED_PIPES:
+        stream = open_source(path)
+        try:
+            head = stream.peek(1 << 16)
+        except TruncatedInput:
+            head = b""
+        _PARKED_PIPES[key] = [stream, head]
+    return _PARKED_PIPES[key][1]
+
+
+def parked_pipe(path: str):
+    """The stream :func:`peek_pipe` opened on ``path`` and that no open_source took yet, or None."""
+    parked = _PARKED_PIPES.get(_pipe_key(path))
+    return parked[0] if parked else None
 
 
 def open_source(path: PathArg, name: str | None = None) -> SourceStream:
@@ -648,6 +698,10 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
         counter = CountingReader(buffer, close_underlying=False)
         suffix = ""
     else:
+        parked = _PARKED_PIPES.get(_pipe_key(path)) if _PARKED_PIPES else None
+        if parked and parked[0] is not None:
+            stream, parked[0] = parked[0], None
+            return stream
         raw = open(path, "rb", buffering=0)
         try:
             st = os.fstat(raw.fileno())

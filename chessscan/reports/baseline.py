@@ -125,7 +125,9 @@ class Baseline:
         with open(path, encoding="utf-8") as f:
             try:
                 doc = json.load(f)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            # JSONDecodeError and UnicodeDecodeError are ValueErrors, as is int()'s refusal of
+            # a number of 4300+ digits; arrays nested thousands deep are a RecursionError.
+            except (ValueError, RecursionError) as exc:
                 raise BaselineError(f"{path} is not JSON: {exc}") from exc
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise BaselineError(f"{path} is not a chessscan baseline (no \"format\": \"{FORMAT}\")")

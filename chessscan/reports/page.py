@@ -682,7 +682,7 @@ def _board(fen: str, arrow: tuple[int, int] | None, colour: str, marks: Iterable
     import chess
     import chess.svg
 
-    board = chess.BaseBoard(fen.split()[0])
+    board = chess.BaseBoard((fen.split() or [""])[0])  # a blank [FEN] is a ValueError too
     arrows = [chess.svg.Arrow(arrow[0], arrow[1], color=colour)] if arrow else []
     fill = {sq: "#e0606080" for sq in marks}
     svg = chess.svg.board(board, arrows=arrows, fill=fill, size=240, check=check, coordinates=True)

@@ -54,10 +54,15 @@ class ReportTables:
             self.summary: dict = json.loads(summary.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ReportError(f"{summary}: cannot read it as JSON ({exc})") from exc
+        if not isinstance(self.summary, dict):  # valid JSON, but no summary: [] ended in an AttributeError
+            raise ReportError(f"{summary}: not a chessscan summary (a JSON {type(self.summary).__name__}, "
+                              "not an object)")
         run = self.folder / "run.json"
         try:
             self.run: dict = json.loads(run.read_text(encoding="utf-8")) if run.is_file() else {}
         except (OSError, ValueError):
+            self.run = {}
+        if not isinstance(self.run, dict):
             self.run = {}
         self.paths: dict[str, tuple[str, Path]] = {}  # table -> (format, path)
         for name in TABLE_NAMES:

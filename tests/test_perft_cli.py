@@ -137,3 +137,32 @@ def test_shared_suites_small_cap(name):
     result = invoke("--suite", str(path), "--max-nodes", "2000")
     assert result.exit_code == 0, result.output[-2000:]
     assert re.fullmatch(r"\d+ passed, 0 failed(, \d+ skipped)?", result.stdout.splitlines()[-1])
+
+
+def test_a_long_count_stops_on_sigterm():
+    # The compiled count runs in C, where Python runs no signal handler unless asked.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "chessscan", "perft", "startpos", "9"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+    # Past start-up (SIGTERM handled: Linux says so in /proc), then inside the count (depth 9
+    # takes hours).
+    deadline = time.monotonic() + 30
+    status = f"/proc/{proc.pid}/status"
+    while os.path.exists(status) and time.monotonic() < deadline:
+        caught = [line for line in open(status).read().splitlines() if line.startswith("SigCgt:")]
+        if caught and int(caught[0].split()[1], 16) >> (signal.SIGTERM - 1) & 1:
+            break
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("perft did not stop on SIGTERM")
+    assert proc.returncode == 143 and "stopped by SIGTERM" in err.decode()

@@ -23,7 +23,9 @@ except ImportError:  # uncompiled, without Cython installed
 from chessscan.core.attacks import tables
 from chessscan.core.position import Position
 
-if not cython.compiled:
+if cython.compiled:
+    from cython.cimports.cpython.exc import PyErr_CheckSignals
+else:
     from chessscan.core.attacks import bishop_attacks, rook_attacks
     from chessscan.core.bitboard import BB_ALL, BB_RANK_1, BB_RANK_8, bit, lsb, msb
     from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
@@ -328,6 +330,10 @@ def perft(pos: Position, depth: int) -> int:
     n = generate(pos, moves, BB_ALL, BB_ALL, False)
     if depth == 1:
         return n
+    if cython.compiled and depth >= 3:
+        # A deep count runs minutes in C, where Python runs no signal handler: let Ctrl-C
+        # and SIGTERM in (raising what their handler raises) every few hundred nodes.
+        PyErr_CheckSignals()
     total = 0
     for i in range(n):
         child = pos.copy()

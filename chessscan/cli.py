@@ -51,6 +51,34 @@ def _ignore_stop_signals() -> None:
         signal.signal(sig, signal.SIG_IGN)
 
 
+def _hold_stops():
+    """Hold Ctrl-C, SIGTERM and SIGHUP back until :func:`_release_stops`, which handles one
+    that came meanwhile as it would have been (in the main thread; elsewhere nothing is
+    held). Returns what _release_stops takes."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    came: list[int] = []
+    before = {}
+    for sig in [signal.SIGINT, *_stop_signals()]:
+        before[sig] = signal.getsignal(sig)
+        signal.signal(sig, lambda signum, frame: came.append(signum))
+    return before, came
+
+
+def _release_stops(held) -> None:
+    if held is None:
+        return
+    before, came = held
+    for sig, handler in before.items():
+        signal.signal(sig, handler)
+    if came:
+        handler = before[came[0]]
+        if callable(handler):
+            handler(came[0], None)  # raises KeyboardInterrupt or Stopped
+        elif handler == signal.SIG_DFL:
+            os.kill(os.getpid(), came[0])
+
+
 def _stop_status(exc: KeyboardInterrupt) -> int:
     return 128 + getattr(exc, "signum", signal.SIGINT)
 
@@ -257,19 +285,28 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         return
     optional = {"positions": ("fen",)} if fen else None
     tables = tables_for(sources, options)
+    # A stop while the tables are opened waits until all are open (then every table closes
+    # whole, empty or not), not to leave some of them.
+    held = _hold_stops()
     try:
         prepare_output(out_dir, report_files(tables, fmt))
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
     except OutputFolderError as exc:
+        _release_stops(held)
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except OSError as exc:
+        _release_stops(held)
         raise OutputFailure(f"cannot write the report in {shown_dir}: {exc}") from exc
+    except BaseException:
+        _release_stops(held)
+        raise
     sink = IssueFilter(writer, select_codes, ignore_codes)
     tally = Tally()
     for p in problems:
         click.echo(_problem_line(p), err=True)
     try:
         with writer:  # closes (and names) every table on every way out
+            _release_stops(held)
             report_input_problems([p for p in problems if sink.wanted(p.code)], writer, Tally())
             if sources:
                 tally = run(sources, sink, options, progress=progress, jobs=jobs)

@@ -343,6 +343,27 @@ def test_signal_stops_analyze_cleanly(tmp_path, sig, jobs, group):
     assert len(games) < 3600 and list(games.game_index) == list(range(len(games)))
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="signals cannot be held here")
+def test_a_stop_while_the_tables_open_closes_them_all(tmp_path, monkeypatch):
+    # SIGTERM after the first table is open: the stop waits until all are, then every one
+    # closes (it used to leave only the tables opened before it, and not say so).
+    real_init = TableWriter.__init__
+
+    def init(self, path, *args, **kwargs):
+        real_init(self, path, *args, **kwargs)
+        if Path(path).name.startswith("positions"):
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(TableWriter, "__init__", init)
+    out = tmp_path / "r"
+    result = analyze(MAGNUS, "-o", out)
+    assert result.exit_code == 143, result.output
+    assert "stopped by SIGTERM: the tables in" in result.output and "no summary.json is written" in result.output
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST_NAME, "disagreements.parquet", "games.parquet",
+                                                     "issues.parquet", "perpetuals.parquet", "positions.parquet"]
+    assert pd.read_parquet(out / "games.parquet").empty
+
+
 @LINUX_PROC
 def test_signal_stops_validate_cleanly(tmp_path):
     big = _big_input(tmp_path, copies=6)

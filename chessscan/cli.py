@@ -575,8 +575,9 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 @click.option("--suite", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
               help="Check every position of a perft suite (EPD with D1..Dn, or id/epd/perft layout).")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=1_000_000, show_default=True,
-              help="With --suite: check only depths whose expected count is at most this (0: all); "
-                   "a position with no depth under the cap is skipped, not passed.")
+              help="With --suite: check only depths whose expected count is at most this (0: all), "
+                   "and only while the shallower depths' true counts stay under it; a position with "
+                   "no depth under the cap is skipped, not passed.")
 @click.option("--chess960", is_flag=True, help="Read castling rights as Chess960 (X-FEN / Shredder).")
 def perft(fen, depth, divide, suite, max_nodes, chess960):
     """Count the leaf nodes of the legal move tree (move generator test).
@@ -690,12 +691,27 @@ def _perft_suite(path: str, max_nodes: int) -> int:
         results = []
         ok = True
         checked = 0
+        counted: dict[int, int] = {}  # depth -> true count, for the cap below
         for depth, expected in sorted(case.depths.items()):
             if max_nodes and expected > max_nodes:
                 results.append(f"D{depth} skipped")
                 continue
+            if max_nodes:
+                # A count under the cap may be wrong (a typo, D14 1): each shallower depth is
+                # counted first, and past the cap the deeper one is skipped, not run for hours.
+                over = None
+                for d in range(1, depth):
+                    if d not in counted:
+                        counted[d] = count(pos, d)
+                    if counted[d] > max_nodes:
+                        over = d
+                        break
+                if over is not None:
+                    results.append(f"D{depth} skipped (D{over} already has {counted[over]:,} nodes)")
+                    continue
             checked += 1
-            got = count(pos, depth)
+            got = counted[depth] if depth in counted else count(pos, depth)
+            counted[depth] = got
             if got != expected:
                 ok = False
                 results.append(f"D{depth} {got} != {expected}")

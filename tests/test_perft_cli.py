@@ -166,3 +166,17 @@ def test_a_long_count_stops_on_sigterm():
         proc.kill()
         raise AssertionError("perft did not stop on SIGTERM")
     assert proc.returncode == 143 and "stopped by SIGTERM" in err.decode()
+
+
+def test_a_wrong_small_count_does_not_run_a_deep_depth(tmp_path):
+    # 'D14 1' is under --max-nodes, but D14 would take hours: the true counts of the
+    # shallower depths pass the cap first, and D14 is skipped.
+    suite = tmp_path / "typo.epd"
+    suite.write_text("4k3/8/8/8/8/8/8/4K3 w - - ;D1 5 ;D14 1\n"
+                     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - ;D3 8902 ;D4 197281\n")
+    result = CliRunner().invoke(main, ["perft", "--suite", str(suite), "--max-nodes", "100000"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    # Two bare kings: 5, 25, 170, 1,156, 7,922, 53,896, 375,049 (python-chess agrees to D5).
+    assert lines[0] == "ok   line 1: D1 5, D14 skipped (D7 already has 375,049 nodes)"
+    assert lines[1] == "ok   line 2: D3 8902, D4 skipped"

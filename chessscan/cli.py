@@ -441,7 +441,10 @@ def _code_options(select, ignore):
     from chessscan.reports.filters import parse_codes
 
     try:
-        return (parse_codes(select) if select else None), parse_codes(ignore)
+        selected = parse_codes(select) if select else None
+        if selected is not None and not selected:  # --select '' would report nothing
+            raise ValueError("--select names no issue code")
+        return selected, parse_codes(ignore)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--select/--ignore") from exc
 

@@ -353,6 +353,9 @@ def test_select_and_ignore(uci_file, tmp_path):
     assert res.stdout == ""
     res = run("validate", "--select", "no-such-code", uci_file)
     assert res.exit_code == 2 and "unknown issue code 'no-such-code'" in res.stderr
+    for empty in ("", " , "):  # it would report nothing and pass every gate
+        res = run("validate", "--select", empty, uci_file)
+        assert res.exit_code == 2 and "--select names no issue code" in res.stderr
     out = tmp_path / "r"
     res = run("analyze", uci_file, "-o", out, "--silent", "--ignore", "uci-move", "--jobs", "1")
     assert res.exit_code == 0

@@ -245,6 +245,15 @@ def test_counters_from_hmvc_fmvn():
     assert rec.errors == []
 
 
+def test_one_depth_written_twice_keeps_the_first_count():
+    # D1 and D01 are one depth: the second count replaced the first, without a word.
+    rec = parse_epd_line(START + " ;D1 20 ;D01 21 ;D2 400")
+    assert rec.perft_depths() == {1: 20, 2: 400}
+    assert [(e[0], e[1]) for e in rec.errors] == [
+        ("duplicate-depth", "D01 is depth 1 again (as D1); the first count is kept")]
+    assert rec.ok  # a warning only
+
+
 def test_six_field_fen_lines():
     rec = parse_epd_line(START + " 3 17")
     assert rec.fields == START and rec.fen == START + " 3 17" and rec.operations == {}

@@ -203,7 +203,7 @@ class EpdRecord:
             depth = _perft_depth(opcode)
             if depth is not None:
                 nodes = _uint_operand(operands)
-                if nodes is not None:
+                if nodes is not None and depth not in out:  # D1 then D01: the first is kept
                     out[depth] = nodes
         return dict(sorted(out.items()))
 
@@ -522,6 +522,7 @@ def parse_epd_line(text: str, source: str = "<string>", line: int = 1,
         close(opcode_i, operands, False)
 
     # --- operand checks for the opcodes this layer interprets ---
+    depth_names: dict[int, str] = {}  # depth -> its first opcode ("D1" and "D01" are one depth)
     for name, operands_ in ops.items():
         if name in ("hmvc", "fmvn") or _DEPTH_OPCODE_RE.fullmatch(name):
             if _uint_operand(operands_) is None:
@@ -529,9 +530,16 @@ def parse_epd_line(text: str, source: str = "<string>", line: int = 1,
                              f"{name} needs one non-negative integer of at most "
                              f"{_MAX_UINT_DIGITS} digits, got {operands_!r}",
                              op_cols[name]))
-            elif name not in ("hmvc", "fmvn") and _perft_depth(name) is None:
-                errs.append(("bad-operation",
-                             f"{name}: a perft depth over {MAX_PERFT_DEPTH}", op_cols[name]))
+            elif name not in ("hmvc", "fmvn"):
+                depth = _perft_depth(name)
+                if depth is None:
+                    errs.append(("bad-operation",
+                                 f"{name}: a perft depth over {MAX_PERFT_DEPTH}", op_cols[name]))
+                elif depth in depth_names:
+                    errs.append(("duplicate-depth", f"{name} is depth {depth} again (as "
+                                 f"{depth_names[depth]}); the first count is kept", op_cols[name]))
+                else:
+                    depth_names[depth] = name
 
     fields = " ".join(four)
     half = ops.get("hmvc")

@@ -148,8 +148,12 @@ class _Group(click.Group):
             raise
         except SystemExit:
             _flush_stdout()
+            _ignore_stop_signals()  # (as below)
             raise
         _flush_stdout()
+        # Done: a stop from now on finds nothing left to stop. Left to Python's shutdown
+        # (which restores the default handlers), it killed a finished run by the signal.
+        _ignore_stop_signals()
         return result
 
 

@@ -996,9 +996,10 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     if len(outputs) == 2 and (outputs[0] == outputs[1] or (
             "-" not in outputs and Path(outputs[0]).resolve() == Path(outputs[1]).resolve())):
         raise click.UsageError("--clean-output and --rejects-output must be two different files")
-    for out in outputs:
-        if out != "-" and any(Path(out).resolve() == Path(p).resolve() for p in paths):
-            raise click.UsageError(f"{out} is an input: the games would be written over it")
+    for out, what in ((clean_output, "the games"), (rejects_output, "the games"),
+                      (write_baseline, "the baseline")):
+        if out and out != "-" and any(Path(out).resolve() == Path(p).resolve() for p in paths):
+            raise click.UsageError(f"{out} is an input: {what} would be written over it")
     if outputs and len({is_epd(p) for p in paths}) > 1:
         raise click.UsageError("--clean-output/--rejects-output write one file each: give PGN inputs "
                                "or EPD inputs, not both")

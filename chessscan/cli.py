@@ -979,7 +979,7 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     from chessscan.engines.local import is_epd
     from chessscan.reports.baseline import Baseline, BaselineError, BaselineRecorder
     from chessscan.reports.gate import Gate
-    from chessscan.reports.split import SplitWriter
+    from chessscan.reports.split import SplitWriter, sidecar_path
 
     from chessscan.readers.sources import is_pipe
 
@@ -993,9 +993,15 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     outputs = [o for o in (clean_output, rejects_output) if o]
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")
-    if len(outputs) == 2 and (outputs[0] == outputs[1] or (
-            "-" not in outputs and Path(outputs[0]).resolve() == Path(outputs[1]).resolve())):
-        raise click.UsageError("--clean-output and --rejects-output must be two different files")
+    # Two writers into one file would interleave or replace each other's output.
+    named = [(o, opt) for o, opt in ((clean_output, "--clean-output"), (rejects_output, "--rejects-output"),
+                                     (rejects_output and sidecar_path(rejects_output),
+                                      "--rejects-output's issues file"),
+                                     (write_baseline, "--write-baseline")) if o]
+    for i, (a, a_opt) in enumerate(named):
+        for b, b_opt in named[i + 1:]:
+            if a == b or ("-" not in (a, b) and _same_file(a, b)):
+                raise click.UsageError(f"{a_opt} and {b_opt} must be two different files ({b})")
     for out, what in ((clean_output, "the games"), (rejects_output, "the games"),
                       (write_baseline, "the baseline")):
         if out and out != "-" and any(Path(out).resolve() == Path(p).resolve() for p in paths):
@@ -1019,6 +1025,14 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
         raise click.BadParameter(f"cannot write there: {exc}",
                                  param_hint="--clean-output/--rejects-output") from exc
     return Gate(emit, split, baseline, BaselineRecorder() if write_baseline else None)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (a hard link too, when both exist)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()
 
 
 def _gate_sink(gate):

@@ -227,6 +227,12 @@ def test_split_to_stdout_moves_diagnostics_to_stderr(mixed):
 @pytest.mark.parametrize("args, message", [
     (["-", "--clean-output", "c.pgn"], "give files, not stdin"),
     (["mixed.pgn", "--clean-output", "x.pgn", "--rejects-output", "./x.pgn"], "two different files"),
+    (["mixed.pgn", "--clean-output", "x.pgn", "--write-baseline", "x.pgn"],
+     "--clean-output and --write-baseline must be two different files"),
+    (["mixed.pgn", "--rejects-output", "r.pgn", "--clean-output", "r.pgn.issues.csv"],
+     "--clean-output and --rejects-output's issues file must be two different files"),
+    (["mixed.pgn", "--rejects-output", "r.pgn", "--write-baseline", "./r.pgn.issues.csv"],
+     "--rejects-output's issues file and --write-baseline must be two different files"),
     (["mixed.pgn", "--clean-output", "mixed.pgn"], "is an input"),
     (["mixed.pgn", "--format", "json", "--rejects-output", "-"], "--format json prints to stdout"),
     (["mixed.pgn", "suite.epd", "--clean-output", "c.pgn"], "not both"),
@@ -239,6 +245,7 @@ def test_split_usage_errors(mixed, args, message):
     assert message in res.stderr
     assert "Traceback" not in res.output
     assert (mixed / "mixed.pgn").read_bytes() == MIXED
+    assert sorted(p.name for p in mixed.iterdir()) == ["mixed.pgn", "suite.epd"]  # nothing written
 
 
 

@@ -930,7 +930,8 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
             status = _validate_gate_close(gate, summary, status, write_baseline, baseline_path,
                                           clean_output, rejects_output)
         elif gate is not None:
-            gate.close()  # the split files end whole, with the games read before the stop
+            # Whole games, those read before the stop, but not the whole split: kept as .partial
+            gate.close(complete=False)
     except OutputError as exc:
         _fail_output(exc)
     try:
@@ -946,6 +947,14 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     if stopped is not None:
         click.echo(f"\n{_stop_name(stopped)}: {errors} errors and {warnings} warnings so far "
                    f"(games of the files finished: {summary['games_read']})", err=True)
+        if gate is not None and gate.split is not None:
+            from chessscan.reports.split import partial_path, sidecar_path
+
+            kept = [partial_path(o) for o in (clean_output, rejects_output,
+                                               rejects_output and sidecar_path(rejects_output)) if o]
+            kept = [k for k in kept if k]
+            if kept:
+                click.echo(f"the split is partial, kept as: {', '.join(kept)}", err=True)
     elif fmt != "json":
         has_epd = any(is_epd(p) for p in sources)
         has_pgn = not has_epd or any(not is_epd(p) for p in sources)

@@ -4,6 +4,7 @@ one of two files, the issues sidecar, the re-merge property, the same files with
 from __future__ import annotations
 
 import csv
+import gzip
 import os
 from collections import Counter
 from pathlib import Path
@@ -247,6 +248,37 @@ def test_split_usage_errors(mixed, args, message):
     assert (mixed / "mixed.pgn").read_bytes() == MIXED
     assert sorted(p.name for p in mixed.iterdir()) == ["mixed.pgn", "suite.epd"]  # nothing written
 
+
+
+def test_stopped_split_is_kept_as_partial(mixed, monkeypatch):
+    # A stop left the split under its final names, complete-looking.
+    from chessscan.engines import local
+
+    real_run = local.run
+    calls = []
+
+    def run(paths, sink, options, **kwargs):
+        calls.append(paths)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_run(paths, sink, options, **kwargs)
+
+    monkeypatch.setattr(local, "run", run)
+    (mixed / "two.pgn").write_bytes(MIXED)
+    res = validate("mixed.pgn", "two.pgn", "--clean-output", "c.pgn", "--rejects-output", "r.pgn.gz")
+    assert res.exit_code == 130
+    assert "kept as: c.pgn.partial, r.pgn.gz.partial, r.pgn.gz.issues.csv.partial" in res.stderr
+    assert sorted(p.name for p in mixed.iterdir()) == [
+        "c.pgn.partial", "mixed.pgn", "r.pgn.gz.issues.csv.partial", "r.pgn.gz.partial", "two.pgn"]
+    clean, rejects = expected_split(mixed / "mixed.pgn")
+    assert (mixed / "c.pgn.partial").read_bytes() == joined(clean)
+    with gzip.open(mixed / "r.pgn.gz.partial") as f:
+        assert f.read() == joined(rejects)
+    # A whole run gives the final names and leaves no .partial file.
+    monkeypatch.setattr(local, "run", real_run)
+    assert validate("mixed.pgn", "--clean-output", "c.pgn", "--rejects-output", "r.pgn.gz").exit_code == 1
+    assert sorted(p.name for p in mixed.iterdir() if p.name.startswith(("c.", "r."))) == [
+        "c.pgn", "r.pgn.gz", "r.pgn.gz.issues.csv"]
 
 
 def test_split_refuses_a_pipe(mixed):

@@ -934,7 +934,8 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
             status = _validate_gate_close(gate, summary, status, write_baseline, baseline_path,
                                           clean_output, rejects_output)
         elif gate is not None:
-            gate.close()  # the split files end whole, with the games read before the stop
+            # Whole games, those read before the stop, but not the whole split: kept as .partial
+            gate.close(complete=False)
     except OutputError as exc:
         _fail_output(exc)
     try:
@@ -950,6 +951,14 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     if stopped is not None:
         click.echo(f"\n{_stop_name(stopped)}: {errors} errors and {warnings} warnings so far "
                    f"(games of the files finished: {summary['games_read']})", err=True)
+        if gate is not None and gate.split is not None:
+            from chessscan.reports.split import partial_path, sidecar_path
+
+            kept = [partial_path(o) for o in (clean_output, rejects_output,
+                                               rejects_output and sidecar_path(rejects_output)) if o]
+            kept = [k for k in kept if k]
+            if kept:
+                click.echo(f"the split is partial, kept as: {', '.join(kept)}", err=True)
     elif fmt != "json":
         has_epd = any(is_epd(p) for p in sources)
         has_pgn = not has_epd or any(not is_epd(p) for p in sources)
@@ -983,7 +992,7 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     from chessscan.engines.local import is_epd
     from chessscan.reports.baseline import Baseline, BaselineError, BaselineRecorder
     from chessscan.reports.gate import Gate
-    from chessscan.reports.split import SplitWriter
+    from chessscan.reports.split import SplitWriter, sidecar_path
 
     from chessscan.readers.sources import is_pipe
 
@@ -997,12 +1006,19 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     outputs = [o for o in (clean_output, rejects_output) if o]
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")
-    if len(outputs) == 2 and (outputs[0] == outputs[1] or (
-            "-" not in outputs and Path(outputs[0]).resolve() == Path(outputs[1]).resolve())):
-        raise click.UsageError("--clean-output and --rejects-output must be two different files")
-    for out in outputs:
-        if out != "-" and any(Path(out).resolve() == Path(p).resolve() for p in paths):
-            raise click.UsageError(f"{out} is an input: the games would be written over it")
+    # Two writers into one file would interleave or replace each other's output.
+    named = [(o, opt) for o, opt in ((clean_output, "--clean-output"), (rejects_output, "--rejects-output"),
+                                     (rejects_output and sidecar_path(rejects_output),
+                                      "--rejects-output's issues file"),
+                                     (write_baseline, "--write-baseline")) if o]
+    for i, (a, a_opt) in enumerate(named):
+        for b, b_opt in named[i + 1:]:
+            if a == b or ("-" not in (a, b) and _same_file(a, b)):
+                raise click.UsageError(f"{a_opt} and {b_opt} must be two different files ({b})")
+    for out, what in ((clean_output, "the games"), (rejects_output, "the games"),
+                      (write_baseline, "the baseline")):
+        if out and out != "-" and any(Path(out).resolve() == Path(p).resolve() for p in paths):
+            raise click.UsageError(f"{out} is an input: {what} would be written over it")
     if outputs and len({is_epd(p) for p in paths}) > 1:
         raise click.UsageError("--clean-output/--rejects-output write one file each: give PGN inputs "
                                "or EPD inputs, not both")
@@ -1022,6 +1038,14 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
         raise click.BadParameter(f"cannot write there: {exc}",
                                  param_hint="--clean-output/--rejects-output") from exc
     return Gate(emit, split, baseline, BaselineRecorder() if write_baseline else None)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (a hard link too, when both exist)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()
 
 
 def _gate_sink(gate):

@@ -60,6 +60,21 @@ def test_a_folder_is_read_recursively_in_sorted_order(tmp_path):
     assert summary["sources"] == sources
 
 
+def test_a_linked_folder_is_read_once_without_looping(tmp_path):
+    # A symlinked folder was skipped without a word.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(MAGNUS, elsewhere / "m.pgn")
+    tree = tmp_path / "data"
+    tree.mkdir()
+    (tree / "linked").symlink_to(elsewhere)
+    (tree / "z-again").symlink_to(elsewhere)  # the same folder a second time: read once
+    (elsewhere / "up").symlink_to(tree)  # a link to an ancestor: no loop
+    sources, problems = resolve_inputs([str(tree)])
+    assert sources == [str(tree / "linked" / "m.pgn")]
+    assert problems == []
+
+
 def test_a_missing_file_among_good_ones_is_an_issue_and_exit_2(tmp_path):
     out = tmp_path / "r"
     missing = tmp_path / "gone.pgn"

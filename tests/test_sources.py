@@ -320,6 +320,18 @@ def test_utf16_is_read_as_utf8(tmp_path, form, suffix):
         assert s.bytes_read == p.stat().st_size
 
 
+@pytest.mark.parametrize("bom, codec", [(b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be")])
+def test_utf32_with_a_bom_is_read_as_utf8(tmp_path, bom, codec):
+    # The little-endian mark starts as UTF-16's: it was read as UTF-16, one game of errors.
+    text = NAMES * 3000
+    p = tmp_path / "u32.pgn"
+    p.write_bytes(bom + text.encode(codec))
+    with open_source(p) as s:
+        assert s.text_encoding == "utf-32"
+        assert s.read() == text.encode("utf-8")
+        assert s.bytes_read == p.stat().st_size
+
+
 def test_utf16_on_stdin(monkeypatch):
     blob = UTF16_FORMS["le-bom"](NAMES)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(blob)))

@@ -125,6 +125,15 @@ def test_bad_baseline_is_a_usage_error(here, content, message):
     assert res.exit_code == 2 and "no such folder" in res.stderr
 
 
+def test_write_baseline_refuses_an_input(here):
+    # It replaced the games by the baseline's JSON, exit 0.
+    before = (here / "games.pgn").read_bytes()
+    for name in ("games.pgn", "./games.pgn"):
+        res = validate("games.pgn", "--write-baseline", name)
+        assert res.exit_code == 2 and "games.pgn is an input: the baseline would be written over it" in res.stderr
+    assert (here / "games.pgn").read_bytes() == before
+
+
 # --------------------------------------------------------------------------- SARIF
 
 # The parts of the SARIF 2.1.0 schema (OASIS, sarif-schema-2.1.0.json) that a log of

@@ -4,6 +4,7 @@ one of two files, the issues sidecar, the re-merge property, the same files with
 from __future__ import annotations
 
 import csv
+import gzip
 import os
 from collections import Counter
 from pathlib import Path
@@ -227,6 +228,12 @@ def test_split_to_stdout_moves_diagnostics_to_stderr(mixed):
 @pytest.mark.parametrize("args, message", [
     (["-", "--clean-output", "c.pgn"], "give files, not stdin"),
     (["mixed.pgn", "--clean-output", "x.pgn", "--rejects-output", "./x.pgn"], "two different files"),
+    (["mixed.pgn", "--clean-output", "x.pgn", "--write-baseline", "x.pgn"],
+     "--clean-output and --write-baseline must be two different files"),
+    (["mixed.pgn", "--rejects-output", "r.pgn", "--clean-output", "r.pgn.issues.csv"],
+     "--clean-output and --rejects-output's issues file must be two different files"),
+    (["mixed.pgn", "--rejects-output", "r.pgn", "--write-baseline", "./r.pgn.issues.csv"],
+     "--rejects-output's issues file and --write-baseline must be two different files"),
     (["mixed.pgn", "--clean-output", "mixed.pgn"], "is an input"),
     (["mixed.pgn", "--format", "json", "--rejects-output", "-"], "--format json prints to stdout"),
     (["mixed.pgn", "suite.epd", "--clean-output", "c.pgn"], "not both"),
@@ -239,7 +246,39 @@ def test_split_usage_errors(mixed, args, message):
     assert message in res.stderr
     assert "Traceback" not in res.output
     assert (mixed / "mixed.pgn").read_bytes() == MIXED
+    assert sorted(p.name for p in mixed.iterdir()) == ["mixed.pgn", "suite.epd"]  # nothing written
 
+
+
+def test_stopped_split_is_kept_as_partial(mixed, monkeypatch):
+    # A stop left the split under its final names, complete-looking.
+    from chessscan.engines import local
+
+    real_run = local.run
+    calls = []
+
+    def run(paths, sink, options, **kwargs):
+        calls.append(paths)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_run(paths, sink, options, **kwargs)
+
+    monkeypatch.setattr(local, "run", run)
+    (mixed / "two.pgn").write_bytes(MIXED)
+    res = validate("mixed.pgn", "two.pgn", "--clean-output", "c.pgn", "--rejects-output", "r.pgn.gz")
+    assert res.exit_code == 130
+    assert "kept as: c.pgn.partial, r.pgn.gz.partial, r.pgn.gz.issues.csv.partial" in res.stderr
+    assert sorted(p.name for p in mixed.iterdir()) == [
+        "c.pgn.partial", "mixed.pgn", "r.pgn.gz.issues.csv.partial", "r.pgn.gz.partial", "two.pgn"]
+    clean, rejects = expected_split(mixed / "mixed.pgn")
+    assert (mixed / "c.pgn.partial").read_bytes() == joined(clean)
+    with gzip.open(mixed / "r.pgn.gz.partial") as f:
+        assert f.read() == joined(rejects)
+    # A whole run gives the final names and leaves no .partial file.
+    monkeypatch.setattr(local, "run", real_run)
+    assert validate("mixed.pgn", "--clean-output", "c.pgn", "--rejects-output", "r.pgn.gz").exit_code == 1
+    assert sorted(p.name for p in mixed.iterdir() if p.name.startswith(("c.", "r."))) == [
+        "c.pgn", "r.pgn.gz", "r.pgn.gz.issues.csv"]
 
 
 def test_split_refuses_a_pipe(mixed):

@@ -60,7 +60,13 @@ def _base_name(path: str) -> str:
 
 def _walk(folder: str) -> list[str]:
     found = []
-    for root, dirs, files in os.walk(folder):
+    walked = set()  # real paths: a link to an ancestor, or to a folder read already, is not read again
+    for root, dirs, files in os.walk(folder, followlinks=True):  # a linked folder is read, as `find -L`
+        real = os.path.realpath(root)
+        if real in walked:
+            dirs[:] = []
+            continue
+        walked.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for f in sorted(files):
             if not f.startswith(".") and _base_name(f).endswith(INPUT_SUFFIXES):

@@ -217,7 +217,10 @@ def detect_utf16(head: bytes) -> str | None:
     ``'utf-16-le'`` or ``'utf-16-be'`` without one when every character of the first 16
     (at least 4) is a NUL byte and a printable Latin-1 one (ASCII, or U+00A0..U+00FF as in
     "Café", "Müller"), at least half of them ASCII — as no 8-bit text, however broken,
-    plausibly starts. Else None."""
+    plausibly starts. UTF-32 with a byte order mark gives ``'utf-32'``, the same way. Else
+    None."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"  # first: its little-endian mark starts as UTF-16's
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "utf-16"
     units = min(len(head), 32) // 2

@@ -53,6 +53,6 @@ class Gate:
         if self.split is not None:
             self.split(rec)
 
-    def close(self) -> None:
+    def close(self, complete: bool = True) -> None:
         if self.split is not None:
-            self.split.close()
+            self.split.close(complete)

@@ -11,7 +11,8 @@ kept only at the start of an output file.
 Beside the rejects file, ``FILE.issues.csv`` lists each rejected record's diagnostics with
 the record's number and the diagnostic's line *in the rejects file*, and where it came from.
 Output compression follows the suffix (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.zstd``);
-``-`` is stdout.
+``-`` is stdout. Each file is written under its name plus ``.partial`` and renamed when the
+split ends whole: a stopped or failed run leaves only ``.partial`` files.
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ import bz2
 import csv
 import gzip
 import lzma
+import os
 import sys
 from typing import BinaryIO
 
 import zstandard
 
 from chessscan.reports.records import Record, count_lines
-from chessscan.reports.writers import OutputError
+from chessscan.reports.writers import PARTIAL_SUFFIX, OutputError
 
-__all__ = ["SIDECAR_COLUMNS", "SplitWriter", "open_output", "sidecar_path"]
+__all__ = ["SIDECAR_COLUMNS", "SplitWriter", "open_output", "partial_path", "sidecar_path"]
 
 #: Columns of ``FILE.issues.csv``: ``game`` and ``line`` are 1-based in the rejects file
 #: (``game``: the record's number there, EPD lines counted as records; ``line``: the
@@ -46,21 +48,32 @@ def sidecar_path(rejects: str) -> str | None:
     return None if rejects == "-" else rejects + ".issues.csv"
 
 
-def open_output(path: str) -> BinaryIO:
-    """A binary file for writing ``path``, compressed by its suffix (``.gz``, ``.bz2``,
-    ``.xz``, ``.zst``/``.zstd``); ``-`` is stdout (left open on close). Raises OSError."""
+def open_output(path: str, write_to: str | None = None) -> BinaryIO:
+    """A binary file for writing ``path`` (or the file ``write_to``, when given), compressed
+    by the suffix of ``path`` (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.zstd``); ``-`` is
+    stdout (left open on close). Raises OSError."""
     if path == "-":
         return _Unclosed(sys.stdout.buffer)
+    target = write_to or path
     lower = path.lower()
     if lower.endswith(".gz"):
-        return gzip.open(path, "wb")
+        return gzip.open(target, "wb")
     if lower.endswith(".bz2"):
-        return bz2.open(path, "wb")
+        return bz2.open(target, "wb")
     if lower.endswith(".xz"):
-        return lzma.open(path, "wb")
+        return lzma.open(target, "wb")
     if lower.endswith((".zst", ".zstd")):
-        return zstandard.open(path, "wb")
-    return open(path, "wb")
+        return zstandard.open(target, "wb")
+    return open(target, "wb")
+
+
+def partial_path(path: str) -> str | None:
+    """Where ``path`` is written until the split ends whole: ``path.partial``, or None for
+    stdout, a symlink or a file that is not a regular one (``/dev/stdout``, a FIFO), which
+    are written through: renaming over them would replace the link or the device."""
+    if path == "-" or os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
+        return None
+    return path + PARTIAL_SUFFIX
 
 
 class _Unclosed:
@@ -81,7 +94,8 @@ class _Out:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.file = open_output(path)
+        self.partial = partial_path(path)
+        self.file = open_output(path, self.partial)
         self.written = 0
         self.lines = 0
         self.records = 0
@@ -109,7 +123,8 @@ class SplitWriter:
     and writes them to ``clean`` or ``rejects`` (paths, ``-`` for stdout, or None for no
     such file). A record is rejected when a diagnostic of it has a severity at or above
     ``fail_on`` (``"error"`` or ``"warning"``). Raises OSError when a file cannot be opened
-    or written. Use as a context manager, or call :meth:`close`.
+    or written. Use as a context manager, or call :meth:`close`: the files get their names
+    only when closed whole (``close(complete=True)``, or no exception in the ``with`` block).
 
     ``clean_count`` and ``reject_count``: records written to each (counted even when that
     file is not asked for).
@@ -119,12 +134,16 @@ class SplitWriter:
         self._limit = _SEVERITY_RANK[fail_on]
         self._clean = self._rejects = None
         self._sidecar = self._sidecar_file = None
+        self._renames: list[tuple[str, str]] = []
         try:
             self._clean = _Out(clean) if clean else None
             self._rejects = _Out(rejects) if rejects else None
             side = sidecar_path(rejects) if rejects else None
             if side:
-                self._sidecar_file = open(side, "w", newline="", encoding="utf-8")
+                side_partial = partial_path(side)
+                self._sidecar_file = open(side_partial or side, "w", newline="", encoding="utf-8")
+                if side_partial:
+                    self._renames.append((side_partial, side))
                 self._sidecar = csv.writer(self._sidecar_file)
                 self._sidecar.writerow(SIDECAR_COLUMNS)
         except BaseException:
@@ -136,8 +155,8 @@ class SplitWriter:
     def __enter__(self) -> "SplitWriter":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(complete=exc_type is None)
 
     def rejected(self, rec: Record) -> bool:
         """Whether ``rec`` has a diagnostic at or above the ``fail_on`` severity."""
@@ -164,9 +183,12 @@ class SplitWriter:
                                     d.message, d.path, rec.number if rec.kind == "game" else "",
                                     d.line if d.line is not None else rec.line))
 
-    def close(self) -> None:
-        """Close the files (stdout is flushed, not closed)."""
+    def close(self, complete: bool = True) -> None:
+        """Close the files (stdout is flushed, not closed) and, when ``complete`` and every
+        file closed well, give them their names; else they stay ``.partial``."""
         failed = None
+        renames = [(o.partial, o.path) for o in (self._clean, self._rejects) if o is not None and o.partial]
+        renames += self._renames
         for out, path in ((self._clean, None), (self._rejects, None), (self._sidecar_file, "sidecar")):
             if out is None:
                 continue
@@ -176,5 +198,12 @@ class SplitWriter:
                 name = out.path if path is None else getattr(out, "name", "the issues sidecar")
                 failed = failed or OutputError(name, exc)
         self._clean = self._rejects = self._sidecar_file = self._sidecar = None
+        self._renames = []
+        if complete and failed is None:
+            for partial, final in renames:
+                try:
+                    os.replace(partial, final)
+                except OSError as exc:
+                    failed = failed or OutputError(final, exc)
         if failed is not None:
             raise failed

@@ -651,8 +651,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                 mt_lines.append(line)
                                 break
                             if cand >= 0:
-                                if b"{" in line[:j]:
-                                    raise _Reread
+                                if b"{" in line[:j] or (prev_blank and _TAG_START_B.match(line)):
+                                    raise _Reread  # a '{' first, or a second game start ('[Event "a}b"]')
                                 cand = -1  # the '}' closes one comment holding the tag lines
                             in_comment = False
                             started_in_comment = True

@@ -343,6 +343,32 @@ def test_signal_stops_analyze_cleanly(tmp_path, sig, jobs, group):
     assert len(games) < 3600 and list(games.game_index) == list(range(len(games)))
 
 
+def test_a_stop_keeps_the_games_analyzed_whole_in_every_table(tmp_path, monkeypatch):
+    # --jobs 1 writes positions every 8,192 rows but games every 8,192 games: a stop used to
+    # drop the games rows of games whose positions were written. Now every table holds the
+    # games analyzed whole, and none of the game the stop cut short.
+    import chessscan.engines.local as local
+
+    real = local.analyze_game
+
+    def analyze_game(raw, *args):
+        kinds = real(raw, *args)
+        if raw.index == 250:  # its rows are in the buffers, its analysis not finished
+            raise KeyboardInterrupt
+        return kinds
+
+    monkeypatch.setattr(local, "analyze_game", analyze_game)
+    out = tmp_path / "r"
+    result = analyze(MAGNUS, "-o", out)
+    assert result.exit_code == 130, result.output
+    games = pd.read_parquet(out / "games.parquet")
+    positions = pd.read_parquet(out / "positions.parquet")
+    issues = pd.read_parquet(out / "issues.parquet")
+    assert list(games.game_index) == list(range(250))
+    assert positions.game_index.max() == 249 and len(positions) == games.plies.sum() > 8192
+    assert (issues.game_index < 250).all()
+
+
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="signals cannot be held here")
 def test_a_stop_while_the_tables_open_closes_them_all(tmp_path, monkeypatch):
     # SIGTERM after the first table is open: the stop waits until all are, then every one

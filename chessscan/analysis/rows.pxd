@@ -27,6 +27,7 @@ cdef class PositionRows:
     cdef public uint8_t[::1] uci_data
     cdef public uint8_t[::1] checkers_data
 
+    cpdef truncate(self, Py_ssize_t n)
     cpdef int source_number(self, str source) except -1
     @cython.locals(i=Py_ssize_t, k=int)
     cpdef Py_ssize_t add(self, int source_id, int64_t game_index, int ply, int move_number, bint white, str san,

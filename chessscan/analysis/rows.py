@@ -96,6 +96,15 @@ class PositionRows:
         if self.fens is not None:
             self.fens = []
 
+    def truncate(self, n: int) -> None:
+        """Keep the first ``n`` rows (0 <= n <= len), forget the others."""
+        self.n = n
+        self.san_len = self.san_end[n - 1] if n else 0
+        self.uci_len = self.uci_end[n - 1] if n else 0
+        self.checkers_len = self.checkers_end[n - 1] if n else 0
+        if self.fens is not None:
+            del self.fens[n:]
+
     def source_number(self, source: str) -> int:
         """The id of ``source`` in this batch (the ``source`` column is built from it)."""
         sid = self.source_ids.get(source)

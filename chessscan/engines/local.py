@@ -257,6 +257,7 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
     def flush() -> None:
         flush_tables(sink, tables, names)
 
+    current = None  # the game being analyzed (a stop that cuts it short drops its rows)
     try:
         for path in paths:
             if is_epd(path):
@@ -268,7 +269,9 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                 games = tables["games"]["game_index"]
                 issues = tables["issues"]["code"]
                 for raw in read_games(stream, source=source_name(path)):
+                    current = raw
                     analyze_one(raw, tables, options, tally, sampler)
+                    current = None
                     # The positions rows (~85 a game) alone: the other tables' list buffers
                     # convert to Arrow at a cost per batch, better paid for many rows at once.
                     if len(positions) >= batch_rows:
@@ -281,10 +284,39 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                         seen = now
                         count_progress(bar, tally)
         flush()
+    except KeyboardInterrupt:
+        # A stop (Ctrl-C, SIGTERM): the games analyzed whole are written, their games and
+        # issues rows beside their positions; the game cut short leaves no row.
+        if current is not None:
+            drop_game_rows(tables, current.source, current.index)
+        try:
+            flush()
+        except Exception:  # (a table that cannot be written is absent; the stop goes on)
+            pass
+        raise
     finally:
         if bar is not None:
             bar.close()
     return tally
+
+
+def drop_game_rows(tables: dict, source: str, game_index: int) -> None:
+    """Remove the rows of game ``game_index`` of ``source`` from the end of every buffer in
+    ``tables`` (rows are appended game by game, so they are the last ones)."""
+    for buffers in tables.values():
+        if isinstance(buffers, PositionRows):
+            n = len(buffers)
+            gi, sid, names = buffers.game_index, buffers.source_id, buffers.sources
+            while n and gi[n - 1] == game_index and names[sid[n - 1]] == source:
+                n -= 1
+            buffers.truncate(n)
+        elif "game_index" in buffers and "source" in buffers:
+            gi, src = buffers["game_index"], buffers["source"]
+            n = len(gi)
+            while n and gi[n - 1] == game_index and src[n - 1] == source:
+                n -= 1
+            for column in buffers.values():
+                del column[n:]
 
 
 

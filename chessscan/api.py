@@ -25,8 +25,8 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     first record is a FEN) are EPD. A path that gives no games (missing, not text, empty) is
     an ``issues`` row, as with the CLI. ``positions``: ``'all'``, ``'checks'`` or ``'none'``;
     ``fen``: add the FEN after each move; ``cross_check``: ``'off'``, ``'sample'`` or
-    ``'full'``; ``jobs``: worker processes (None: every core, 1: this process only; the
-    tables are the same for any number).
+    ``'full'``; ``jobs``: worker processes (None: every core, or this process only on 2 cores
+    or fewer; 1: this process only; the tables are the same for any number).
 
     Returns a :class:`~chessscan.reports.reader.Report`: ``.positions``, ``.games``,
     ``.perpetuals`` for PGN, ``.epd_positions`` for EPD, ``.issues``, ``.disagreements``

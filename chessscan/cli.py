@@ -210,8 +210,9 @@ def _warn_if_uncompiled() -> None:
                    f"sampled per reason.")
 @click.option("--silent", is_flag=True, help="No progress bar.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: every core; 1: all in this process). The tables "
-                   "and the summary are the same for any number.")
+              help="Worker processes (default: one per core, or all in this process on 2 cores or "
+                   "fewer; 1: all in this process). The tables and the summary are the same for any "
+                   "number.")
 @click.option("--dask", "dask_address", metavar="ADDRESS", default=None,
               help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' "
                    "(a LocalCluster of --jobs workers). Writes a Parquet dataset per table, "
@@ -799,8 +800,9 @@ class WorkerDied(click.ClickException):
               help="Record every issue found in a baseline file (sorted JSON, keyed on the game's "
                    "content, the code and the ply).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: every core; 1: all in this process). The "
-                   "diagnostics, their order and the counts are the same for any number.")
+              help="Worker processes (default: one per core, or all in this process on 2 cores or "
+                   "fewer; 1: all in this process). The diagnostics, their order and the counts are "
+                   "the same for any number.")
 @click.option("--silent", is_flag=True, help="No progress bar (shown on stderr when it is a terminal).")
 def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, clean_output, rejects_output,
              baseline_path, write_baseline):

@@ -237,10 +237,14 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
     source cannot be opened; bad content never raises.
 
     ``jobs``: worker processes; 1 (the default) analyzes in this process, None uses every
-    core, N > 1 hands over to :func:`chessscan.engines.parallel.run_parallel`, whose output
+    core (:func:`~chessscan.engines.parallel.auto_jobs`: one process on 2 cores or fewer), N > 1 hands over to :func:`chessscan.engines.parallel.run_parallel`, whose output
     (rows, their order, the tally) is identical. ``progress``: a bar on stderr counting input
     bytes, named ``progress_label``.
     """
+    if jobs is None:
+        from chessscan.engines.parallel import auto_jobs
+
+        jobs = auto_jobs()
     if jobs != 1:
         from chessscan.engines.parallel import run_parallel
 

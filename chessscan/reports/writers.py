@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import threading
 from pathlib import Path
@@ -77,34 +78,65 @@ DEFAULT_TABLES: tuple[str, ...] = ("positions", "games", "issues")
 Buffers = MutableMapping[str, list]
 
 
-class _Encoding(threading.Thread):
-    """One Parquet row group written on a thread of its own: pyarrow's
+class _Encoding:
+    """One Parquet row group, written on the process's encoder thread: pyarrow's
     ``ParquetWriter.write_table`` releases the GIL, so the encoding and compression (a
     quarter of a run that writes the positions table) overlap with the analysis instead of
-    following it. A daemon thread, started per row group (a few per million rows): nothing
-    for the interpreter to join at exit, and no pool whose locks a Ctrl-C could leave held.
-    The writer always waits for it (:meth:`wait`) before it writes the next row group or
-    closes the file."""
+    following it. The writer waits for it (:meth:`wait`) before it writes the next row group
+    of its table or closes the file."""
+
+    __slots__ = ("sink", "table", "error", "done")
 
     def __init__(self, sink, table: pa.Table) -> None:
-        super().__init__(name="chessscan-parquet", daemon=True)
-        self._sink = sink
-        self._table = table
+        self.sink = sink
+        self.table = table
         self.error: BaseException | None = None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self._sink.write_table(self._table, row_group_size=self._table.num_rows)
-        except BaseException as exc:  # raised again by the writer, in its own thread
-            self.error = exc
-        finally:
-            self._table = None
+        self.done = threading.Event()
+        _encoder().put(self)
 
     def wait(self) -> BaseException | None:
         """Wait for the write to end; return its exception, if any."""
-        self.join()
+        self.done.wait()
         return self.error
+
+
+def _encode(todo: "queue.SimpleQueue[_Encoding]") -> None:
+    while True:
+        job = todo.get()
+        try:
+            job.sink.write_table(job.table, row_group_size=job.table.num_rows)
+        except BaseException as exc:  # raised again by the writer, in its own thread
+            job.error = exc
+        finally:
+            job.table = None
+            job.done.set()
+
+
+# One encoder thread per process, started on first use: a daemon, so that nothing is left
+# for the interpreter to join at exit (a Ctrl-C there left a pool's join hanging), and one
+# thread for the whole run (a thread per row group spread Arrow's allocations over more
+# arenas: the peak RSS grew with the input).
+_TODO: "queue.SimpleQueue[_Encoding] | None" = None
+_TODO_LOCK = threading.Lock()
+
+
+def _encoder() -> "queue.SimpleQueue[_Encoding]":
+    global _TODO
+    with _TODO_LOCK:
+        if _TODO is None:
+            _TODO = queue.SimpleQueue()
+            threading.Thread(target=_encode, args=(_TODO,), name="chessscan-parquet", daemon=True).start()
+        return _TODO
+
+
+def _forget_encoder() -> None:
+    # A forked child has no encoder thread: it starts its own when it needs one.
+    global _TODO, _TODO_LOCK
+    _TODO, _TODO_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_encoder)
 
 
 # ---------------------------------------------------------------------------
@@ -538,9 +570,11 @@ class TableWriter:
     def _finish_encoding(self) -> None:
         """Wait for the row group being written in the background; raise OutputError (the
         partial file removed) if writing it failed."""
-        encoding, self._encoding = self._encoding, None
+        encoding = self._encoding
         if encoding is not None:
             exc = encoding.wait()
+            # (Forgotten only once done: a stop during the wait leaves it for close to wait on.)
+            self._encoding = None
             if exc is not None:
                 if isinstance(exc, (OSError, pa.ArrowException)):
                     self._fail(exc)
@@ -580,9 +614,9 @@ class TableWriter:
         not be written whole is absent."""
         self._closed = True
         self._pending = []
-        encoding, self._encoding = self._encoding, None
-        if encoding is not None:
-            encoding.wait()  # the sink is not closed under a write in progress
+        if self._encoding is not None:
+            self._encoding.wait()  # the sink is not closed under a write in progress
+            self._encoding = None
         sink, self._sink = self._sink, None
         for closing in (sink, self._file):
             if closing is not None:

@@ -65,13 +65,13 @@ def _hold_stops():
     return before, came
 
 
-def _release_stops(held) -> None:
+def _release_stops(held, replay: bool = True) -> None:
     if held is None:
         return
     before, came = held
     for sig, handler in before.items():
         signal.signal(sig, handler)
-    if came:
+    if came and replay:
         handler = before[came[0]]
         if callable(handler):
             handler(came[0], None)  # raises KeyboardInterrupt or Stopped
@@ -316,6 +316,9 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
             if sources:
                 tally = run(sources, sink, options, progress=progress, jobs=jobs)
             sink.finish()
+            # Analyzed: a stop from here until summary.json is written comes too late to cut
+            # the run short (it would leave whole tables and no summary, or a wrong message).
+            done = _hold_stops()
     except KeyboardInterrupt as exc:
         _exit_stopped(exc, f"the tables in {shown_dir}/ hold only the games analyzed before")
     except OutputError as exc:
@@ -334,9 +337,11 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
                      cross_check=cross_check, jobs=jobs)
     click.echo(_render_with_timing(summary, started), err=True)
     click.echo(f"tables written to {shown_dir}/", err=True)
+    _release_stops(done, replay=False)
     if write_html:
         _write_html(out_dir)
     _exit_on_input_errors(problems)
+
 
 class _RunClock:
     """When an ``analyze`` run started: the wall clock (for the date) and a monotonic one."""

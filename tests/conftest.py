@@ -52,3 +52,21 @@ def _keep_signal_handlers():
     for n, handler in saved.items():
         if handler is not None:
             signal.signal(getattr(signal, n), handler)
+
+
+@pytest.fixture
+def stop_at_second_source(monkeypatch):
+    """``chessscan.engines.local.run`` raises KeyboardInterrupt when it is called for the
+    second time (``validate`` runs it once per source): a Ctrl-C between two files."""
+    from chessscan.engines import local
+
+    real_run = local.run
+    calls = []
+
+    def run(paths, sink, options, **kwargs):
+        calls.append(paths)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_run(paths, sink, options, **kwargs)
+
+    monkeypatch.setattr(local, "run", run)

@@ -231,19 +231,7 @@ def test_validate_json_is_one_document_streamed():
 
 # --- 3. validate stopped -----------------------------------------------------------------
 
-def test_validate_interrupted_exits_130_with_counts(monkeypatch):
-    from chessscan.engines import local
-
-    real_run = local.run
-    calls = []
-
-    def run(paths, sink, options, **kwargs):
-        calls.append(paths)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real_run(paths, sink, options, **kwargs)
-
-    monkeypatch.setattr(local, "run", run)
+def test_validate_interrupted_exits_130_with_counts(stop_at_second_source):
     bad = SAMPLES / "lichess-jishanshaikh4-variants.pgn"
     result = CliRunner().invoke(main, ["validate", str(bad), str(MAGNUS)])
     assert result.exit_code == 130

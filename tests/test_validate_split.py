@@ -250,20 +250,8 @@ def test_split_usage_errors(mixed, args, message):
 
 
 
-def test_stopped_split_is_kept_as_partial(mixed, monkeypatch):
+def test_stopped_split_is_kept_as_partial(mixed, stop_at_second_source):
     # A stop left the split under its final names, complete-looking.
-    from chessscan.engines import local
-
-    real_run = local.run
-    calls = []
-
-    def run(paths, sink, options, **kwargs):
-        calls.append(paths)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real_run(paths, sink, options, **kwargs)
-
-    monkeypatch.setattr(local, "run", run)
     (mixed / "two.pgn").write_bytes(MIXED)
     res = validate("mixed.pgn", "two.pgn", "--clean-output", "c.pgn", "--rejects-output", "r.pgn.gz")
     assert res.exit_code == 130
@@ -274,8 +262,7 @@ def test_stopped_split_is_kept_as_partial(mixed, monkeypatch):
     assert (mixed / "c.pgn.partial").read_bytes() == joined(clean)
     with gzip.open(mixed / "r.pgn.gz.partial") as f:
         assert f.read() == joined(rejects)
-    # A whole run gives the final names and leaves no .partial file.
-    monkeypatch.setattr(local, "run", real_run)
+    # A whole run (the stop came only once) gives the final names and leaves no .partial file.
     assert validate("mixed.pgn", "--clean-output", "c.pgn", "--rejects-output", "r.pgn.gz").exit_code == 1
     assert sorted(p.name for p in mixed.iterdir() if p.name.startswith(("c.", "r."))) == [
         "c.pgn", "r.pgn.gz", "r.pgn.gz.issues.csv"]

@@ -100,9 +100,9 @@ class _Encoding:
         return self.error
 
 
-def _encode(todo: "queue.SimpleQueue[_Encoding]") -> None:
+def _encode(jobs: "queue.SimpleQueue[_Encoding]") -> None:
     while True:
-        job = todo.get()
+        job = jobs.get()
         try:
             job.sink.write_table(job.table, row_group_size=job.table.num_rows)
         except BaseException as exc:  # raised again by the writer, in its own thread
@@ -116,23 +116,23 @@ def _encode(todo: "queue.SimpleQueue[_Encoding]") -> None:
 # for the interpreter to join at exit (a Ctrl-C there left a pool's join hanging), and one
 # thread for the whole run (a thread per row group spread Arrow's allocations over more
 # arenas: the peak RSS grew with the input).
-_TODO: "queue.SimpleQueue[_Encoding] | None" = None
-_TODO_LOCK = threading.Lock()
+_QUEUE: "queue.SimpleQueue[_Encoding] | None" = None
+_QUEUE_LOCK = threading.Lock()
 
 
 def _encoder() -> "queue.SimpleQueue[_Encoding]":
-    global _TODO
-    with _TODO_LOCK:
-        if _TODO is None:
-            _TODO = queue.SimpleQueue()
-            threading.Thread(target=_encode, args=(_TODO,), name="chessscan-parquet", daemon=True).start()
-        return _TODO
+    global _QUEUE
+    with _QUEUE_LOCK:
+        if _QUEUE is None:
+            _QUEUE = queue.SimpleQueue()
+            threading.Thread(target=_encode, args=(_QUEUE,), name="chessscan-parquet", daemon=True).start()
+        return _QUEUE
 
 
 def _forget_encoder() -> None:
     # A forked child has no encoder thread: it starts its own when it needs one.
-    global _TODO, _TODO_LOCK
-    _TODO, _TODO_LOCK = None, threading.Lock()
+    global _QUEUE, _QUEUE_LOCK
+    _QUEUE, _QUEUE_LOCK = None, threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):

@@ -651,11 +651,7 @@ def _check_perft_suite(path: str) -> None:
 
     try:
         if path == sources.STDIN or sources.is_pipe(path):
-            # Read once only: the stream opened to look is handed on to the run, unread.
-            if path == sources.STDIN:
-                head, stream = sources.peek_stdin(), sources._PARKED[1]
-            else:
-                head, stream = sources.peek_pipe(path), sources.parked_pipe(path)
+            head, stream = sources.peek_once(path)  # read once: handed on to the run unread
             refusal = getattr(stream, "refusal", None)
         else:
             with open_source(path) as stream:
@@ -1024,7 +1020,7 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
                 raise click.UsageError(f"{a_opt} and {b_opt} must be two different files ({b})")
     for out, what in ((clean_output, "the games"), (rejects_output, "the games"),
                       (write_baseline, "the baseline")):
-        if out and out != "-" and any(Path(out).resolve() == Path(p).resolve() for p in paths):
+        if out and out != "-" and any(_same_file(out, p) for p in paths):
             raise click.UsageError(f"{out} is an input: {what} would be written over it")
     if outputs and len({is_epd(p) for p in paths}) > 1:
         raise click.UsageError("--clean-output/--rejects-output write one file each: give PGN inputs "

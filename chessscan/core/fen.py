@@ -213,14 +213,10 @@ def parse_fen(fen: str, chess960: bool = False, counters: bool = True, strict: b
             raise _syntax(fen, "halfmove clock and fullmove number must be integers")
         if any(t.startswith("-") and t.strip("-0") for t in texts):
             raise _syntax(fen, "negative halfmove clock or fullmove number")
-        if any(len(t.lstrip("-0")) > len(str(MAX_COUNTER)) for t in texts):
+        if any(len(t.lstrip("-0")) > len(str(MAX_COUNTER)) or int(t) > MAX_COUNTER for t in texts):
             raise _syntax(fen, f"halfmove clock or fullmove number over {MAX_COUNTER:,}")
-        halfmove = int(parts[4])
-        fullmove = int(parts[5]) if len(parts) > 5 else 1
-        if halfmove > MAX_COUNTER or fullmove > MAX_COUNTER:
-            raise _syntax(fen, f"halfmove clock or fullmove number over {MAX_COUNTER:,}")
-        pos.halfmove_clock = halfmove
-        pos.fullmove_number = max(1, fullmove)  # 0 is a common writer's slip for 1
+        pos.halfmove_clock = int(parts[4])
+        pos.fullmove_number = max(1, int(parts[5]) if len(parts) > 5 else 1)  # 0 is a common writer's slip for 1
     ep_text = parts[3]
     if ep_text != "-" and ep_text not in SQUARE_BY_NAME:
         raise _syntax(fen, f"bad en-passant field {ep_text!r}")

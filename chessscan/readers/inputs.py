@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .epd import looks_like_epd
-from .sources import STDIN, TruncatedInput, is_pipe, open_source, parked_pipe, peek_pipe, peek_stdin, source_name
+from .sources import STDIN, TruncatedInput, is_pipe, open_source, peek_once, peek_pipe, peek_stdin, source_name
 
 __all__ = ["InputProblem", "resolve_each", "resolve_inputs", "is_epd_source", "INPUT_SUFFIXES", "COMPRESSION_SUFFIXES"]
 
@@ -92,15 +92,7 @@ def _check(path: str) -> InputProblem | None:
     """The problem of one file or of stdin, or None when it can be read."""
     try:
         if path == STDIN or is_pipe(path):
-            # Read once only: the stream opened to look is parked, handed on unread.
-            if path == STDIN:
-                head = peek_stdin()
-                from .sources import _PARKED
-
-                stream = _PARKED[1]
-            else:
-                head = peek_pipe(path)
-                stream = parked_pipe(path)
+            head, stream = peek_once(path)  # read once: the stream looked at is handed on unread
             refusal = stream.refusal if stream is not None else None
             if not head and refusal is None and getattr(getattr(stream, "raw", None), "error", None) is not None:
                 return None  # a corrupt compressed stream: the reader reports it

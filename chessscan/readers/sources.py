@@ -42,6 +42,7 @@ __all__ = [
     "detect_compression",
     "detect_utf16",
     "open_source",
+    "peek_once",
     "peek_stdin",
     "source_name",
     "source_size",
@@ -663,10 +664,15 @@ def peek_pipe(path: str) -> bytes:
     return _PARKED_PIPES[key][1]
 
 
-def parked_pipe(path: str):
-    """The stream :func:`peek_pipe` opened on ``path`` and that no open_source took yet, or None."""
-    parked = _PARKED_PIPES.get(_pipe_key(path))
-    return parked[0] if parked else None
+def peek_once(path: str) -> tuple[bytes, "SourceStream | None"]:
+    """For stdin (``'-'``) or a named pipe (:func:`is_pipe`), which give their bytes once:
+    their first bytes (:func:`peek_stdin`, :func:`peek_pipe`) and the stream that read them,
+    which the next ``open_source(path)`` hands on unread (None once it has). Raises OSError
+    if the pipe cannot be opened."""
+    if path == STDIN:
+        return peek_stdin(), _PARKED[1]
+    head = peek_pipe(path)
+    return head, _PARKED_PIPES[_pipe_key(path)][0]
 
 
 def open_source(path: PathArg, name: str | None = None) -> SourceStream:

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from chessscan.analysis.options import CROSS_CHECK_CHOICES, POSITIONS_CHOICES, AnalysisOptions
-from chessscan.analysis.sampling import SAMPLE_EVERY, SAMPLE_PER_KIND
+from chessscan.analysis.sampling import SAMPLE_EVERY, first_games
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -203,8 +203,8 @@ def _warn_if_uncompiled() -> None:
 @click.option("--fen/--no-fen", default=False, help="Add the FEN after each move to positions.")
 @click.option("--cross-check", type=click.Choice(CROSS_CHECK_CHOICES), default="sample", show_default=True,
               help=f"Replay games in python-chess and report disagreements: none, a sample, or "
-                   f"all. The sample: 1 game in {SAMPLE_EVERY} by game index, and in each file the "
-                   f"first {SAMPLE_PER_KIND} games holding each rare event (double check; check by "
+                   f"all. The sample: 1 game in {SAMPLE_EVERY} by game index, and in each file "
+                   f"{first_games()} holding each rare event (double check; check by "
                    f"en passant, promotion or castling; checkmate; stalemate; perpetual check), so "
                    f"every kind found is confirmed at a bounded cost. The summary counts the games "
                    f"sampled per reason.")

@@ -77,6 +77,34 @@ def test_a_wrong_legal_move_count_is_reported(tmp_path, monkeypatch):
     assert rows.chessscan.astype(int).tolist() == [int(x) - 1 for x in rows.python_chess]
 
 
+def test_a_wrong_zobrist_key_is_found_by_the_sample_within_8_plies(tmp_path, monkeypatch):
+    """``full`` compares the Zobrist key after every ply; the sample every 8th ply, where an
+    en-passant capture is legal, where the position repeats and after the last move. A key
+    that goes wrong at ply 3 and stays wrong (as a wrong incremental update does) is found by
+    the sample at the next of those plies, by ``full`` at ply 3."""
+
+    class WrongFromPly3(WrongRows):  # one game: row i is ply i + 1
+        def row(self, i):
+            row = self.rows.row(i)
+            return {**row, "zobrist": row["zobrist"] + 1} if i >= 2 else row
+
+    real = crosscheck.cross_check_game
+    monkeypatch.setattr(crosscheck, "cross_check_game", lambda raw, dis, rows=None, start=0, **kw: real(
+        raw, dis, WrongFromPly3(rows, None), start, **kw))
+    moves = "1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 5. e4 d5 6. e5 f5 7. Nf3 Nc6 *"
+    path = tmp_path / "z.pgn"
+    path.write_text(f'[Event "z"]\n[Result "*"]\n\n{moves}\n\n')
+    plies = {}
+    for mode in ("full", "sample"):
+        rows = scan(path, cross_check=mode)["disagreements"]
+        assert set(rows.field) == {"zobrist"}
+        plies[mode] = rows.ply.tolist()
+    assert plies["full"] == list(range(3, 15))
+    # Plies 4-8 repeat positions (the knights went out and back), 8 is the 8th, after 12
+    # (...f5) exf6 e.p. is legal, 14 is the last.
+    assert plies["sample"] == [4, 5, 6, 7, 8, 12, 14]
+
+
 def rare_kinds_by_game(tables) -> dict[str, dict[int, set]]:
     """For each source, each game's rare kinds as the tables show them (sampling.RARE_KINDS):
     what the sample rule must draw on, computed apart from the detector's own bits."""

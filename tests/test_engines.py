@@ -484,6 +484,7 @@ def test_sample_is_decided_in_input_order_across_chunks(monkeypatch, batch_bytes
     from chessscan.analysis import sampling
 
     monkeypatch.setattr(sampling, "SAMPLE_EVERY", 23)  # base-rate games in most chunks
+    monkeypatch.setattr(sampling, "SAMPLE_PER_KIND", 2)  # a quota above one, spread over chunks
     monkeypatch.setattr(parallel, "_start_pool", lambda jobs: InlinePool())
     monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
     wrong_zobrist_everywhere(monkeypatch)
@@ -511,6 +512,7 @@ def test_sample_is_decided_in_input_order_across_shards(tmp_path, monkeypatch):
     from chessscan.analysis import sampling
 
     monkeypatch.setattr(sampling, "SAMPLE_EVERY", 23)
+    monkeypatch.setattr(sampling, "SAMPLE_PER_KIND", 2)
     wrong_zobrist_everywhere(monkeypatch)
     paths = [str(MAGNUS), str(VARIANTS)]
     options = AnalysisOptions(cross_check="sample")

@@ -64,10 +64,14 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
     """Replay ``raw`` (a RawGame) in python-chess and compare with chessscan; append one
     ``disagreements`` row per difference. Returns ``(positions compared, rows added)``.
 
-    ``all_counts``: compare the number of legal moves after every ply (``--cross-check
-    full``); False (the sample) compares it only where the side to move is in check and
-    after the last move. Counting python-chess's legal moves is a third of a replay's cost;
-    evasions are where a move generator most often goes wrong, and perft tests the rest.
+    ``all_counts``: compare the number of legal moves and the Zobrist key after every ply
+    (``--cross-check full``); False (the sample) compares the number of legal moves only
+    where the side to move is in check and after the last move (counting python-chess's legal
+    moves is a third of a replay's cost; evasions are where a move generator most often goes
+    wrong, and perft tests the rest), and the Zobrist key (python-chess's Polyglot hash is a
+    fifth) every 8th ply, where the position repeats, where an en-passant capture is legal and
+    after the last move: a key updated wrongly stays wrong, so a wrong update is still found,
+    at most 7 plies later.
 
     ``rows``/``row_start``: the ``positions`` buffers holding this game's rows from index
     ``row_start`` on (one per ply, i.e. written with ``positions="all"``): then the values
@@ -195,9 +199,10 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
         pairs += (
             ("insufficient_material", is_insufficient_material(ours), board.is_insufficient_material()),
             ("halfmove_clock", mine["halfmove_clock"], board.halfmove_clock),
-            ("zobrist", mine["zobrist"], chess.polyglot.zobrist_hash(board)),
-            ("repetition", mine["repetition"], pc_rep),
         )
+        if all_counts or not ply & 7 or ply == n_sans or pc_rep > 1 or board.has_legal_en_passant():
+            pairs += (("zobrist", mine["zobrist"], chess.polyglot.zobrist_hash(board)),)
+        pairs += (("repetition", mine["repetition"], pc_rep),)
         for field, a, b in pairs:
             if a != b:
                 if fen_before is None:

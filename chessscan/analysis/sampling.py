@@ -14,8 +14,9 @@ from __future__ import annotations
 
 #: The base rate: games whose ``game_index`` is a multiple of this are sampled.
 SAMPLE_EVERY = 2000
-#: Games sampled per rare kind and source: the first ones holding it.
-SAMPLE_PER_KIND = 2
+#: Games sampled per rare kind and source: the first ones holding it. One is enough to
+#: confirm a kind; each replay costs as much as analyzing about a hundred games.
+SAMPLE_PER_KIND = 1
 #: Rare kinds of event, in the order of their bits in :func:`chessscan.analysis.game.analyze_game`'s
 #: result (bit ``i`` = ``RARE_KINDS[i]``): a check given by two pieces, by an en-passant capture,
 #: a promotion or castling, a checkmate or stalemate on the board, a perpetual-check run
@@ -29,12 +30,17 @@ REASONS = (BASE_RATE,) + RARE_KINDS
 BASE_BIT = 1 << len(RARE_KINDS)
 
 
+def first_games() -> str:
+    """``'the first game'`` or ``'the first N games'``, as :data:`SAMPLE_PER_KIND` says."""
+    return "the first game" if SAMPLE_PER_KIND == 1 else f"the first {SAMPLE_PER_KIND} games"
+
+
 def describe(mode: str) -> str:
     """What ``--cross-check mode`` replays, in words (for the summary)."""
     if mode == "full":
         return "every game"
     if mode == "sample":
-        return (f"1 game in {SAMPLE_EVERY:,} by game index, and the first {SAMPLE_PER_KIND} games of each "
+        return (f"1 game in {SAMPLE_EVERY:,} by game index, and {first_games()} of each "
                 f"source holding each rare kind ({', '.join(k.replace('_', ' ') for k in RARE_KINDS)})")
     return "none"
 

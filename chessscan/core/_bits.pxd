@@ -13,10 +13,12 @@ cdef extern from *:
     static __inline int cs_lsb(unsigned long long b) { unsigned long i; return _BitScanForward64(&i, b) ? (int)i : -1; }
     static __inline int cs_msb(unsigned long long b) { unsigned long i; return _BitScanReverse64(&i, b) ? (int)i : -1; }
     static __inline int cs_popcount(unsigned long long b) { return (int)__popcnt64(b); }
+    static __inline unsigned long long cs_bswap64(unsigned long long b) { return _byteswap_uint64(b); }
     #else
     static inline int cs_lsb(unsigned long long b) { return b ? __builtin_ctzll(b) : -1; }
     static inline int cs_msb(unsigned long long b) { return b ? 63 - __builtin_clzll(b) : -1; }
     static inline int cs_popcount(unsigned long long b) { return __builtin_popcountll(b); }
+    static inline unsigned long long cs_bswap64(unsigned long long b) { return __builtin_bswap64(b); }
     #endif
     #define CS_BIT(n) (1ULL << (n))
     """
@@ -24,6 +26,7 @@ cdef extern from *:
     int msb "cs_msb"(uint64_t b) nogil
     int popcount "cs_popcount"(uint64_t b) nogil
     uint64_t bit "CS_BIT"(int n) nogil
+    uint64_t bswap64 "cs_bswap64"(uint64_t b) nogil
 
     const uint64_t BB_ALL "0xFFFFFFFFFFFFFFFFULL"
     const uint64_t BB_FILE_A "0x0101010101010101ULL"

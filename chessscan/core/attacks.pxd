@@ -1,7 +1,7 @@
 cimport cython
 from libc.stdint cimport uint64_t
 
-from chessscan.core._bits cimport BB_ALL, bit
+from chessscan.core._bits cimport BB_ALL, BB_FILE_A, bit, bswap64
 
 
 @cython.final
@@ -9,11 +9,8 @@ cdef class AttackTables:
     cdef readonly uint64_t knight[64]
     cdef readonly uint64_t king[64]
     cdef readonly uint64_t pawn[128]
-    cdef readonly uint64_t rook_mask[64]
-    cdef readonly uint64_t rook_magic[64]
-    cdef readonly int rook_shift[64]
-    cdef readonly int rook_offset[64]
-    cdef uint64_t rook_table[102400]
+    cdef readonly uint64_t file_mask[64]
+    cdef uint64_t rank_attacks[512]
     cdef readonly uint64_t bishop_mask[64]
     cdef readonly uint64_t bishop_magic[64]
     cdef readonly int bishop_shift[64]
@@ -37,6 +34,7 @@ cpdef uint64_t knight_attacks(int sq) noexcept
 cpdef uint64_t king_attacks(int sq) noexcept
 cpdef uint64_t pawn_attacks(bint color, int sq) noexcept
 cpdef uint64_t bishop_attacks(int sq, uint64_t occupied) noexcept
+@cython.locals(mask=uint64_t, blockers=uint64_t, r=uint64_t, up=uint64_t, down=uint64_t, shift=int)
 cpdef uint64_t rook_attacks(int sq, uint64_t occupied) noexcept
 cpdef uint64_t queen_attacks(int sq, uint64_t occupied) noexcept
 cpdef uint64_t between(int a, int b) noexcept

@@ -1,15 +1,23 @@
 """Attack tables, built once at import.
 
-Step pieces (knight, king, pawn) use one bitboard per square. Sliders use magic bitboards
+Step pieces (knight, king, pawn) use one bitboard per square. Bishops use magic bitboards
 (chessprogramming wiki, "Magic Bitboards", the "fancy" layout): per square, the occupancy
 masked to the squares that can block ("relevant occupancy") is multiplied by a magic number
 and the top bits of the product index that square's slice of one shared table, filled by
 enumerating every subset of the mask (carry-rippler, "Traversing Subsets of a Set"). A lookup
-is a multiply, a shift and a load. Bitboards are ints of 64 bits, squares 0..63 with a1 = 0.
+is a multiply, a shift and a load from 41 KiB.
+
+Rooks do not: their magic table is 800 KiB, and its loads missed the CPU caches (one rook
+lookup cost as much as a dozen other steps of a ply). A rook's file attacks are computed by
+hyperbola quintessence (chessprogramming wiki, "Hyperbola Quintessence"): subtracting the
+rook's bit from the file's blockers borrows up to the first blocker above it, and the same on
+the byte-swapped board up to the first blocker below; its rank attacks are read from 4 KiB
+(``rank_attacks[file * 64 + the rank's six inner squares]``, "First Rank Attacks"). Bitboards
+are ints of 64 bits, squares 0..63 with a1 = 0.
 
 The magic numbers below were found by :func:`find_magics` (``python -m
-chessscan.core.attacks`` prints them again); the tests check every table entry against a ray
-walk.
+chessscan.core.attacks`` prints them again); the tests check every slider attack set against
+a ray walk.
 
 Compiled, the tables are C arrays in one :class:`AttackTables` object that every compiled
 module reads directly (``tables()``); uncompiled, they are Python lists.
@@ -23,29 +31,11 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 if not cython.compiled:
-    from chessscan.core.bitboard import BB_ALL, bit
+    from chessscan.core.bitboard import BB_ALL, BB_FILE_A, bit, bswap64
 
 ROOK_DELTAS = (-8, 8, -1, 1)
 BISHOP_DELTAS = (-9, -7, 7, 9)
 
-ROOK_MAGICS = (
-    0x128012C0008000E0, 0x0240002000401001, 0x4100200041001008, 0x8280100008018004,
-    0x2080080002040080, 0x1300010004008208, 0x04000208A9101408, 0x020000204A018F04,
-    0x1080800040008020, 0x0000C01000402001, 0x0080808010002000, 0x0408800800801000,
-    0x0010800801040080, 0x4804800400804200, 0x0304800D00800200, 0x010200040081006A,
-    0x8280044020084000, 0x042000C010004021, 0x2010002004080020, 0x0040210010000900,
-    0x0008004004020041, 0x0004008080040200, 0x1C20040070610208, 0x1020A20000508104,
-    0x0100C00380008120, 0x4001200280400080, 0x0200100080200080, 0x0000401200082200,
-    0xC02C080080040080, 0x0840040080020080, 0x2102004040800100, 0x0042079A00004104,
-    0x0000400424800280, 0x4820100020400040, 0x5010002000801880, 0x9061080081801002,
-    0x208A050011000800, 0x000200080E003094, 0xA010018204003008, 0x2000288042001401,
-    0x400181C000228000, 0x0200402010004000, 0x8388928600420021, 0x400021001001000A,
-    0x2100080011010004, 0x1002020004008080, 0x0802000804020001, 0x88004410408A0001,
-    0x010508C030800100, 0x4000400080310100, 0x0030200010048080, 0x2000800800100080,
-    0x0100040008008080, 0x0022000204008080, 0x0108020170284400, 0x1001010084004200,
-    0x0004890141902202, 0x0100881100220042, 0x0100102001000841, 0x4408050020081001,
-    0x0002008884201002, 0x2002000490410802, 0x0020014800900204, 0x0100082081044402,
-)
 BISHOP_MAGICS = (
     0x4140421084010140, 0x0020821081011004, 0x22900501D1128046, 0x1208084100200406,
     0x04011041800A0000, 0x0032080208180000, 0x01020090080A0420, 0x4000154804042040,
@@ -64,8 +54,7 @@ BISHOP_MAGICS = (
     0x4011018804210C80, 0x001C01040201050A, 0x180800004044106C, 0x202E001001048800,
     0x0048080071020220, 0x0800608590041840, 0x0000089004008400, 0xA004300A00640080,
 )
-ROOK_TABLE_SIZE = 102400    # sum over squares of 2 ** (relevant bits)
-BISHOP_TABLE_SIZE = 5248
+BISHOP_TABLE_SIZE = 5248  # sum over squares of 2 ** (relevant bits)
 
 
 def _step_attacks(sq: int, deltas: tuple[int, ...]) -> int:
@@ -176,8 +165,11 @@ class AttackTables:
     """Every attack table of the core, as arrays indexed by square (0..63).
 
     ``knight[sq]``, ``king[sq]``; ``pawn[color * 64 + sq]`` (squares a pawn of ``color``
-    on ``sq`` attacks; color 1 = white); slider magics (``rook_mask``, ``rook_magic``,
-    ``rook_shift``, ``rook_offset``, ``rook_table``, and the same for bishops);
+    on ``sq`` attacks; color 1 = white); bishop magics (``bishop_mask``, ``bishop_magic``,
+    ``bishop_shift``, ``bishop_offset``, ``bishop_table``); for rooks ``file_mask[sq]`` (the
+    file of ``sq`` without ``sq``) and ``rank_attacks[file * 64 + inner]`` (the squares, bits
+    0..7, a rook on ``file`` of rank 1 attacks along the rank when its squares b..g hold
+    ``inner``, b = bit 0);
     ``between[a * 64 + b]`` (squares strictly between a and b on a line, else 0) and
     ``rays[a * 64 + b]`` (the whole line through a and b, both included, else 0);
     ``bishop_pseudo`` / ``rook_pseudo`` (attacks on an empty board).
@@ -188,10 +180,8 @@ class AttackTables:
         self.king = [_step_attacks(sq, (9, 8, 7, 1, -9, -8, -7, -1)) for sq in range(64)]
         self.pawn = ([_step_attacks(sq, (-7, -9)) for sq in range(64)]
                      + [_step_attacks(sq, (7, 9)) for sq in range(64)])
-        masks, shifts, offsets, table = _magic_layout(ROOK_DELTAS, ROOK_MAGICS, ROOK_TABLE_SIZE)
-        self.rook_mask, self.rook_shift, self.rook_offset = masks, shifts, offsets
-        self.rook_magic = list(ROOK_MAGICS)
-        self.rook_table = table
+        self.file_mask = [(BB_FILE_A << (sq & 7)) ^ bit(sq) for sq in range(64)]
+        self.rank_attacks = [_sliding_attacks(f, inner << 1, (-1, 1)) for f in range(8) for inner in range(64)]
         masks, shifts, offsets, table = _magic_layout(BISHOP_DELTAS, BISHOP_MAGICS, BISHOP_TABLE_SIZE)
         self.bishop_mask, self.bishop_shift, self.bishop_offset = masks, shifts, offsets
         self.bishop_magic = list(BISHOP_MAGICS)
@@ -245,9 +235,18 @@ def bishop_attacks(sq: int, occupied: int) -> int:
 
 
 def rook_attacks(sq: int, occupied: int) -> int:
-    """Squares a rook on ``sq`` attacks with ``occupied`` pieces on the board."""
-    return T.rook_table[T.rook_offset[sq]
-                        + ((((occupied & T.rook_mask[sq]) * T.rook_magic[sq]) & BB_ALL) >> T.rook_shift[sq])]
+    """Squares a rook on ``sq`` attacks with ``occupied`` pieces on the board (module doc:
+    the file by hyperbola quintessence, the rank from a table)."""
+    mask = T.file_mask[sq]
+    blockers = occupied & mask
+    r = bit(sq)
+    # Each difference flips the bits from the rook's up to the nearest blocker (or the edge)
+    # on its side; XOR keeps the flipped bits of both, the mask drops the rook's own.
+    up = (blockers - r) & BB_ALL
+    down = (bswap64(blockers) - bswap64(r)) & BB_ALL
+    shift = sq & 56
+    return ((up ^ bswap64(down)) & mask) | (T.rank_attacks[(sq & 7) * 64 + ((occupied >> (shift + 1)) & 63)]
+                                            << shift)
 
 
 def queen_attacks(sq: int, occupied: int) -> int:
@@ -276,9 +275,8 @@ def rook_pseudo(sq: int) -> int:
 
 
 if __name__ == "__main__":
-    for name, deltas in (("ROOK_MAGICS", ROOK_DELTAS), ("BISHOP_MAGICS", BISHOP_DELTAS)):
-        found = find_magics(deltas)
-        print(f"{name} = (")
-        for i in range(0, 64, 4):
-            print("    " + " ".join(f"0x{m:016X}," for m in found[i:i + 4]))
-        print(")")
+    found = find_magics(BISHOP_DELTAS)
+    print("BISHOP_MAGICS = (")
+    for i in range(0, 64, 4):
+        print("    " + " ".join(f"0x{m:016X}," for m in found[i:i + 4]))
+    print(")")

@@ -41,6 +41,12 @@ def msb(bb: Bitboard) -> int:
     return bb.bit_length() - 1
 
 
+def bswap64(bb: Bitboard) -> Bitboard:
+    """``bb`` with its 8 bytes in reverse order: the board mirrored top to bottom (rank 1
+    becomes rank 8); a file's squares come in reverse order."""
+    return int.from_bytes(bb.to_bytes(8, "little"), "big")
+
+
 def popcount(bb: Bitboard) -> int:
     """Number of squares in ``bb``."""
     return bb.bit_count()

@@ -1,7 +1,7 @@
 cimport cython
 from libc.stdint cimport uint64_t
 
-from chessscan.core._bits cimport BB_ALL, BB_FILE_A, bit, bswap64
+from chessscan.core._bits cimport BB_ALL, bit, bswap64
 
 
 @cython.final
@@ -11,11 +11,8 @@ cdef class AttackTables:
     cdef readonly uint64_t pawn[128]
     cdef readonly uint64_t file_mask[64]
     cdef uint64_t rank_attacks[512]
-    cdef readonly uint64_t bishop_mask[64]
-    cdef readonly uint64_t bishop_magic[64]
-    cdef readonly int bishop_shift[64]
-    cdef readonly int bishop_offset[64]
-    cdef uint64_t bishop_table[5248]
+    cdef readonly uint64_t diagonal_mask[64]
+    cdef readonly uint64_t antidiagonal_mask[64]
     cdef readonly uint64_t bishop_pseudo[64]
     cdef readonly uint64_t rook_pseudo[64]
     cdef uint64_t between[4096]
@@ -33,8 +30,10 @@ cpdef AttackTables tables()
 cpdef uint64_t knight_attacks(int sq) noexcept
 cpdef uint64_t king_attacks(int sq) noexcept
 cpdef uint64_t pawn_attacks(bint color, int sq) noexcept
+@cython.locals(blockers=uint64_t, r=uint64_t, up=uint64_t, down=uint64_t)
+cdef uint64_t _line_attacks(int sq, uint64_t occupied, uint64_t mask) noexcept
 cpdef uint64_t bishop_attacks(int sq, uint64_t occupied) noexcept
-@cython.locals(mask=uint64_t, blockers=uint64_t, r=uint64_t, up=uint64_t, down=uint64_t, shift=int)
+@cython.locals(shift=int)
 cpdef uint64_t rook_attacks(int sq, uint64_t occupied) noexcept
 cpdef uint64_t queen_attacks(int sq, uint64_t occupied) noexcept
 cpdef uint64_t between(int a, int b) noexcept

@@ -73,6 +73,8 @@ DEFAULT_ROW_GROUP_SIZE = 65_536
 #: table of wide rows (games: names, events, sites) holds as little memory on a 100M-game
 #: input as on a small one.
 ROW_GROUP_BYTES = 4 << 20
+#: Text columns written without Parquet min/max statistics (see TableWriter).
+_UNSORTABLE_TEXT = frozenset({"san", "uci", "checkers", "fen"})
 DEFAULT_TABLES: tuple[str, ...] = ("positions", "games", "issues")
 
 Buffers = MutableMapping[str, list]
@@ -489,8 +491,12 @@ class TableWriter:
                 # from them and cost a fifth of the write time.
                 text = [f.name for f in schema
                         if pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)]
+                # No min/max statistics for the moves' text: over a row group they span
+                # nearly every value, so no reader can skip a row group by them, and computing
+                # them is a tenth of the positions table's write time.
+                statistics = [f.name for f in schema if f.name not in _UNSORTABLE_TEXT]
                 self._sink = pq.ParquetWriter(self._arrow_path(), schema, compression=compression,
-                                              use_dictionary=text)
+                                              use_dictionary=text, write_statistics=statistics)
             elif fmt == "csv":
                 # CSVWriter writes the header immediately; bools come out as true/false.
                 self._sink = pacsv.CSVWriter(self._arrow_path(), schema)

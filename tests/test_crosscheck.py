@@ -104,6 +104,27 @@ def test_a_wrong_zobrist_key_is_found_by_the_sample_within_8_plies(tmp_path, mon
     # (...f5) exf6 e.p. is legal, 14 is the last.
     assert plies["sample"] == [4, 5, 6, 7, 8, 12, 14]
 
+    # A replay stopped by an illegal move: its last ply played is compared as the last one,
+    # the number of legal moves too.
+    path.write_text(f'[Event "z"]\n[Result "*"]\n\n{moves[:-2]} 8. Qxh7 *\n\n')
+    real_legal = crosscheck.legal_moves
+    monkeypatch.setattr(crosscheck, "legal_moves", lambda pos: real_legal(pos)[1:])
+    rows = scan(path, cross_check="sample")["disagreements"]
+    assert rows[rows.field == "zobrist"].ply.tolist() == [4, 5, 6, 7, 8, 12, 14]
+    assert rows[rows.field == "legal_moves"].ply.tolist() == [14]
+
+
+def test_the_sample_compares_the_key_where_a_pawn_stands_ready_to_take_en_passant(tmp_path, monkeypatch):
+    """After 1... d5 the white pawn on e5 could take en passant but for the pin along the
+    5th rank: the Polyglot key holds the en-passant file all the same, so the sample compares
+    the key there (ply 1), as at the last move (ply 3), not at ply 2."""
+    inject(monkeypatch, lambda row: {**row, "zobrist": row["zobrist"] + 1})
+    path = tmp_path / "ep.pgn"
+    path.write_text('[Event "p"]\n[FEN "4k3/3p4/8/K3P2r/8/8/8/8 b - - 0 1"]\n[SetUp "1"]\n[Result "*"]\n\n'
+                    '1... d5 2. Kb4 Kd8 *\n\n')
+    assert scan(path, cross_check="full")["disagreements"].ply.tolist() == [1, 2, 3]
+    assert scan(path, cross_check="sample")["disagreements"].ply.tolist() == [1, 3]
+
 
 def rare_kinds_by_game(tables) -> dict[str, dict[int, set]]:
     """For each source, each game's rare kinds as the tables show them (sampling.RARE_KINDS):

@@ -69,9 +69,10 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
     where the side to move is in check and after the last move (counting python-chess's legal
     moves is a third of a replay's cost; evasions are where a move generator most often goes
     wrong, and perft tests the rest), and the Zobrist key (python-chess's Polyglot hash is a
-    fifth) every 8th ply, where the position repeats, where an en-passant capture is legal and
-    after the last move: a key updated wrongly stays wrong, so a wrong update is still found,
-    at most 7 plies later.
+    fifth) every 8th ply, where the position repeats, where a pawn stands ready to take en
+    passant (the key's en-passant part is computed afresh each ply) and after the last move:
+    a key updated wrongly stays wrong, so a wrong update is still found, at most 7 plies
+    later. When a move error stops the replay, the last ply played counts as the last move.
 
     ``rows``/``row_start``: the ``positions`` buffers holding this game's rows from index
     ``row_start`` on (one per ply, i.e. written with ``positions="all"``): then the values
@@ -125,6 +126,22 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
     n_sans = len(raw.sans)
     compared = 0
     ply = 0
+    mine = None
+    counted = keyed = True  # whether the last ply's legal moves and key were compared
+
+    def last_ply() -> None:
+        """For a replay that stops at a move error: the comparisons the sample makes after a
+        game's last move, on the last ply played."""
+        fen_before = None
+        for field, a, b in ((("legal_moves", len(legal_moves(ours)), board.legal_moves.count()),) if not counted
+                            else ()) + ((("zobrist", mine["zobrist"], chess.polyglot.zobrist_hash(board)),)
+                                        if not keyed else ()):
+            if a != b:
+                if fen_before is None:
+                    last = board.pop()
+                    fen_before = board.fen()
+                    board.push(last)
+                emit(ply, field, a, b, fen_before)
     our_seen = {repetition_key(ours, has_legal_en_passant(ours)): 1}
     pc_seen = {board._transposition_key(): 1}
     for san in raw.sans:
@@ -141,6 +158,8 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
             pc_err = None
         except (ValueError, AssertionError) as exc:
             pc_err, pc_text = _pc_error_code(exc), None
+        if (our_err or pc_err or our_text != pc_text) and not (counted and keyed):
+            last_ply()
         if our_err or pc_err:
             if our_err != pc_err:
                 note = None
@@ -194,13 +213,18 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
             ("is_checkmate", mine["is_checkmate"], pc_check and pc_stuck),
             ("is_stalemate", mine["is_stalemate"], not pc_check and pc_stuck),
         )
-        if all_counts or pc_checkers or ply == n_sans:
+        counted = all_counts or bool(pc_checkers) or ply == n_sans
+        if counted:
             pairs += (("legal_moves", len(legal_moves(ours)), board.legal_moves.count()),)
         pairs += (
             ("insufficient_material", is_insufficient_material(ours), board.is_insufficient_material()),
             ("halfmove_clock", mine["halfmove_clock"], board.halfmove_clock),
         )
-        if all_counts or not ply & 7 or ply == n_sans or pc_rep > 1 or board.has_legal_en_passant():
+        # (The Polyglot key holds the en-passant file whenever a pawn stands ready to take,
+        # legal or not: that part is not carried from ply to ply, so it is compared there.)
+        keyed = (all_counts or not ply & 7 or ply == n_sans or pc_rep > 1
+                 or board.has_pseudo_legal_en_passant())
+        if keyed:
             pairs += (("zobrist", mine["zobrist"], chess.polyglot.zobrist_hash(board)),)
         pairs += (("repetition", mine["repetition"], pc_rep),)
         for field, a, b in pairs:

@@ -6,8 +6,9 @@ for each rare kind of event (:data:`RARE_KINDS`: double check, en-passant check,
 check, castling check, checkmate, stalemate, perpetual check), the first
 :data:`SAMPLE_PER_KIND` games of the source in which our detector found it. So every kind that
 occurs is confirmed, and the cost is bounded: a python-chess replay costs about as much as
-analyzing a hundred games, and the sample costs a few hundred replays per source plus one game
-in ``SAMPLE_EVERY``. Deterministic by construction: the same games whatever the engine.
+analyzing a hundred games, and the rare kinds add at most ``len(RARE_KINDS) *
+SAMPLE_PER_KIND`` replays per source to the base rate's one game in ``SAMPLE_EVERY``.
+Deterministic by construction: the same games whatever the engine.
 """
 
 from __future__ import annotations

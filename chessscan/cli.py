@@ -312,6 +312,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         raise
     sink = IssueFilter(writer, select_codes, ignore_codes)
     tally = Tally()
+    tally.cross_check_mode = options.cross_check  # (the mode asked for, even with no game to read)
     for p in problems:
         click.echo(_problem_line(p), err=True)
     try:
@@ -888,6 +889,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
         write('{"diagnostics": [')
     options = AnalysisOptions(positions="none", cross_check=cross_check)
     tally = Tally()
+    tally.cross_check_mode = cross_check
     unreadable = False
     stopped: KeyboardInterrupt | None = None
     progress = not silent and sys.stderr.isatty()

@@ -202,6 +202,10 @@ def test_an_empty_file_warns(tmp_path):
     res = run("analyze", empty, "-o", out, "--silent")
     assert res.exit_code == 0 and "warning[empty-input]" in res.stderr
     assert issues_of(out).code.tolist() == ["empty-input"]
+    # The summary names the cross-check asked for, though no game was there to replay.
+    assert json.loads((out / "summary.json").read_text())["cross_check"]["mode"] == "sample"
+    res = run("analyze", empty, "-o", tmp_path / "f", "--silent", "--cross-check", "full")
+    assert json.loads((tmp_path / "f" / "summary.json").read_text())["cross_check"]["replays"] == "every game"
     folder = tmp_path / "nothing"
     folder.mkdir()
     res = run("validate", folder)

@@ -954,6 +954,25 @@ def test_line_over_the_cap_is_cut_and_reported(monkeypatch, eol, chunk):
     assert (issue.severity, issue.line, issue.ply) == ("error", 7, 1)
 
 
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
+def test_a_line_is_cut_at_the_cap_between_tokens(monkeypatch, chunk):
+    """The cap falls inside ``O-O-O``: the line is cut before it, not after ``O-O`` (another
+    move, which would be played without a word); the game ends there, reported."""
+    monkeypatch.setattr(pgn_module, "MAX_GAME_BYTES", 120)
+    monkeypatch.setattr(pgn_module, "_CHUNK", chunk)
+    pre = b"1. d4 d5 2. Nc3 Nc6 3. Bf4 Bf5 4. Qd2 Qd7 5. {"
+    data = pre + b"a" * (120 - len(pre) - 5) + b"} O-O-O O-O-O *\n\n[Event \"b\"]\n\n1. e4 *\n"
+    assert data[117:120] == b"O-O" and data[120:121] == b"-"
+    first, second = read_games(io.BytesIO(data))
+    assert first.sans == ["d4", "d5", "Nc3", "Nc6", "Bf4", "Bf5", "Qd2", "Qd7"]
+    assert "game-too-long" in codes(first) and first.result is None
+    assert second.sans == ["e4"]
+    # A cap that falls just before a space keeps every whole token before it.
+    monkeypatch.setattr(pgn_module, "MAX_GAME_BYTES", 122)
+    first, _ = read_games(io.BytesIO(data))
+    assert first.sans[-1] == "O-O-O" and len(first.sans) == 9
+
+
 def test_game_over_the_cap_keeps_its_lines_up_to_it(monkeypatch):
     monkeypatch.setattr(pgn_module, "MAX_GAME_BYTES", 400)
     monkeypatch.setattr(pgn_module, "_CHUNK", 50)  # the cap is crossed between batches too

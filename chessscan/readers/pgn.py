@@ -361,14 +361,26 @@ def read_games(
         yield from _read_stream(path_or_stream, source, end)
 
 
+def _cut_between_tokens(line: bytes, cap: int) -> int:
+    """How much of a line longer than ``cap`` bytes to keep: up to its last space or tab
+    within the first ``cap`` bytes, so that no token is cut in two (``O-O-O`` cut after
+    ``O-O`` would be another move; ``exd8=Q`` cut to ``exd8`` an illegal one); ``cap`` when
+    the cut falls just before a space or tab, or the first ``cap`` bytes hold none."""
+    if line[cap] == 32 or line[cap] == 9:
+        return cap
+    k = max(line.rfind(b" ", 0, cap), line.rfind(b"\t", 0, cap))
+    return k + 1 if k >= 0 else cap
+
+
 def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes] | int]:
     """Lists of physical lines (line ends kept), for LF, CRLF and CR-only text.
 
     ``bytes.splitlines`` recognises exactly \\n, \\r\\n and \\r. A line longer
     than a chunk is gathered piecewise (no quadratic re-copying). A line longer than
     ``MAX_GAME_BYTES`` is cut, so that memory stays bounded however long a line is: its
-    first ``MAX_GAME_BYTES`` bytes come as a batch of their own, then an ``int``, the count
-    of bytes dropped (the rest of the line with its line end). ``where[0]``, if given, is
+    first ``MAX_GAME_BYTES`` bytes or fewer (:func:`_cut_between_tokens`) come as a batch of
+    their own, then an ``int``, the count of bytes dropped (the rest of the line with its
+    line end). ``where[0]``, if given, is
     kept at or just after the stream offset of the end of the last batch. On
     TruncatedInput the pending partial line is delivered first, then the exception
     propagates.
@@ -440,8 +452,9 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
                 line = b"".join(parts)
                 parts, held = [], 0
                 where[0] = consumed
-                yield [line[:cap]]
-                dropping = len(line) - cap
+                keep = _cut_between_tokens(line, cap)
+                yield [line[:keep]]
+                dropping = len(line) - keep
             continue
         elif parts:
             lines[0] = b"".join(parts) + lines[0]
@@ -459,8 +472,9 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
                 if len(line) > cap:
                     if i > start:
                         yield lines[start:i]
-                    yield [line[:cap]]
-                    yield len(line) - cap
+                    keep = _cut_between_tokens(line, cap)
+                    yield [line[:keep]]
+                    yield len(line) - keep
                     start = i + 1
             lines = lines[start:]
         if lines:

@@ -211,8 +211,10 @@ def _warn_if_uncompiled() -> None:
                    f"all. The sample: 1 game in {SAMPLE_EVERY} by game index, and in each file "
                    f"{first_games()} holding each rare event (double check; check by "
                    f"en passant, promotion or castling; checkmate; stalemate; perpetual check), so "
-                   f"every kind found is confirmed at a bounded cost. The summary counts the games "
-                   f"sampled per reason.")
+                   f"every kind found is confirmed at a bounded cost; its replays compare the number "
+                   f"of legal moves only in check and after the last move, and the Zobrist key every "
+                   f"8th ply, at repetitions, at en-passant chances and after the last move. The summary counts "
+                   f"the games sampled per reason.")
 @click.option("--silent", is_flag=True, help="No progress bar.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: one per core, or all in this process on 2 cores or "

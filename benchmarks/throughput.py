@@ -62,6 +62,7 @@ SAMPLE_INPUT = REPO / "data" / "samples" / "lichess-magnus-300.pgn.zst"
 QUICK_GAMES = 300
 MEMORY_FACTOR = 10
 SAMPLE_COST_PAIRS = 5  # --sample-cost: off/sample pairs run in turn
+REPEATS = 5  # the default run: runs of each fast side, in turn
 PLAYED_VARIANTS = {"", "standard", "chess", "normal", "from position", "fromposition", "chess960",
                    "chess 960", "fischerandom", "fischer random", "960"}
 
@@ -449,6 +450,9 @@ def main(argv=None) -> None:
                            f"{SAMPLE_COST_PAIRS} pairs run in turn (median ratio)")
     ap.add_argument("--max-jobs", type=int, default=2, help="with --jobs: also 4, 8, ... up to this")
     ap.add_argument("--quick", action="store_true", help=f"smoke run: the first {QUICK_GAMES} games")
+    ap.add_argument("--repeat", type=int, default=REPEATS,
+                    help="runs of each side but python-chess, in turn; the median CPU run is shown "
+                         f"(default {REPEATS})")
     ap.add_argument("--esca-python", metavar="PY",
                     help="a Python >= 3.12 that imports esca, for the esca side (default: "
                          "$CHESSSCAN_ESCA_PYTHON, else python3.13, python3.12 or this one if it imports esca)")
@@ -520,18 +524,39 @@ def main(argv=None) -> None:
             print(table(rows, HEADER))
         else:
             a = measure("python-chess", path)
-            sides = [("chessscan analyze (1 process, positions table)", measure("chessscan", path, jobs=1)),
-                     ("chessscan analyze --positions none", measure("chessscan", path, jobs=1, positions="none")),
-                     ("chessscan validate --jobs 1", measure("validate", path))]
             esca_python, esca_note = find_esca_python(args.esca_python)
-            esca = measure("esca", plain_input(path, tmp), python=esca_python) if esca_python else None
-            extract = measure_pgn_extract(path, tmp)
+            # The fast sides take a second or two, where a shared machine's noise is tens of
+            # percent: each runs --repeat times, in turn, and its median CPU run is shown.
+            fast = {"chessscan analyze (1 process, positions table)": lambda: measure("chessscan", path, jobs=1),
+                    "chessscan analyze --positions none": lambda: measure("chessscan", path, jobs=1, positions="none"),
+                    "chessscan validate --jobs 1": lambda: measure("validate", path)}
+            if esca_python:
+                plain = plain_input(path, tmp)
+                fast["esca"] = lambda: measure("esca", plain, python=esca_python)
+            fast["pgn-extract -r"] = lambda: measure_pgn_extract(path, tmp)
+            runs = {label: [] for label in fast}
+            for _ in range(max(1, args.repeat)):
+                for label, run_side_once in fast.items():
+                    runs[label].append(run_side_once())
+            medians = {}
+            for label, ms in runs.items():
+                if ms[0] is not None:
+                    ms.sort(key=lambda m: m["cpu"])
+                    medians[label] = ms[len(ms) // 2]
+            sides = [(label, medians[label]) for label in list(fast)[:3]]
+            esca = medians.get("esca")
+            extract = medians.get("pgn-extract -r")
             rows = [row("python-chess (read_game + checks)", a)] + [row(label, m) for label, m in sides]
             if esca is not None:
                 rows.append(row("esca (pgn.read + in_check, checkers)", esca))
             if extract is not None:
                 rows.append(row("pgn-extract -r (validate only)", extract))
             print(table(rows, HEADER))
+            print(f"CPU s of each side but python-chess over {max(1, args.repeat)} runs in turn "
+                  "(min / median / max; the table shows the median run):")
+            for label, ms in runs.items():
+                if ms[0] is not None:
+                    print(f"  {label}: {ms[0]['cpu']:.2f} / {medians[label]['cpu']:.2f} / {ms[-1]['cpu']:.2f}")
             print("CPU time against python-chess (its CPU seconds per game or position / the tool's):")
             others = [("esca", esca)] if esca is not None else []
             others += [("pgn-extract -r", extract)] if extract is not None else []

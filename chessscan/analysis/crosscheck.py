@@ -129,19 +129,28 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
     mine = None
     counted = keyed = True  # whether the last ply's legal moves and key were compared
 
-    def last_ply() -> None:
-        """For a replay that stops at a move error: the comparisons the sample makes after a
-        game's last move, on the last ply played."""
+    def emit_pairs(pairs) -> None:
+        """A disagreement row at ``ply`` (with the FEN before its move) for each
+        ``(field, ours, theirs)`` of ``pairs`` that differ."""
         fen_before = None
-        for field, a, b in ((("legal_moves", len(legal_moves(ours)), board.legal_moves.count()),) if not counted
-                            else ()) + ((("zobrist", mine["zobrist"], chess.polyglot.zobrist_hash(board)),)
-                                        if not keyed else ()):
+        for field, a, b in pairs:
             if a != b:
                 if fen_before is None:
                     last = board.pop()
                     fen_before = board.fen()
                     board.push(last)
                 emit(ply, field, a, b, fen_before)
+
+    def last_ply() -> None:
+        """For a replay that stops at a move error: the comparisons the sample makes after a
+        game's last move, on the last ply played."""
+        pairs = []
+        if not counted:
+            pairs.append(("legal_moves", len(legal_moves(ours)), board.legal_moves.count()))
+        if not keyed:
+            pairs.append(("zobrist", mine["zobrist"], chess.polyglot.zobrist_hash(board)))
+        emit_pairs(pairs)
+
     our_seen = {repetition_key(ours, has_legal_en_passant(ours)): 1}
     pc_seen = {board._transposition_key(): 1}
     for san in raw.sans:
@@ -170,7 +179,6 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
         if our_text != pc_text:
             emit(ply + 1, "move", our_text, pc_text, board.fen())
             break
-        fen_before = None
         if our_move:
             ours.play(our_move)
         else:
@@ -227,11 +235,5 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
         if keyed:
             pairs += (("zobrist", mine["zobrist"], chess.polyglot.zobrist_hash(board)),)
         pairs += (("repetition", mine["repetition"], pc_rep),)
-        for field, a, b in pairs:
-            if a != b:
-                if fen_before is None:
-                    last = board.pop()
-                    fen_before = board.fen()
-                    board.push(last)
-                emit(ply, field, a, b, fen_before)
+        emit_pairs(pairs)
     return compared, added

@@ -74,7 +74,7 @@ DEFAULT_ROW_GROUP_SIZE = 65_536
 #: input as on a small one.
 ROW_GROUP_BYTES = 4 << 20
 #: Text columns written without Parquet min/max statistics (see TableWriter).
-_UNSORTABLE_TEXT = frozenset({"san", "uci", "checkers", "fen"})
+_NO_STATISTICS = frozenset({"san", "uci", "checkers", "fen"})
 DEFAULT_TABLES: tuple[str, ...] = ("positions", "games", "issues")
 
 Buffers = MutableMapping[str, list]
@@ -494,7 +494,7 @@ class TableWriter:
                 # No min/max statistics for the moves' text: over a row group they span
                 # nearly every value, so no reader can skip a row group by them, and computing
                 # them is a tenth of the positions table's write time.
-                statistics = [f.name for f in schema if f.name not in _UNSORTABLE_TEXT]
+                statistics = [f.name for f in schema if f.name not in _NO_STATISTICS]
                 self._sink = pq.ParquetWriter(self._arrow_path(), schema, compression=compression,
                                               use_dictionary=text, write_statistics=statistics)
             elif fmt == "csv":

@@ -121,8 +121,9 @@ CASES = [
     ("crlf", b'[Event "A"]\r\n\r\n1. e4 e5 *\r\n\r\n', [2], set()),
     ("very-long-comment", b'[Event "A"]\n\n1. e4 {' + b"a" * (MAX_GAME_BYTES - 100) + b"} e5 *\n\n", [2], set()),
     ("very-long-line", b'[Event "A"]\n\n1. e4 {' + b"ab " * (MAX_GAME_BYTES // 3 - 100) + b"} e5 *\n\n", [2], set()),
-    # Over the cap: the line is not kept, the game is reported, the next one is read.
-    ("comment-over-the-cap", b'[Event "A"]\n\n1. e4 {' + b"a" * (MAX_GAME_BYTES + 100) + b"} e5 *\n\n", [0],
+    # Over the cap: the line is cut between tokens (its "1. e4" is kept), the game is
+    # reported, the next one is read.
+    ("comment-over-the-cap", b'[Event "A"]\n\n1. e4 {' + b"a" * (MAX_GAME_BYTES + 100) + b"} e5 *\n\n", [1],
      {"game-too-long"}),
     ("game-over-the-cap", b'[Event "A"]\n\n' + b"1. e4 e5 2. Nf3 Nf6 3. Ng1 Ng8\n" * (MAX_GAME_BYTES // 30)
      + b"*\n\n", None, {"game-too-long"}),

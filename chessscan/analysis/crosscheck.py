@@ -167,17 +167,16 @@ def cross_check_game(raw, disagreements: dict[str, list], rows=None,
             pc_err = None
         except (ValueError, AssertionError) as exc:
             pc_err, pc_text = _pc_error_code(exc), None
-        if (our_err or pc_err or our_text != pc_text) and not (counted and keyed):
-            last_ply()
-        if our_err or pc_err:
-            if our_err != pc_err:
+        if our_err or pc_err or our_text != pc_text:  # the replay stops at this move
+            if not (counted and keyed):
+                last_ply()
+            if not (our_err or pc_err):
+                emit(ply + 1, "move", our_text, pc_text, board.fen())
+            elif our_err != pc_err:
                 note = None
                 if pc_err is None and our_err == "invalid-san":
                     note = "python-chess's parse_san accepts text that is not SAN"
                 emit(ply + 1, "move", our_err or our_text, pc_err or pc_text, board.fen(), note)
-            break
-        if our_text != pc_text:
-            emit(ply + 1, "move", our_text, pc_text, board.fen())
             break
         if our_move:
             ours.play(our_move)

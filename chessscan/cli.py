@@ -210,7 +210,7 @@ def _warn_if_uncompiled() -> None:
 @click.option("--fen/--no-fen", default=False, help="Add the FEN after each move to positions.")
 @click.option("--cross-check", type=click.Choice(CROSS_CHECK_CHOICES), default="sample", show_default=True,
               help=f"Replay games in python-chess and report disagreements: none, a sample, or "
-                   f"all. The sample: 1 game in {SAMPLE_EVERY} by game index, and in each file "
+                   f"all. The sample: 1 game in {SAMPLE_EVERY} of each file, and in the run "
                    f"{first_games()} holding each rare event (double check; check by "
                    f"en passant, promotion or castling; checkmate; stalemate; perpetual check), so "
                    f"every kind found is confirmed at a bounded cost; its replays compare the number "

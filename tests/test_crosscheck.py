@@ -3,6 +3,9 @@ is deterministic."""
 
 from __future__ import annotations
 
+import zlib
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -47,6 +50,7 @@ class WrongRows:
 
 
 def inject(monkeypatch, change):
+    monkeypatch.setattr(sampling, "SAMPLE_EVERY", 1)  # the one game is in the sample's base rate
     real = crosscheck.cross_check_game
     monkeypatch.setattr(crosscheck, "cross_check_game", lambda raw, dis, rows=None, start=0, **kw: real(
         raw, dis, WrongRows(rows, change) if rows is not None else None, start, **kw))
@@ -88,6 +92,7 @@ def test_a_wrong_zobrist_key_is_found_by_the_sample_within_8_plies(tmp_path, mon
             row = self.rows.row(i)
             return {**row, "zobrist": row["zobrist"] + 1} if i >= 2 else row
 
+    monkeypatch.setattr(sampling, "SAMPLE_EVERY", 1)  # the one game is in the sample's base rate
     real = crosscheck.cross_check_game
     monkeypatch.setattr(crosscheck, "cross_check_game", lambda raw, dis, rows=None, start=0, **kw: real(
         raw, dis, WrongFromPly3(rows, None), start, **kw))
@@ -119,6 +124,7 @@ def test_the_sample_compares_the_key_where_a_pawn_stands_ready_to_take_en_passan
     5th rank: the Polyglot key holds the en-passant file all the same, so the sample compares
     the key there (ply 1), as at the last move (ply 3), not at ply 2."""
     inject(monkeypatch, lambda row: {**row, "zobrist": row["zobrist"] + 1})
+    monkeypatch.setattr(sampling, "SAMPLE_EVERY", 1)
     path = tmp_path / "ep.pgn"
     path.write_text('[Event "p"]\n[FEN "4k3/3p4/8/K3P2r/8/8/8/8 b - - 0 1"]\n[SetUp "1"]\n[Result "*"]\n\n'
                     '1... d5 2. Kb4 Kd8 *\n\n')
@@ -152,8 +158,8 @@ SAMPLE_INPUTS = [MAGNUS, SAMPLES / "lichess-jishanshaikh4-variants.pgn"]
 
 def test_sample_takes_the_first_games_of_each_rare_kind():
     """On real games holding every rare kind: the games replayed are the base rate's and the
-    first SAMPLE_PER_KIND of each source holding each kind, counted per reason; two runs
-    give the same tables."""
+    first SAMPLE_PER_KIND of the run holding each kind, counted per reason; two runs give
+    the same tables."""
     a = scan(SAMPLE_INPUTS, cross_check="sample")
     b = scan(SAMPLE_INPUTS, cross_check="sample")
     for name in ("positions", "games", "issues", "disagreements"):
@@ -169,10 +175,11 @@ def test_sample_takes_the_first_games_of_each_rare_kind():
     reasons = dict.fromkeys(sampling.REASONS, 0)
     expected = set()
     holding = dict.fromkeys(sampling.RARE_KINDS, 0)
+    first = {}  # per run
     for source in games.source.unique():
-        first = {}
+        offset = zlib.crc32(Path(source).name.encode()) % sampling.SAMPLE_EVERY
         for gi in sorted(int(g) for g in games.game_index[games.source == source]):
-            why = {sampling.BASE_RATE} if gi % sampling.SAMPLE_EVERY == 0 else set()
+            why = {sampling.BASE_RATE} if (gi + offset) % sampling.SAMPLE_EVERY == 0 else set()
             for kind in kinds.get(source, {}).get(gi, ()):
                 holding[kind] += 1
                 first[kind] = first.get(kind, 0) + 1
@@ -190,6 +197,23 @@ def test_sample_takes_the_first_games_of_each_rare_kind():
     assert summary["games"] == len(expected)
     assert summary["positions"] == sum(plies[k] for k in expected)
     assert summary["games"] < len(games) / 10  # bounded: a small part of the games
+
+
+def test_a_folder_of_one_game_files_is_sampled_at_the_run_rate(tmp_path):
+    """The rule is per run: a folder of 120 one-game files, each game a checkmate, replays the
+    first mate of the run and the base rate's games (each file's game 0 where its name's
+    offset is 0), not one game per file."""
+    fools_mate = '[Event "f"]\n[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n'
+    names = [f"game-{i:03d}.pgn" for i in range(120)]
+    for name in names:
+        (tmp_path / name).write_text(fools_mate)
+    base = [n for n in names if zlib.crc32(n.encode()) % sampling.SAMPLE_EVERY == 0]
+    summary = scan(tmp_path, cross_check="sample", positions="none")["summary"]["cross_check"]
+    assert summary["games_holding"]["checkmate"] == 120
+    assert summary["games_sampled_by"]["checkmate"] == sampling.SAMPLE_PER_KIND
+    assert summary["games_sampled_by"]["base_rate"] == len(base)
+    assert summary["games"] == len(set(base) | set(names[:sampling.SAMPLE_PER_KIND]))
+    assert summary["positions"] == 4 * summary["games"]
 
 
 def test_start_fen_disagreement_is_reported_with_a_note(tmp_path):

@@ -1,21 +1,26 @@
 """The cross-check sample: which games ``--cross-check sample`` replays in python-chess.
 
-The rule, applied to each source's games in input order
-(:class:`Sampler`): every game whose ``game_index % SAMPLE_EVERY == 0`` (the base rate), and,
-for each rare kind of event (:data:`RARE_KINDS`: double check, en-passant check, promotion
-check, castling check, checkmate, stalemate, perpetual check), the first
-:data:`SAMPLE_PER_KIND` games of the source in which our detector found it. So every kind that
-occurs is confirmed, and the cost is bounded: a python-chess replay costs about as much as
+The rule, applied to a run's games in input order (:class:`Sampler`): 1 game in
+:data:`SAMPLE_EVERY` of each source (the base rate: the games whose ``game_index`` plus the
+source's offset, :func:`base_offset`, is a multiple of it), and, for each rare kind of event
+(:data:`RARE_KINDS`: double check, en-passant check, promotion check, castling check,
+checkmate, stalemate, perpetual check), the first :data:`SAMPLE_PER_KIND` games of the run in
+which our detector found it. So every kind that occurs is confirmed, and the cost is bounded
+however the games are spread over files: a python-chess replay costs about as much as
 analyzing a hundred games, and the rare kinds add at most ``len(RARE_KINDS) *
-SAMPLE_PER_KIND`` replays per source to the base rate's one game in ``SAMPLE_EVERY``.
-Deterministic by construction: the same games whatever the engine.
+SAMPLE_PER_KIND`` replays per run to the base rate's one game in ``SAMPLE_EVERY`` (a rule per
+source would replay every game of a folder of one-game files). Deterministic by
+construction: the same games whatever the engine.
 """
 
 from __future__ import annotations
 
-#: The base rate: games whose ``game_index`` is a multiple of this are sampled.
+import os
+import zlib
+
+#: The base rate: 1 game in this many of each source is sampled (:func:`base_sampled`).
 SAMPLE_EVERY = 2000
-#: Games sampled per rare kind and source: the first ones holding it. One is enough to
+#: Games sampled per rare kind and run: the first ones holding it. One is enough to
 #: confirm a kind; each replay costs as much as analyzing about a hundred games.
 SAMPLE_PER_KIND = 1
 #: Rare kinds of event, in the order of their bits in :func:`chessscan.analysis.game.analyze_game`'s
@@ -41,8 +46,8 @@ def describe(mode: str) -> str:
     if mode == "full":
         return "every game"
     if mode == "sample":
-        return (f"1 game in {SAMPLE_EVERY:,} by game index, and {first_games()} of each "
-                f"source holding each rare kind ({', '.join(k.replace('_', ' ') for k in RARE_KINDS)})")
+        return (f"1 game in {SAMPLE_EVERY:,} of each source, and {first_games()} of the "
+                f"run holding each rare kind ({', '.join(k.replace('_', ' ') for k in RARE_KINDS)})")
     return "none"
 
 
@@ -64,20 +69,15 @@ class Sampler:
     __slots__ = ("_seen",)
 
     def __init__(self) -> None:
-        self._seen: dict[str, list[int]] = {}  # source -> games seen holding each kind
-
-    def _counts(self, source: str) -> list[int]:
-        seen = self._seen.get(source)
-        if seen is None:
-            seen = self._seen[source] = [0] * len(RARE_KINDS)
-        return seen
+        self._seen = [0] * len(RARE_KINDS)  # games of the run so far holding each kind
 
     def reasons(self, source: str, game_index: int, kinds: int) -> int:
-        """The reasons mask of the next game of ``source`` (bit ``i``: ``RARE_KINDS[i]``,
-        :data:`BASE_BIT`: the base rate; 0: not sampled); counts its ``kinds``."""
-        mask = BASE_BIT if game_index % SAMPLE_EVERY == 0 else 0
+        """The reasons mask of the run's next game, ``game_index`` of ``source`` (bit ``i``:
+        ``RARE_KINDS[i]``, :data:`BASE_BIT`: the base rate; 0: not sampled); counts its
+        ``kinds``."""
+        mask = BASE_BIT if base_sampled(source, game_index) else 0
         if kinds:
-            seen = self._counts(source)
+            seen = self._seen
             for i in range(len(RARE_KINDS)):
                 if kinds >> i & 1:
                     if seen[i] < SAMPLE_PER_KIND:
@@ -85,18 +85,35 @@ class Sampler:
                     seen[i] += 1
         return mask
 
-    def full(self, source: str) -> int:
-        """Mask of the kinds whose quota is already used up in ``source``: games holding only
+    def full(self) -> int:
+        """Mask of the kinds whose quota is already used up in the run: games holding only
         those need not be handed over any more."""
-        seen = self._seen.get(source)
-        if seen is None:
-            return 0
-        return sum(1 << i for i, n in enumerate(seen) if n >= SAMPLE_PER_KIND)
+        return sum(1 << i for i, n in enumerate(self._seen) if n >= SAMPLE_PER_KIND)
 
 
-def base_sampled(game_index: int) -> bool:
-    """The base rate alone: 1 game in :data:`SAMPLE_EVERY` by index."""
-    return game_index % SAMPLE_EVERY == 0
+def base_offset(source: str) -> int:
+    """Where a source's base-rate games fall: 0..SAMPLE_EVERY-1, from the CRC-32 of the
+    source's file name (its last path component), so that the sources of a folder of small
+    files do not all give their game 0, and the same file gives the same games from any
+    folder."""
+    return _name_crc(source) % SAMPLE_EVERY
+
+
+def _name_crc(source: str) -> int:
+    return zlib.crc32(os.path.basename(source).encode("utf-8", "surrogatepass"))
+
+
+_LAST = ("", 0)  # the last source and its _name_crc: games come source by source
+
+
+def base_sampled(source: str, game_index: int) -> bool:
+    """The base rate alone: whether game ``game_index`` (0-based) of ``source`` is among the
+    1 in :data:`SAMPLE_EVERY` whose index plus :func:`base_offset` is a multiple of it."""
+    global _LAST
+    last = _LAST
+    if last[0] != source:
+        last = _LAST = (source, _name_crc(source))
+    return (game_index + last[1]) % SAMPLE_EVERY == 0
 
 
 class Candidate:
@@ -132,7 +149,7 @@ class RowsCopy:
 class Deferred:
     """The games of one piece of a source (a ``--jobs`` chunk, a Dask shard) that a rare kind
     may sample: only the process that sees the pieces in order can tell whether a game is
-    among the first :data:`SAMPLE_PER_KIND` of its source holding a kind.
+    among the first :data:`SAMPLE_PER_KIND` of the run holding a kind.
 
     A game is kept when, for one of its kinds, fewer than ``SAMPLE_PER_KIND`` earlier games of
     the piece hold that kind and the kind is not in ``full`` (quotas already used up when the

@@ -121,7 +121,7 @@ def analyze_one(raw, tables: dict[str, dict[str, list]], options: AnalysisOption
         if sampler is not None:
             reasons = sampler.reasons(raw.source, raw.index, kinds)
         else:
-            reasons = BASE_BIT if base_sampled(raw.index) else 0
+            reasons = BASE_BIT if base_sampled(raw.source, raw.index) else 0
             if kinds and deferred.offer(kinds):
                 rows = None
                 if not reasons and options.positions == "all":

@@ -507,12 +507,12 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             size += len(raw._mt) + 1
             if len(batch) >= batch_games or size >= batch_bytes:
                 now = stream.bytes_read
-                full = sampler.full(name) if sampler is not None else 0
+                full = sampler.full() if sampler is not None else 0
                 submit(analyze_batch, (batch, options, pgn_names, arrow, full), now - seen, True)
                 seen = now
                 batch, size = [], 0
         if batch or stream.bytes_read > seen:
-            full = sampler.full(name) if sampler is not None else 0
+            full = sampler.full() if sampler is not None else 0
             submit(analyze_batch, (batch, options, pgn_names, arrow, full), stream.bytes_read - seen, False)
 
     def read_chunks(stream, name: str) -> None:
@@ -530,7 +530,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         def send(chunk: bytes, last: bool) -> None:
             nonlocal offset0, line0, estimate, seen
             now = stream.bytes_read
-            full = sampler.full(name) if sampler is not None else 0
+            full = sampler.full() if sampler is not None else 0
             args = (chunk, error if last else None, name, estimate, offset0, line0, options, pgn_names, arrow, full)
             submit(analyze_chunk, args, now - seen, not last, (state, args, last))
             seen = now

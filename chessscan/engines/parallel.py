@@ -139,7 +139,7 @@ def analyze_batch(games: Sequence, options: AnalysisOptions, names: Sequence[str
     to a ``pyarrow.RecordBatch`` with the table's schema (``arrow=True``) or to its column
     buffers (``dict[str, list]``); ``deferred``: with ``--cross-check sample``, the games a
     rare kind may sample (:class:`~chessscan.analysis.sampling.Deferred`; ``full``: the
-    mask of kinds whose quota the source has used up), for the main process to decide in
+    mask of kinds whose quota the run has used up), for the main process to decide in
     input order (:func:`~chessscan.engines.local.replay_deferred`); else None.
     """
     tables = new_tables(names, options)

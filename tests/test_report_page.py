@@ -297,6 +297,30 @@ def test_report_of_a_summary_or_run_json_that_is_no_object(tmp_path):
     assert not isinstance(result.exception, AttributeError)
 
 
+def test_report_of_a_hand_edited_summary(tmp_path, samples_report):
+    """A summary whose fields have other JSON types than ``analyze`` writes gets a clean
+    error naming the field (each of these was an AttributeError or TypeError traceback); the
+    summary as written has none, and missing or extra fields are allowed."""
+    from chessscan.reports.readback import summary_shape_problem
+
+    written = json.loads((samples_report / "summary.json").read_text())
+    assert summary_shape_problem(written) is None
+    assert summary_shape_problem({"extra": [1], "games_read": 2.5}) is None
+    out = tmp_path / "out"
+    shutil.copytree(samples_report, out)
+    for key, value, problem in [
+            ("checks", None, '"checks" is null, not an object'),
+            ("outcomes", [1, 2], '"outcomes" is array, not an object'),
+            ("cross_check", "x", '"cross_check" is string, not an object'),
+            ("games_read", "many", '"games_read" is string, not a number'),
+            ("outcomes", {"checkmate": "x"}, '"outcomes.checkmate" is string, not a number'),
+            ("check_routes", {"castling": {"direct": None}}, '"check_routes.castling.direct" is null, not a number')]:
+        (out / "summary.json").write_text(json.dumps({**written, key: value}))
+        result = CliRunner().invoke(main, ["report", str(out)])
+        assert result.exit_code == 1 and problem in result.output, (key, result.output)
+        assert isinstance(result.exception, SystemExit)
+
+
 # ---------------------------------------------------------------------------
 # Headless Chromium, driven through the DevTools protocol on a pipe (no extra dependency)
 # ---------------------------------------------------------------------------

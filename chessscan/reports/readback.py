@@ -34,6 +34,45 @@ class ReportError(ValueError):
     """The folder is not a chessscan report (no summary.json, or a table that cannot be read)."""
 
 
+def _kind(value) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {dict: "object", list: "array", str: "string", type(None): "null"}.get(type(value), "value")
+
+
+def summary_shape_problem(summary: dict, reference: dict | None = None, where: str = "") -> str | None:
+    """Where a summary (``summary.json`` as read) differs in shape from the one ``analyze``
+    writes, in words (``'"checks" is null, not an object'``), or None. Each field the written
+    summary has must have the JSON type written (a count may be any number); the maps keyed
+    by data (outcomes, codes, sources, move numbers...) must hold numbers or such maps.
+    Fields it lacks, and extra fields, are allowed. Raises nothing."""
+    if reference is None:
+        from chessscan.analysis.game import Tally
+
+        reference = Tally().as_dict()
+    for key, value in summary.items():
+        name = f"{where}.{key}" if where else key
+        if key in reference:
+            want = reference[key]
+            if want is None:
+                continue
+            if _kind(value) != _kind(want):
+                return f'"{name}" is {_kind(value)}, not {"an" if _kind(want) in ("object", "array") else "a"} {_kind(want)}'
+            if isinstance(want, dict):
+                problem = summary_shape_problem(value, want, name)
+                if problem is not None:
+                    return problem
+        elif not reference and isinstance(value, dict):  # a map keyed by data: counts or maps of counts
+            problem = summary_shape_problem(value, {}, name)
+            if problem is not None:
+                return problem
+        elif not reference and _kind(value) != "number":
+            return f'"{name}" is {_kind(value)}, not a number'
+    return None
+
+
 class ReportTables:
     """The tables of one report folder.
 
@@ -57,6 +96,9 @@ class ReportTables:
         if not isinstance(self.summary, dict):  # valid JSON, but no summary: [] ended in an AttributeError
             raise ReportError(f"{summary}: not a chessscan summary (a JSON {type(self.summary).__name__}, "
                               "not an object)")
+        problem = summary_shape_problem(self.summary)
+        if problem is not None:
+            raise ReportError(f"{summary}: not as `chessscan analyze` writes it: {problem}")
         run = self.folder / "run.json"
         try:
             self.run: dict = json.loads(run.read_text(encoding="utf-8")) if run.is_file() else {}

@@ -612,6 +612,10 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
       chessscan perft startpos 5
       chessscan perft "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" 4
       chessscan perft --suite perftsuite.epd --max-nodes 100000
+
+    With --suite, the exit status is 0 when every position checked passed, 1 when one
+    failed or none was checked (an empty suite, or every depth over --max-nodes), 2 on a
+    usage error.
     """
     from chessscan.core.fen import InvalidFen, parse_fen
     from chessscan.core.movegen import divide as divide_counts

@@ -300,7 +300,7 @@ def test_report_of_a_summary_or_run_json_that_is_no_object(tmp_path):
 def test_report_of_a_hand_edited_summary(tmp_path, samples_report):
     """A summary whose fields have other JSON types than ``analyze`` writes gets a clean
     error naming the field (each of these was an AttributeError or TypeError traceback); the
-    summary as written has none, and missing or extra fields are allowed."""
+    summary as written has none, and missing top-level fields or extra fields are allowed."""
     from chessscan.reports.readback import summary_shape_problem
 
     written = json.loads((samples_report / "summary.json").read_text())
@@ -314,7 +314,10 @@ def test_report_of_a_hand_edited_summary(tmp_path, samples_report):
             ("cross_check", "x", '"cross_check" is string, not an object'),
             ("games_read", "many", '"games_read" is string, not a number'),
             ("outcomes", {"checkmate": "x"}, '"outcomes.checkmate" is string, not a number'),
-            ("check_routes", {"castling": {"direct": None}}, '"check_routes.castling.direct" is null, not a number')]:
+            ("check_routes", {}, '"check_routes" has no "en_passant"'),
+            ("results", {"1-0": 3}, '"results.1-0" is number, not an object'),
+            ("outcomes", {"none": {}}, '"outcomes.none" is object, not a number'),
+            ("sources", None, '"sources" is null, not an array')]:
         (out / "summary.json").write_text(json.dumps({**written, key: value}))
         result = CliRunner().invoke(main, ["report", str(out)])
         assert result.exit_code == 1 and problem in result.output, (key, result.output)

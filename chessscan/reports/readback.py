@@ -42,34 +42,44 @@ def _kind(value) -> str:
     return {dict: "object", list: "array", str: "string", type(None): "null"}.get(type(value), "value")
 
 
+# Maps keyed by data whose values are maps of counts (the others hold counts).
+_MAPS_OF_MAPS = frozenset({"results", "issues_by_source"})
+
+
 def summary_shape_problem(summary: dict, reference: dict | None = None, where: str = "") -> str | None:
     """Where a summary (``summary.json`` as read) differs in shape from the one ``analyze``
     writes, in words (``'"checks" is null, not an object'``), or None. Each field the written
-    summary has must have the JSON type written (a count may be any number); the maps keyed
-    by data (outcomes, codes, sources, move numbers...) must hold numbers or such maps.
-    Fields it lacks, and extra fields, are allowed. Raises nothing."""
+    summary has must have the JSON type written (a count may be any number), and within a
+    field that is an object, every field written must be there; the maps keyed by data
+    (outcomes, codes, move numbers; results and issues by source one level deeper) hold
+    numbers. Top-level fields may be missing, and extra fields are allowed. Raises nothing."""
     if reference is None:
         from chessscan.analysis.game import Tally
 
-        reference = Tally().as_dict()
+        reference = {**Tally().as_dict(), "sources": []}  # (the run adds its sources)
+    if where:
+        for key in reference:
+            if key not in summary:
+                return f'"{where}" has no "{key}"'
     for key, value in summary.items():
         name = f"{where}.{key}" if where else key
-        if key in reference:
-            want = reference[key]
-            if want is None:
+        want = reference.get(key)
+        if key not in reference:
+            if not reference:  # a map keyed by data
+                want = {} if where.rsplit(".", 1)[-1] in _MAPS_OF_MAPS else 0
+            elif isinstance(value, dict):
+                want = {}  # an extra map (the sample's counts by reason): of counts
+            else:
                 continue
-            if _kind(value) != _kind(want):
-                return f'"{name}" is {_kind(value)}, not {"an" if _kind(want) in ("object", "array") else "a"} {_kind(want)}'
-            if isinstance(want, dict):
-                problem = summary_shape_problem(value, want, name)
-                if problem is not None:
-                    return problem
-        elif not reference and isinstance(value, dict):  # a map keyed by data: counts or maps of counts
-            problem = summary_shape_problem(value, {}, name)
+        if want is None:
+            continue
+        if _kind(value) != _kind(want):
+            article = "an" if _kind(want) in ("object", "array") else "a"
+            return f'"{name}" is {_kind(value)}, not {article} {_kind(want)}'
+        if isinstance(want, dict):
+            problem = summary_shape_problem(value, want, name)
             if problem is not None:
                 return problem
-        elif not reference and _kind(value) != "number":
-            return f'"{name}" is {_kind(value)}, not a number'
     return None
 
 

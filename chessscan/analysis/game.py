@@ -55,7 +55,7 @@ def _int_or_none(text: str | None) -> int | None:
     return None
 
 
-# Per-game memos of pure functions of a tag value: a dataset repeats a few spellings of
+# Memos of pure functions of a tag value read every game: a dataset repeats a few spellings of
 # Variant and a few thousand Elo values, and a dict hit costs less than the call. Bounded,
 # so a file of ever-new values only stops filling them.
 _MEMO_SIZE = 8192
@@ -149,8 +149,8 @@ class Tally:
         self.epd_outcomes.update(other.epd_outcomes)
         self.issues.update(other.issues)
         self.issues_by_severity.update(other.issues_by_severity)
-        for name in ("checks", "outcomes", "checks_by_move", "check_routes", "checkmates_by_move", "checkmate_kinds",
-                     "game_lengths", "results", "issues_by_source"):
+        for name in ("checks", "outcomes", "checks_by_move", "check_routes", "checkmates_by_move",
+                     "checkmate_kinds", "game_lengths", "results", "issues_by_source"):
             _merge_counts(getattr(self, name), getattr(other, name))
 
     def count_rare(self, kinds: int) -> None:

@@ -46,8 +46,11 @@ def _types(values: list) -> set:
     return set(map(type, values))
 
 
-def _validity(values: list) -> tuple[pa.Buffer | None, int]:
-    """(bitmap or None when there is no null, null count) of ``values``."""
+def _validity(values: list, types: set) -> tuple[pa.Buffer | None, int]:
+    """(bitmap or None when there is no null, null count) of ``values``, whose
+    :func:`_types` are ``types`` (no None among them: no pass over the values)."""
+    if _NONE not in types:
+        return None, 0
     nulls = values.count(None)
     if not nulls:
         return None, 0
@@ -93,16 +96,17 @@ def from_list(values: list, type: pa.DataType) -> pa.Array:
 
 def _strings(values: list) -> pa.Array | None:
     n = len(values)
-    if not _types(values) <= {str, _NONE}:
+    types = _types(values)
+    if not types <= {str, _NONE}:
         return None
-    validity, nulls = _validity(values)
+    validity, nulls = _validity(values, types)
     texts = values if not nulls else ["" if v is None else v for v in values]
     joined = "".join(texts)
     data = joined.encode("utf-8")
     if len(data) == len(joined):  # ASCII: a value's byte length is its length
         lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
     else:
-        lengths = np.fromiter((len(v.encode("utf-8")) for v in texts), dtype=np.int64, count=n)
+        lengths = np.fromiter(map(len, map(str.encode, texts)), dtype=np.int64, count=n)  # UTF-8
     if len(data) > _MAX_OFFSET:
         return None
     offsets = np.zeros(n + 1, dtype=np.int32)
@@ -113,12 +117,13 @@ def _strings(values: list) -> pa.Array | None:
 
 def _dictionary(values: list) -> pa.Array | None:
     """Dictionary codes in order of first appearance, as ``pyarrow.array`` numbers them."""
-    if not _types(values) <= {str, _NONE}:
+    types = _types(values)
+    if not types <= {str, _NONE}:
         return None
     distinct = dict.fromkeys(values)  # first appearance order
     distinct.pop(None, None)
     index = {v: i for i, v in enumerate(distinct)}
-    nulls = values.count(None)
+    nulls = values.count(None) if _NONE in types else 0
     if nulls:
         index[None] = -1
     codes = np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
@@ -133,18 +138,21 @@ def _dictionary(values: list) -> pa.Array | None:
 
 
 def _bools(values: list) -> pa.Array | None:
-    if not _types(values) <= {bool, _NONE}:
+    types = _types(values)
+    if not types <= {bool, _NONE}:
         return None
-    validity, nulls = _validity(values)
+    validity, nulls = _validity(values, types)
     bits = np.fromiter(map(_IS_TRUE, values), dtype=bool, count=len(values))
     return pa.Array.from_buffers(_BOOL, len(values), [validity, _bits(bits)], null_count=nulls)
 
 
 def _integers(values: list, arrow_type: pa.DataType) -> pa.Array | None:
-    if not _types(values) <= {int, _NONE}:
+    types = _types(values)
+    if not types <= {int, _NONE}:
         return None
-    validity, nulls = _validity(values)
+    validity, nulls = _validity(values, types)
     dtype = _INTEGERS[arrow_type]
-    # np.array raises OverflowError for an int outside the dtype's range.
-    data = np.array(values if not nulls else [0 if v is None else v for v in values], dtype=dtype)
+    # np.fromiter raises OverflowError for an int outside the dtype's range.
+    data = np.fromiter(values if not nulls else [0 if v is None else v for v in values], dtype=dtype,
+                       count=len(values))  # (np.array discovers a dtype and shape first)
     return pa.Array.from_buffers(arrow_type, len(values), [validity, _buffer(data)], null_count=nulls)

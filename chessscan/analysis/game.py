@@ -8,7 +8,8 @@ Nothing here allocates an object per ply: each ply appends scalars to column lis
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
+from operator import itemgetter
 
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.plies import play_plies
@@ -30,7 +31,11 @@ STANDARD_START = Position.initial()
 def variant_kind(tags: dict[str, str]) -> str | None:
     """``'standard'``, ``'chess960'``, or None for a variant chessscan does not play
     (decided by the ``Variant`` tag, PGN standard §9.8 and common exporter spellings)."""
-    v = tags.get("Variant", "").strip().lower()
+    return _kind_of(tags.get("Variant", ""))
+
+
+def _kind_of(variant: str) -> str | None:
+    v = variant.strip().lower()
     if v in STANDARD_VARIANTS:
         return "standard"
     if v in CHESS960_VARIANTS:
@@ -48,6 +53,29 @@ def _int_or_none(text: str | None) -> int | None:
         except ValueError:  # digits int() does not take: superscripts, circled digits
             return None
     return None
+
+
+# Memos of pure functions of a tag value read every game: a dataset repeats a few spellings of
+# Variant and a few thousand Elo values, and a dict hit costs less than the call. Bounded,
+# so a file of ever-new values only stops filling them.
+_MEMO_SIZE = 8192
+_UNSEEN = object()
+_KIND_MEMO: dict = {None: "standard"}   # Variant tag value (None: no tag) -> variant kind
+_ELO_MEMO: dict = {None: None}          # Elo tag value -> _int_or_none(value)
+
+
+def _memo_kind(variant: str) -> str | None:
+    kind = _kind_of(variant)
+    if len(_KIND_MEMO) < _MEMO_SIZE:
+        _KIND_MEMO[variant] = kind
+    return kind
+
+
+def _memo_elo(text: str) -> int | None:
+    value = _int_or_none(text)
+    if len(_ELO_MEMO) < _MEMO_SIZE:
+        _ELO_MEMO[text] = value
+    return value
 
 
 #: Check routes as the per-ply loop numbers them: ``route * 4 + kind`` (kind 1 direct,
@@ -80,7 +108,9 @@ class Tally:
         self.games_with_errors = 0
         self.unsupported_variant = 0
         self.positions = 0
-        self.checks = Counter()
+        # Plain dicts, not Counters, for the two updated every game: a Counter's item
+        # assignment goes through Python-level dispatch (it defines __delitem__).
+        self.checks = {DIRECT: 0, DISCOVERED: 0, DOUBLE: 0}
         self.checkmates = 0
         self.stalemates = 0
         self.issues = Counter()
@@ -88,7 +118,7 @@ class Tally:
         self.epd_positions = 0
         self.epd_invalid = 0
         self.epd_outcomes = Counter()  # single / double checks, checkmates, stalemates
-        self.outcomes = Counter()
+        self.outcomes: dict[str, int] = {}
         self.perpetuals = 0            # runs reaching a third occurrence
         self.twofold_check_cycles = 0  # runs that reached only a second one
         self.cross_check_mode = "off"
@@ -116,13 +146,11 @@ class Tally:
             self.cross_check_mode = other.cross_check_mode
         self.rare_games = [a + b for a, b in zip(self.rare_games, other.rare_games)]
         self.sampled_by = [a + b for a, b in zip(self.sampled_by, other.sampled_by)]
-        self.checks.update(other.checks)
-        self.outcomes.update(other.outcomes)
         self.epd_outcomes.update(other.epd_outcomes)
         self.issues.update(other.issues)
         self.issues_by_severity.update(other.issues_by_severity)
-        for name in ("checks_by_move", "check_routes", "checkmates_by_move", "checkmate_kinds",
-                     "game_lengths", "results", "issues_by_source"):
+        for name in ("checks", "outcomes", "checks_by_move", "check_routes", "checkmates_by_move",
+                     "checkmate_kinds", "game_lengths", "results", "issues_by_source"):
             _merge_counts(getattr(self, name), getattr(other, name))
 
     def count_rare(self, kinds: int) -> None:
@@ -220,31 +248,31 @@ def add_issue(issues: dict, tally: Tally, source: str, game_index: int | None, l
 
 
 class GameState:
-    """What :func:`_play` learned about one game (one object per game, not per ply)."""
+    """What :func:`_play` learned about one game (one object per game, not per ply).
 
-    __slots__ = ("plies", "outcome", "winner", "error", "counts", "keys", "gave_check",
-                 "repeated", "white_first", "perpetuals", "ended", "final_repetition", "final_clock",
-                 "mate_move_number", "mate_kind")
+    The defaults are class attributes, replaced (never mutated) per game: a new state then
+    costs one attribute set, the ``counts`` that the per-ply loop adds to."""
+
+    plies = 0
+    outcome = "none"
+    winner = None
+    error = None          # (code, ply) of the first error while playing
+    # Set when a position repeated: the repetition key after each ply ([0] = start
+    # position) and whether the ply gave check, uint64 / uint8 numpy arrays.
+    keys = ()
+    gave_check = (False,)
+    repeated = False
+    white_first = True
+    perpetuals = ()
+    ended = None          # first automatic end reached (see AUTOMATIC_ENDS)
+    final_repetition = 0
+    final_clock = 0
+    mate_move_number = 0  # PGN move number of the mating move (0: a setup already mated)
+    mate_kind = 0         # the mating check's kind (1..3) + 4 * (route + 1) if by a route
 
     def __init__(self) -> None:
-        self.plies = 0
-        self.outcome = "none"
-        self.winner = None
-        self.error = None          # (code, ply) of the first error while playing
         # checks by kind, and by route: "en_passant", "castling", "promotion"
         self.counts = {DIRECT: 0, DISCOVERED: 0, DOUBLE: 0, "en_passant": 0, "castling": 0, "promotion": 0}
-        # Set when a position repeated: the repetition key after each ply ([0] = start
-        # position) and whether the ply gave check, uint64 / uint8 numpy arrays.
-        self.keys = []
-        self.gave_check = [False]
-        self.repeated = False
-        self.white_first = True
-        self.perpetuals = ()
-        self.ended = None          # first automatic end reached (see AUTOMATIC_ENDS)
-        self.final_repetition = 0
-        self.final_clock = 0
-        self.mate_move_number = 0  # PGN move number of the mating move (0: a setup already mated)
-        self.mate_kind = 0         # the mating check's kind (1..3) + 4 * (route + 1) if by a route
 
 
 # An automatic end (no claim needed) stops the game; moves after it are a warning.
@@ -280,6 +308,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     source = raw.source
     gi = raw.index
     tags = raw.tags
+    get = tags.get
     issues = tables["issues"]
     tally.games += 1
     # The first error in the text: (position, code, ply). Positions order the tag section
@@ -292,13 +321,16 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         if iss.severity == "error" and first_error is None:
             first_error = (-1 if iss.ply is None else iss.ply - 0.5, iss.code, iss.ply)
 
-    kind = variant_kind(tags)
+    variant = get("Variant")
+    kind = _KIND_MEMO.get(variant, _UNSEEN)
+    if kind is _UNSEEN:
+        kind = _memo_kind(variant)
     state = GameState()
     pos = None
-    start_fen = tags.get("FEN")
+    start_fen = get("FEN")
     if kind is None:
         add_issue(issues, tally, source, gi, *raw.tag_line("Variant"), None, "warning", "unsupported-variant",
-                  f"variant {tags.get('Variant')!r} is not standard chess or Chess960: no positions analyzed")
+                  f"variant {variant!r} is not standard chess or Chess960: no positions analyzed")
         tally.unsupported_variant += 1
     elif start_fen is not None:
         pos, faults, inferred = validate_setup(start_fen.strip(), chess960=kind == "chess960")
@@ -313,95 +345,124 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             if severity == "error" and (first_error is None or first_error[0] > 0):
                 first_error = (0, code, 0)
     else:
-        pos = STANDARD_START.copy()
-        pos.chess960 = kind == "chess960"
+        pos = STANDARD_START.copy()  # (not Chess960)
+        if kind == "chess960":
+            pos.chess960 = True
 
+    tag = get("Result")
+    outcome = "none"
     result_consistent = None
+    n_perpetual = None  # runs reaching a third occurrence (None: no position played)
     if pos is not None:
         play_plies(raw, pos, tables, options, tally, state, add_issue)
-        _set_outcome(state)
-        if state.error is not None and (first_error is None or first_error[0] > state.error[1]):
-            first_error = (state.error[1], state.error[0], state.error[1])
+        # The outcome: the first automatic end reached, else what the final position lets
+        # a player claim (threefold repetition, fifty moves), else none.
+        error = state.error
+        ended = state.ended
+        if ended is not None:
+            outcome = state.outcome = ended
+        elif error is None:
+            if state.final_repetition >= 3:
+                outcome = state.outcome = "threefold_repetition"
+            elif state.final_clock >= FIFTY_MOVES_PLIES:
+                outcome = state.outcome = "fifty_moves"
+        if error is not None and (first_error is None or first_error[0] > error[1]):
+            first_error = (error[1], error[0], error[1])
+        n_perpetual = 0
         if state.repeated:
             state.perpetuals = find_perpetuals(state.keys, state.gave_check, state.white_first)
             _write_perpetuals(raw, state, tables)
-        cut_short = first_error is not None or state.error is not None
-        result_consistent, result_error = _check_result(raw, state, issues, tally)
-        if result_consistent and cut_short:
-            # An error stopped the replay (or the reading) before the end: whether the final
-            # position agrees with the result is unknown.
-            result_consistent = None
-        if result_error and first_error is None:
-            first_error = (state.plies + 0.5, result_error, state.plies)
-    error_code, error_ply = (None, None) if first_error is None else first_error[1:]
-
-    games = tables["games"]
-    games["source"].append(source)
-    games["game_index"].append(gi)
-    games["byte_offset"].append(raw.byte_offset)
-    games["line"].append(raw.line)
-    get = tags.get
-    for col, tag in (("event", "Event"), ("site", "Site"), ("date", "Date"), ("round", "Round"),
-                     ("white", "White"), ("black", "Black"), ("result", "Result")):
-        games[col].append(get(tag))
-    games["white_elo"].append(_int_or_none(get("WhiteElo")))
-    games["black_elo"].append(_int_or_none(get("BlackElo")))
-    for col, tag in (("eco", "ECO"), ("time_control", "TimeControl"), ("termination", "Termination"),
-                     ("variant", "Variant")):
-        games[col].append(get(tag))
-    counts = state.counts
-    games["start_fen"].append(start_fen)
-    games["plies"].append(state.plies)
-    games["checks"].append(counts[DIRECT] + counts[DISCOVERED] + counts[DOUBLE])
-    games["direct_checks"].append(counts[DIRECT])
-    games["discovered_checks"].append(counts[DISCOVERED])
-    games["double_checks"].append(counts[DOUBLE])
-    games["outcome"].append(state.outcome)
-    games["winner"].append(state.winner)
-    # One definition with the summary's perpetual_checks: runs whose position stood a third
-    # time (twofold cycles are rows of the perpetuals table too, with occurrences 2).
-    games["perpetuals"].append(sum(1 for run in state.perpetuals if run.occurrences >= 3)
-                               if pos is not None else None)
-    games["result_consistent"].append(result_consistent)
-    games["error_code"].append(error_code)
-    games["error_ply"].append(error_ply)
-
-    if error_code is None:
+            for run in state.perpetuals:
+                if run.occurrences >= 3:
+                    n_perpetual += 1
+                    tally.perpetuals += 1
+                else:
+                    tally.twofold_check_cycles += 1
+        token = raw.result
+        if (tag in RESULT_VALUES and (token is None or token == tag)
+                and (error is not None or outcome not in AUTOMATIC_ENDS)):
+            # What _check_result finds of a valid Result the movetext and board do not
+            # contradict, without the call (most games).
+            result_consistent = first_error is None or None
+        else:
+            result_consistent, result_error = _check_result(raw, state, issues, tally)
+            if result_consistent and first_error is not None:
+                # An error stopped the replay (or the reading) before the end: whether the
+                # final position agrees with the result is unknown.
+                result_consistent = None
+            if result_error and first_error is None:
+                first_error = (state.plies + 0.5, result_error, state.plies)
+    if first_error is None:
+        error_code = error_ply = None
         tally.games_ok += 1
     else:
+        error_code, error_ply = first_error[1:]
         tally.games_with_errors += 1
-    tally.positions += state.plies
+
+    # One append per column, looped in C (map over list.append) rather than bytecode.
+    games = tables["games"]
+    counts = state.counts
+    plies = state.plies
+    winner = state.winner
+    n_direct, n_discovered, n_double = counts[DIRECT], counts[DISCOVERED], counts[DOUBLE]
+    we = get("WhiteElo")
+    white_elo = _ELO_MEMO.get(we, _UNSEEN)
+    if white_elo is _UNSEEN:
+        white_elo = _memo_elo(we)
+    be = get("BlackElo")
+    black_elo = _ELO_MEMO.get(be, _UNSEEN)
+    if black_elo is _UNSEEN:
+        black_elo = _memo_elo(be)
+    _append_all(map(_list_append, _game_tag_columns(games), map(get, _GAME_TAGS)))
+    # One definition of perpetuals with the summary's perpetual_checks: runs whose position
+    # stood a third time (twofold cycles are rows of the perpetuals table too, occurrences 2).
+    _append_all(map(_list_append, _game_other_columns(games), (
+        source, gi, raw.byte_offset, raw.line, white_elo, black_elo, start_fen, plies,
+        n_direct + n_discovered + n_double, n_direct, n_discovered, n_double, outcome, winner,
+        n_perpetual, result_consistent, error_code, error_ply)))
+
+    tally.positions += plies
     checks = tally.checks
-    for k in (DIRECT, DISCOVERED, DOUBLE):  # (Counter.update is a Python loop with more steps)
-        checks[k] += counts[k]
-    tally.outcomes[state.outcome] += 1
-    for run in state.perpetuals:
-        if run.occurrences >= 3:
-            tally.perpetuals += 1
-        else:
-            tally.twofold_check_cycles += 1
+    checks[DIRECT] += n_direct
+    checks[DISCOVERED] += n_discovered
+    checks[DOUBLE] += n_double
+    outcomes = tally.outcomes
+    outcomes[outcome] = outcomes.get(outcome, 0) + 1
     lengths = tally.game_lengths
-    lengths[state.plies] = lengths.get(state.plies, 0) + 1
-    tag = tags.get("Result")
+    lengths[plies] = lengths.get(plies, 0) + 1
     key = (tag if tag in RESULT_VALUES else "missing" if tag is None else "other",
            "not_checked" if result_consistent is None else "consistent" if result_consistent else "inconsistent")
-    tally.results[key] = tally.results.get(key, 0) + 1
-    if state.outcome == "checkmate":
+    results = tally.results
+    results[key] = results.get(key, 0) + 1
+    if outcome == "checkmate":
         tally.checkmates += 1
         mates = tally.checkmates_by_move
         mates[state.mate_move_number] = mates.get(state.mate_move_number, 0) + 1
         if state.mate_kind:  # (none for a [FEN] setup already mated)
             kinds = tally.checkmate_kinds
             kinds[state.mate_kind] = kinds.get(state.mate_kind, 0) + 1
-    elif state.outcome == "stalemate":
+    elif outcome == "stalemate":
         tally.stalemates += 1
-    kinds = ((counts[DOUBLE] > 0) | (counts["en_passant"] > 0) << 1 | (counts["promotion"] > 0) << 2
-             | (counts["castling"] > 0) << 3 | (state.outcome == "checkmate") << 4
-             | (state.outcome == "stalemate") << 5
-             | any(run.occurrences >= 3 for run in state.perpetuals) << 6)
+    kinds = ((n_double > 0) | (counts["en_passant"] > 0) << 1 | (counts["promotion"] > 0) << 2
+             | (counts["castling"] > 0) << 3 | (outcome == "checkmate") << 4
+             | (outcome == "stalemate") << 5 | bool(n_perpetual) << 6)
     if kinds:
         tally.count_rare(kinds)
     return kinds
+
+
+# The games columns analyze_game appends to: those holding a tag's value as written, then
+# the rest, in the order of its values.
+_GAME_TAGS = ("Event", "Site", "Date", "Round", "White", "Black", "Result", "ECO", "TimeControl",
+              "Termination", "Variant")
+_game_tag_columns = itemgetter("event", "site", "date", "round", "white", "black", "result", "eco",
+                               "time_control", "termination", "variant")
+_game_other_columns = itemgetter("source", "game_index", "byte_offset", "line", "white_elo", "black_elo",
+                                 "start_fen", "plies", "checks", "direct_checks", "discovered_checks",
+                                 "double_checks", "outcome", "winner", "perpetuals", "result_consistent",
+                                 "error_code", "error_ply")
+_list_append = list.append
+_append_all = deque(maxlen=0).extend  # consumes an iterator, keeping nothing
 
 
 def _write_perpetuals(raw, state: GameState, tables) -> None:
@@ -465,15 +526,3 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, st
                   f"{' by ' + state.winner if state.winner else ''}, so {expected}")
         return False, "result-mismatch"
     return ok, None
-
-
-def _set_outcome(state: GameState) -> None:
-    """The game's outcome: the first automatic end reached, else what the final position lets
-    a player claim (threefold repetition, fifty moves), else ``none``."""
-    if state.ended is not None:
-        state.outcome = state.ended
-    elif state.error is None:
-        if state.final_repetition >= 3:
-            state.outcome = "threefold_repetition"
-        elif state.final_clock >= FIFTY_MOVES_PLIES:
-            state.outcome = "fifty_moves"

@@ -110,11 +110,12 @@ def analyze_one(raw, tables: dict[str, dict[str, list]], options: AnalysisOption
     decided here and a game that a rare kind may sample goes to ``deferred`` (a
     :class:`~chessscan.analysis.sampling.Deferred`) for :func:`replay_deferred`.
     """
-    row_start = len(tables["positions"])
-    kinds = analyze_game(raw, tables, options, tally)
     cross_check = options.cross_check
     if cross_check == "off":
+        analyze_game(raw, tables, options, tally)
         return
+    row_start = len(tables["positions"])
+    kinds = analyze_game(raw, tables, options, tally)
     reasons = 0
     later = False  # whether replay_deferred counts the game's sample reasons
     if cross_check == "sample":

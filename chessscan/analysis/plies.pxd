@@ -9,6 +9,22 @@ from chessscan.core.rules cimport is_insufficient_material
 from chessscan.core.san cimport resolve_known
 
 
+cdef Py_ssize_t _TOKEN_SLOTS
+cdef int _TOKEN_SLOT_BITS
+cdef uint64_t _GOLDEN
+
+
+@cython.final
+cdef class _TokenCache:
+    cdef uint64_t slots[32768]  # 2 * _TOKEN_SLOTS: (str address, token) pairs
+    cdef list refs
+
+    @cython.locals(addr=uint64_t, h=uint64_t)
+    cdef inline long get(self, object san) except -1
+    @cython.locals(token=long)
+    cdef long _fill(self, object san, uint64_t addr, uint64_t h) except -1
+
+
 @cython.final
 cdef class _Repetitions:
     cdef public Py_ssize_t size
@@ -41,7 +57,7 @@ cdef tuple _scratch()
 
 @cython.locals(rows=PositionRows, keep_all=bint, keep_checks=bint, want_fen=bint, sid=int,
                n_direct=int, n_discovered=int, n_double=int, n_ep=int, n_castling=int,
-               n_promotion=int, seen=_Repetitions,
+               n_promotion=int, seen=_Repetitions, token_cache=_TokenCache,
                history=_History, us=bint, mover=bint, legal_ep=bint, rkey=uint64_t, rep=int, repeated=bint,
                ended=int, ended_ply=int, warned_after_end=bint, checking=uint64_t, plies=int,
                n_tokens=Py_ssize_t, i=Py_ssize_t, move_number=int, token=long, piece=int, from_mask=uint64_t,

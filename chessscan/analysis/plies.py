@@ -90,6 +90,40 @@ def _token(san: str) -> int:
     return token
 
 
+_TOKEN_SLOTS = 1 << 14  # _TokenCache slots (a power of two)
+_TOKEN_SLOT_BITS = 14
+_GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
+
+
+class _TokenCache:
+    """Packed tokens (see ``_TOKENS``) by the address of the SAN str object: direct-mapped,
+    the address and token side by side in a C array (compiled only). The reader gives equal
+    SAN moves one shared str, so most plies hit here and need no dict lookup. Each slot
+    keeps a reference to its str (``refs``), so its address cannot be reused by another
+    object while the slot holds it."""
+
+    def __init__(self) -> None:
+        self.refs = [None] * _TOKEN_SLOTS  # slots: a C array, zeroed at allocation
+
+    def get(self, san: str) -> int:
+        """The packed token of ``san``; raises as :func:`_token` does."""
+        addr = cython.cast(cython.size_t, cython.cast(cython.p_void, san))
+        h = (addr * _GOLDEN) >> (64 - _TOKEN_SLOT_BITS)
+        if self.slots[2 * h] == addr:
+            return self.slots[2 * h + 1]
+        return self._fill(san, addr, h)
+
+    def _fill(self, san, addr, h):
+        """:meth:`get` on a miss: the token of ``san`` into slot ``h``; kept apart so the hit
+        path stays small enough to inline."""
+        cached = _TOKENS.get(san)
+        token = cached if cached is not None else _token(san)
+        self.refs[h] = san  # first: the old str is released before its address is dropped
+        self.slots[2 * h] = addr
+        self.slots[2 * h + 1] = token
+        return token
+
+
 class _Repetitions:
     """Occurrence counts of repetition keys since the last reset: an open-addressing hash
     table whose slots are stamped with a generation, so a reset costs nothing."""
@@ -170,11 +204,11 @@ _LOCAL = threading.local()
 
 
 def _scratch() -> tuple:
-    """This thread's (_Repetitions, _History)."""
+    """This thread's (_Repetitions, _History, _TokenCache or None when uncompiled)."""
     try:
         return _LOCAL.scratch
     except AttributeError:
-        _LOCAL.scratch = (_Repetitions(), _History())
+        _LOCAL.scratch = (_Repetitions(), _History(), _TokenCache() if cython.compiled else None)
         return _LOCAL.scratch
 
 
@@ -197,7 +231,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     # Dataset histograms (Tally): touched only on checking plies, a few in a hundred.
     checks_by_move = tally.checks_by_move
     check_routes = tally.check_routes
-    seen, history = _scratch()
+    seen, history, token_cache = _scratch()
     history.n = 0
     seen.reset()
 
@@ -237,8 +271,11 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                           f"{ended_ply}; play goes on from {san}", san)
         move_number = pos.fullmove_number
         try:
-            cached = _TOKENS.get(san)
-            token = cached if cached is not None else _token(san)
+            if cython.compiled:
+                token = token_cache.get(san)
+            else:  # a dict lookup is the fastest there
+                cached = _TOKENS.get(san)
+                token = cached if cached is not None else _token(san)
             piece = (token & 15) - 3
             if piece == NULL_PIECE:
                 if checking:

@@ -1,4 +1,5 @@
 cimport cython
+from cpython.ref cimport PyObject
 from libc.stdint cimport uint64_t
 
 ctypedef const unsigned char* cbytes
@@ -13,14 +14,21 @@ cdef int _SAN_SLOT_BITS
 cdef uint64_t _GOLDEN
 
 
+cdef struct _SanSlot:
+    uint64_t key
+    PyObject* san  # borrowed: _SanTable.vals holds the reference
+
+
 @cython.final
 cdef class _SanTable:
-    cdef uint64_t keys[32768]  # _SAN_SLOTS
+    cdef _SanSlot slots[32768]  # _SAN_SLOTS
     cdef list vals
     cdef Py_ssize_t used
 
     @cython.locals(key=uint64_t, k=Py_ssize_t, h=uint64_t, kh=uint64_t)
-    cdef str get(self, cbytes p, Py_ssize_t n)
+    cdef inline str get(self, cbytes p, Py_ssize_t n)
+    @cython.locals(san=str)
+    cdef str _add(self, cbytes p, Py_ssize_t n, uint64_t key, uint64_t h)
 
 
 cdef _SanTable _SAN_TABLE

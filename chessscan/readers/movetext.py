@@ -19,6 +19,7 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 if cython.compiled:
+    from cython.cimports.cpython.ref import PyObject
     from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
     from cython.cimports.libc.stdlib import free, malloc
     from cython.cimports.libc.string import memchr, memcmp
@@ -58,10 +59,11 @@ _GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
 class _SanTable:
     """SAN str by the SAN's bytes packed into a 64-bit key (first byte lowest; a SAN move has
     at most 7 bytes, none zero, so key 0 marks an empty slot): open addressing with linear
-    probing over C arrays, so a lookup makes no Python object (compiled only)."""
+    probing over a C array of (key, str) slots, so a lookup makes no Python object and reads
+    one cache line of the table (compiled only). ``vals`` owns the strs the slots point to."""
 
     def __init__(self):
-        self.vals = [None] * _SAN_SLOTS  # keys: a C array, zeroed at allocation
+        self.vals = [None] * _SAN_SLOTS  # slots: a C array, zeroed at allocation
         self.used = 0
 
     def get(self, p, n):
@@ -74,16 +76,21 @@ class _SanTable:
         # Fibonacci hashing: the top bits of key * 2^64/phi (mod 2^64) pick the first slot.
         h = (key * _GOLDEN) >> (64 - _SAN_SLOT_BITS)
         while True:
-            kh = self.keys[h]
+            kh = self.slots[h].key
             if kh == key:
-                return self.vals[h]
+                return cython.cast(object, self.slots[h].san)
             if kh == 0:
-                break
+                return self._add(p, n, key, h)
             h = (h + 1) & (_SAN_SLOTS - 1)
+
+    def _add(self, p, n, key, h):
+        """:meth:`get` on a miss, ``h`` the empty slot for ``key``; kept apart so the hit path
+        stays small enough to inline."""
         san = p[:n].decode("ascii")
         if self.used < _SAN_SLOTS // 4 * 3:
-            self.keys[h] = key
             self.vals[h] = san
+            self.slots[h].key = key
+            self.slots[h].san = cython.cast(cython.pointer(PyObject), san)
             self.used += 1
         return san
 

@@ -28,7 +28,7 @@ from chessscan.engines import parallel
 from chessscan.engines.local import run
 from chessscan.engines.parallel import run_parallel
 from chessscan.readers.pgn import MAX_GAME_BYTES
-from chessscan.readers.sources import detect_compression
+from chessscan.readers.sources import binary_kind, detect_compression
 from conftest import SAMPLES
 
 SENTINEL = (b'[Event "Sentinel"]\n[White "Sentinel W"]\n[Black "Sentinel B"]\n[Result "1-0"]\n\n'
@@ -377,8 +377,10 @@ def _mutate(data: bytes, mutations) -> bytes:
         elif buf:
             i, j = min(i, len(buf) - 1), min(j, len(buf) - 1, REAL_STARTS[10] - 1)
             buf[i], buf[j] = buf[j], buf[i]
-    if detect_compression(bytes(buf[:4])):
-        buf[:0] = b"\n"  # a compression magic number in front would make it a "compressed" file
+    if detect_compression(bytes(buf[:4])) or binary_kind(bytes(buf[:64])) not in (None, "binary data"):
+        # A compression magic number in front would make it a "compressed" file, another
+        # magic number (\x7fELF) a file that is not text.
+        buf[:0] = b"\n"
     return bytes(buf)
 
 

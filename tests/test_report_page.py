@@ -317,11 +317,25 @@ def test_report_of_a_hand_edited_summary(tmp_path, samples_report):
             ("check_routes", {}, '"check_routes" has no "en_passant"'),
             ("results", {"1-0": 3}, '"results.1-0" is number, not an object'),
             ("outcomes", {"none": {}}, '"outcomes.none" is object, not a number'),
-            ("sources", None, '"sources" is null, not an array')]:
+            ("sources", None, '"sources" is null, not an array'),
+            ("histograms", {**written["histograms"], "game_length_plies": {"a": 1}},
+             '"histograms.game_length_plies.a" is not an integer count by an integer key'),
+            ("histograms", {**written["histograms"], "checks_by_move_number": {"1": 10 ** 30}},
+             '"histograms.checks_by_move_number.1" is not an integer count by an integer key'),
+            ("games_read", float("nan"), '"games_read" is nan, not a finite number')]:
         (out / "summary.json").write_text(json.dumps({**written, key: value}))
         result = CliRunner().invoke(main, ["report", str(out)])
         assert result.exit_code == 1 and problem in result.output, (key, result.output)
         assert isinstance(result.exception, SystemExit)
+    (out / "summary.json").write_text("[" * 100_000)  # was a RecursionError
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 1 and "cannot read it as JSON" in result.output
+    # run.json is information only: fields of another type are left out, the page is written.
+    (out / "summary.json").write_text(json.dumps(written))
+    (out / "run.json").write_text(json.dumps({"options": None, "elapsed_seconds": "x", "games_per_second": None,
+                                              "positions_per_second": float("nan")}))
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 0, result.output
 
 
 # ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ month's positions table is never held in memory.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -73,6 +74,12 @@ def summary_shape_problem(summary: dict, reference: dict | None = None, where: s
                 continue
         if want is None:
             continue
+        if where.startswith("histograms.") and not (
+                re.fullmatch(r"-?[0-9]{1,18}", key) and isinstance(value, int) and 0 <= value < 1 << 63):
+            # (charted: a move number or length and its count, as 64-bit ints)
+            return f'"{name}" is not an integer count by an integer key'
+        if isinstance(value, float) and not math.isfinite(value):
+            return f'"{name}" is {value}, not a finite number'
         if _kind(value) != _kind(want):
             article = "an" if _kind(want) in ("object", "array") else "a"
             return f'"{name}" is {_kind(value)}, not {article} {_kind(want)}'
@@ -101,7 +108,7 @@ class ReportTables:
                               "analysis did not finish")
         try:
             self.summary: dict = json.loads(summary.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # (RecursionError: arrays nested 100,000 deep)
             raise ReportError(f"{summary}: cannot read it as JSON ({exc})") from exc
         if not isinstance(self.summary, dict):  # valid JSON, but no summary: [] ended in an AttributeError
             raise ReportError(f"{summary}: not a chessscan summary (a JSON {type(self.summary).__name__}, "
@@ -112,10 +119,18 @@ class ReportTables:
         run = self.folder / "run.json"
         try:
             self.run: dict = json.loads(run.read_text(encoding="utf-8")) if run.is_file() else {}
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             self.run = {}
         if not isinstance(self.run, dict):
             self.run = {}
+        # run.json is information only: a field of another type than analyze writes is left out.
+        for key, want in (("options", dict), ("elapsed_seconds", float), ("games_per_second", float),
+                          ("positions_per_second", float)):
+            value = self.run.get(key)
+            if key in self.run and not (isinstance(value, dict) if want is dict else (
+                    isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                    and abs(value) < 1e18)):
+                del self.run[key]
         self.paths: dict[str, tuple[str, Path]] = {}  # table -> (format, path)
         for name in TABLE_NAMES:
             found = self._locate(name)

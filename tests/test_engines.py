@@ -607,7 +607,8 @@ def test_many_tiny_games_without_sure_starts_are_read_in_batches(tmp_path, monke
     holds the rows of a whole chunk of them; the rows equal one process's."""
     assert parallel._termination_marks(b'[Result "1-0"]\n\n1. e4 1-0\n\n1. d4 *\n1/2-1/2') == 4
     path = tmp_path / "tagless.pgn"
-    path.write_text("".join(f"1. e4 e5 2. Nf3 {'*' if i % 3 else '1-0'}\n\n" for i in range(3000)))
+    # (4,000 games: 79 kB, over a sixteenth of a chunk, under which the run is one process)
+    path.write_text("".join(f"1. e4 e5 2. Nf3 {'*' if i % 3 else '1-0'}\n\n" for i in range(4000)))
     monkeypatch.setattr(parallel, "MAX_CHUNK_GAMES", 500)
     read_here = []  # sources the main process read on itself (a _Rest over the stream)
     real = parallel._Rest
@@ -622,7 +623,7 @@ def test_many_tiny_games_without_sure_starts_are_read_in_batches(tmp_path, monke
     tally1 = run([str(path)], ref, AnalysisOptions(cross_check="off"))
     tally2 = run_parallel([str(path)], got, AnalysisOptions(cross_check="off"), jobs=2,
                           batch_bytes=1 << 20, batch_games=200)
-    assert tally1.as_dict() == tally2.as_dict() and tally2.as_dict()["games_read"] == 3000
+    assert tally1.as_dict() == tally2.as_dict() and tally2.as_dict()["games_read"] == 4000
     assert ref.rows == got.rows
     assert read_here == [path.stat().st_size]
 
@@ -670,7 +671,7 @@ def test_a_folder_of_small_files_is_analyzed_in_one_process(tmp_path, monkeypatc
     tally2 = run_parallel(paths, got, options, jobs=2)
     assert chunks.calls == 0 and tally2.games == 40
     assert tally1.as_dict() == tally2.as_dict() and ref.rows == got.rows
-    # One file of more than a sixteenth of a chunk: the pool's path, as before.
-    (tmp_path / "big.pgn").write_bytes(b"".join(games) * 2)
-    assert run_parallel(paths + [str(tmp_path / "big.pgn")], ListSink(), options, jobs=2, batch_bytes=20_000).games == 120
-    assert chunks.calls > 0
+    # One file of a sixteenth of a chunk or more, or stdin: the pool's path, as before.
+    assert parallel._all_under_a_chunk(paths, parallel.DEFAULT_BATCH_BYTES)
+    assert not parallel._all_under_a_chunk(paths, 16 * min(os.path.getsize(p) for p in paths))
+    assert not parallel._all_under_a_chunk(paths + ["-"], parallel.DEFAULT_BATCH_BYTES)

@@ -64,18 +64,14 @@ _KIND_MEMO: dict = {None: "standard"}   # Variant tag value (None: no tag) -> va
 _ELO_MEMO: dict = {None: None}          # Elo tag value -> _int_or_none(value)
 
 
-def _memo_kind(variant: str) -> str | None:
-    kind = _kind_of(variant)
-    if len(_KIND_MEMO) < _MEMO_SIZE:
-        _KIND_MEMO[variant] = kind
-    return kind
-
-
-def _memo_elo(text: str) -> int | None:
-    value = _int_or_none(text)
-    if len(_ELO_MEMO) < _MEMO_SIZE:
-        _ELO_MEMO[text] = value
-    return value
+def _memoized(memo: dict, fn, value):
+    """``fn(value)``, kept in ``memo`` while it holds fewer than ``_MEMO_SIZE`` values."""
+    found = memo.get(value, _UNSEEN)
+    if found is _UNSEEN:
+        found = fn(value)
+        if len(memo) < _MEMO_SIZE:
+            memo[value] = found
+    return found
 
 
 #: Check routes as the per-ply loop numbers them: ``route * 4 + kind`` (kind 1 direct,
@@ -322,9 +318,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             first_error = (-1 if iss.ply is None else iss.ply - 0.5, iss.code, iss.ply)
 
     variant = get("Variant")
-    kind = _KIND_MEMO.get(variant, _UNSEEN)
-    if kind is _UNSEEN:
-        kind = _memo_kind(variant)
+    kind = _memoized(_KIND_MEMO, _kind_of, variant)
     state = GameState()
     pos = None
     start_fen = get("FEN")
@@ -378,20 +372,13 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
                     tally.perpetuals += 1
                 else:
                     tally.twofold_check_cycles += 1
-        token = raw.result
-        if (tag in RESULT_VALUES and (token is None or token == tag)
-                and (error is not None or outcome not in AUTOMATIC_ENDS)):
-            # What _check_result finds of a valid Result the movetext and board do not
-            # contradict, without the call (most games).
-            result_consistent = first_error is None or None
-        else:
-            result_consistent, result_error = _check_result(raw, state, issues, tally)
-            if result_consistent and first_error is not None:
-                # An error stopped the replay (or the reading) before the end: whether the
-                # final position agrees with the result is unknown.
-                result_consistent = None
-            if result_error and first_error is None:
-                first_error = (state.plies + 0.5, result_error, state.plies)
+        result_consistent, result_error = _check_result(raw, state, issues, tally)
+        if result_consistent and first_error is not None:
+            # An error stopped the replay (or the reading) before the end: whether the
+            # final position agrees with the result is unknown.
+            result_consistent = None
+        if result_error and first_error is None:
+            first_error = (state.plies + 0.5, result_error, state.plies)
     if first_error is None:
         error_code = error_ply = None
         tally.games_ok += 1
@@ -405,14 +392,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     plies = state.plies
     winner = state.winner
     n_direct, n_discovered, n_double = counts[DIRECT], counts[DISCOVERED], counts[DOUBLE]
-    we = get("WhiteElo")
-    white_elo = _ELO_MEMO.get(we, _UNSEEN)
-    if white_elo is _UNSEEN:
-        white_elo = _memo_elo(we)
-    be = get("BlackElo")
-    black_elo = _ELO_MEMO.get(be, _UNSEEN)
-    if black_elo is _UNSEEN:
-        black_elo = _memo_elo(be)
+    white_elo = _memoized(_ELO_MEMO, _int_or_none, get("WhiteElo"))
+    black_elo = _memoized(_ELO_MEMO, _int_or_none, get("BlackElo"))
     _append_all(map(_list_append, _game_tag_columns(games), map(get, _GAME_TAGS)))
     # One definition of perpetuals with the summary's perpetual_checks: runs whose position
     # stood a third time (twofold cycles are rows of the perpetuals table too, occurrences 2).

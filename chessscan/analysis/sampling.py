@@ -2,7 +2,7 @@
 
 The rule, applied to a run's games in input order (:class:`Sampler`): 1 game in
 :data:`SAMPLE_EVERY` of each source (the base rate: the games whose ``game_index`` plus the
-source's offset, :func:`base_offset`, is a multiple of it), and, for each rare kind of event
+CRC-32 of the source's file name is a multiple of it), and, for each rare kind of event
 (:data:`RARE_KINDS`: double check, en-passant check, promotion check, castling check,
 checkmate, stalemate, perpetual check), the first :data:`SAMPLE_PER_KIND` games of the run in
 which our detector found it. So every kind that occurs is confirmed, and the cost is bounded
@@ -91,15 +91,10 @@ class Sampler:
         return sum(1 << i for i, n in enumerate(self._seen) if n >= SAMPLE_PER_KIND)
 
 
-def base_offset(source: str) -> int:
-    """Where a source's base-rate games fall: 0..SAMPLE_EVERY-1, from the CRC-32 of the
-    source's file name (its last path component), so that the sources of a folder of small
-    files do not all give their game 0, and the same file gives the same games from any
-    folder."""
-    return _name_crc(source) % SAMPLE_EVERY
-
-
 def _name_crc(source: str) -> int:
+    """The CRC-32 of the source's file name (its last path component): the base rate's
+    offset, so that the sources of a folder of small files do not all give their game 0,
+    and the same file gives the same games from any folder."""
     return zlib.crc32(os.path.basename(source).encode("utf-8", "surrogatepass"))
 
 
@@ -108,7 +103,8 @@ _LAST = ("", 0)  # the last source and its _name_crc: games come source by sourc
 
 def base_sampled(source: str, game_index: int) -> bool:
     """The base rate alone: whether game ``game_index`` (0-based) of ``source`` is among the
-    1 in :data:`SAMPLE_EVERY` whose index plus :func:`base_offset` is a multiple of it."""
+    1 in :data:`SAMPLE_EVERY` whose index plus the CRC-32 of the source's file name is a
+    multiple of it."""
     global _LAST
     last = _LAST
     if last[0] != source:

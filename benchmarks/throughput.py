@@ -264,6 +264,7 @@ def run_side(args) -> None:
     elif args.side == "esca":
         import esca.pgn  # noqa: F401
     else:
+        import chessscan.cli  # noqa: F401  (first, as the command starts: it sets numpy's thread count)
         import chessscan.engines.local  # noqa: F401
         import chessscan.reports.writers  # noqa: F401
     cpu0 = time.process_time()

@@ -12,6 +12,12 @@ import os
 import signal
 import sys
 import threading
+
+# numpy's OpenBLAS starts a thread per core on import, each spinning ~0.1 s of CPU waiting for
+# work that never comes (nothing here does linear algebra). One thread: none spin. Set before
+# numpy loads, and inherited by --jobs workers.
+if "numpy" not in sys.modules:
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from pathlib import Path
 
 import click

@@ -210,6 +210,19 @@ def test_movetext_after_result_on_same_line_starts_next_game():
     assert gs[1].locate(0) == (3, 14)
 
 
+@pytest.mark.parametrize("text", [
+    '[Event "a"]\n\n1. e4 * 1. d4 d5 *\n',
+    '[Event "a"]\n\n1. e4 1-0 1. d4 d5 1-0\n',
+    '[Event "a"]\n\n1. e4 1-0 {c} 1. d4 d5 1-0 {d}\n',
+])
+def test_movetext_after_result_on_same_line_ending_with_the_same_marker(text):
+    # The line's last marker is not the game's: what lies between them is the next game.
+    gs = games(text)
+    assert [g.sans for g in gs] == [["e4"], ["d4", "d5"]]
+    assert codes(gs[1]) == ["missing-tags"]
+    assert gs[1].line == 3 and gs[1].locate(0)[0] == 3
+
+
 def test_control_characters_after_result_ignored():
     gs = games('[Event "a"]\r\n\r\n1.e4 1-0\x00\x00\r\n\r\n\x1a\r\n[Event "b"]\r\n\r\n1.d4 *\r\n')
     assert len(gs) == 2

@@ -761,7 +761,9 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         # Control characters there (NULs, DOS ^Z) are ignored.
                         tail_at = 0
                         tok = _RESULT_BY_LAST[rest[end - 1]]
-                        if in_comment or line[line.rfind(tok) + len(tok) :].strip(_JUNK):
+                        # rest[end:] too: the line's last marker may be a later game's.
+                        if (in_comment or rest[end:].strip(_JUNK)
+                                or line[line.rfind(tok) + len(tok) :].strip(_JUNK)):
                             # Something follows the marker's last occurrence: locate
                             # the real marker in the raw line, drop comments after it.
                             r = _raw_result_end(line, started_in_comment, d0)

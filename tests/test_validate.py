@@ -468,6 +468,12 @@ def test_pre_commit_hook():
         assert files.search(name), name
     for name in ("a.txt", "a.pgn.txt", "pgn", "a.pgnx", "a.zst"):
         assert not files.search(name), name
+    # Every file a folder input contributes, in any case, the hook checks too.
+    from chessscan.readers.inputs import COMPRESSION_SUFFIXES, INPUT_SUFFIXES
+    for kind in INPUT_SUFFIXES:
+        for comp in ("",) + COMPRESSION_SUFFIXES:
+            for name in ("x" + kind + comp, ("X" + kind + comp).upper()):
+                assert files.search(name), name
 
 
 # --------------------------------------------------------------------------- messy files

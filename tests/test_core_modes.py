@@ -57,3 +57,18 @@ def test_messy_files(tmp_path):
     analyze(files, tmp_path / "c", pure=False)
     analyze(files, tmp_path / "p", pure=True)
     assert_same_tables(tmp_path / "c", tmp_path / "p")
+
+
+def test_readme_rebuild_names_the_build_requirements():
+    # `python setup.py build_ext --inplace` runs outside pip's isolated build: a fresh venv
+    # has neither Cython nor a setuptools that reads the project's metadata.
+    import re
+    line = re.search(r"^requires = \[(.*)\]$", (REPO / "pyproject.toml").read_text(), re.M).group(1)
+    requires = re.findall(r'"([^"]+)"', line)  # no tomllib before Python 3.11
+    assert requires
+    text = (REPO / "README.md").read_text()
+    i = text.index("python setup.py build_ext --inplace")
+    near = text[i:i + 400]
+    for req in requires:
+        assert f"'{req}'" in near, req
+    assert re.search(r"pip install 'setuptools>=\d+' 'Cython>=[\d.]+'", near)

@@ -65,5 +65,5 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     for name in tables_for(paths, options):
         schema = schema_for(name, ("fen",) if fen and name == "positions" else ())
         batches = [to_record_batch(b, schema, name) for b in sink.batches.get(name, [])]
-        out[name] = to_dataframe(pa.Table.from_batches(batches, schema=schema))
+        out[name] = to_dataframe(pa.Table.from_batches(batches, schema=schema), name)
     return Report(out, tally.as_dict())

@@ -150,3 +150,35 @@ def test_scan_reads_folders_and_reports_bad_paths_like_the_cli(tmp_path):
     assert report.summary["issues_by_code"]["unreadable-input"] == 1
     with pytest.raises(FileNotFoundError, match="no such file"):
         chessscan.scan(tmp_path / "gone.pgn")
+
+
+def test_closed_vocabulary_categoricals_survive_concat(tmp_path):
+    # Two runs' tables concatenate into categoricals, not text, whatever values each run met:
+    # a column with a fixed set of values has that whole set as its categories.
+    short = tmp_path / "short.pgn"
+    short.write_text('[Event "a"]\n[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n1. e4 e5 2. Ke3 1-0\n')
+    a = chessscan.scan(short, jobs=1, cross_check="off")
+    b = chessscan.scan(MAGNUS, jobs=1, cross_check="off")
+    assert list(a.positions.check_kind.cat.categories) == ["direct", "discovered", "double", "none"]
+    assert list(a.games.outcome.cat.categories) == [
+        "checkmate", "fifty_moves", "fivefold_repetition", "insufficient_material", "none",
+        "seventyfive_moves", "stalemate", "threefold_repetition"]
+    assert list(a.games.winner.cat.categories) == ["black", "white"]
+    assert list(a.issues.severity.cat.categories) == ["error", "warning"]
+    assert "unclosed-comment" in a.issues.code.cat.categories
+    assert "illegal-move" in a.games.error_code.cat.categories
+    assert "missing-tags" not in a.games.error_code.cat.categories  # errors only
+    games = pd.concat([a.games, b.games])
+    positions = pd.concat([a.positions, b.positions])
+    issues = pd.concat([a.issues, b.issues])
+    for column in (positions.check_kind, positions.color, games.outcome, games.winner,
+                   games.error_code, issues.severity, issues.code):
+        assert column.dtype == "category", column.name
+    assert positions.check_kind.value_counts()["double"] == b.summary["checks"]["double"] == 2
+    epd = chessscan.scan(WAC, jobs=1).epd_positions
+    assert list(epd.check_kind.cat.categories) == ["double", "none", "single"]
+    # The same categories read back from a report folder, Parquet or CSV.
+    for fmt in ("parquet", "csv"):
+        back = chessscan.read_report(write_report(tmp_path / fmt, short, fmt=fmt))
+        assert back.games.outcome.dtype == a.games.outcome.dtype
+        assert back.positions.check_kind.dtype == a.positions.check_kind.dtype

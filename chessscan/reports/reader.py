@@ -33,18 +33,40 @@ def pandas_dtype(arrow_type):
     }.get(arrow_type)
 
 
-def to_dataframe(table):
+def _vocabularies() -> dict[str, dict[str, tuple[str, ...]]]:
+    """table -> column -> every value a column of a fixed set of values can hold."""
+    from chessscan.analysis.game import AUTOMATIC_ENDS
+    from chessscan.reports.codes import ISSUE_CODES, SEVERITIES
+
+    sides = ("white", "black")
+    return {
+        "positions": {"color": sides, "check_kind": ("none", "direct", "discovered", "double")},
+        "epd_positions": {"check_kind": ("none", "single", "double")},
+        "games": {"outcome": ("none", *AUTOMATIC_ENDS, "threefold_repetition", "fifty_moves"),
+                  "winner": sides,
+                  "error_code": tuple(c for c, e in ISSUE_CODES.items() if e.severity == "error")},
+        "issues": {"severity": tuple(SEVERITIES), "code": tuple(ISSUE_CODES)},
+        "perpetuals": {"side": sides},
+    }
+
+
+def to_dataframe(table, name: str | None = None):
     """A ``pyarrow.Table`` of a report table as a DataFrame with the documented dtypes.
     Dictionary-typed (low-cardinality) columns become ``category`` with their categories
     sorted, so that a table has the same dtypes however it was written and read back (the
-    order of an Arrow dictionary is the order values were first met)."""
+    order of an Arrow dictionary is the order values were first met). With the table's
+    ``name``, a column of a fixed set of values (``check_kind``, ``outcome``, ``code``...)
+    has that whole set as its categories, not only the values met: the tables of two runs
+    then concatenate into categoricals, where differing categories would give plain text."""
     df = table.to_pandas(types_mapper=pandas_dtype)
-    for name in df.columns:
-        column = df[name]
+    fixed = _vocabularies().get(name, {}) if name is not None else {}
+    for column_name in df.columns:
+        column = df[column_name]
         if column.dtype == "category":
-            categories = list(column.cat.categories)
-            if categories != sorted(categories):
-                df[name] = column.cat.reorder_categories(sorted(categories))
+            categories = set(column.cat.categories)
+            categories = sorted(categories.union(fixed.get(column_name, ())))
+            if categories != list(column.cat.categories):
+                df[column_name] = column.cat.set_categories(categories)
     return df
 
 
@@ -145,7 +167,7 @@ def read_report(path: str | os.PathLike) -> Report:
             import pyarrow as pa
 
             arrow = pa.concat_tables([read_table(f, schema) for f in files])
-        tables[name] = to_dataframe(arrow)
+        tables[name] = to_dataframe(arrow, name)
     summary_path = folder / "summary.json"
     summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
     if not tables:

@@ -5,6 +5,7 @@ summary's rendering."""
 from __future__ import annotations
 
 import bz2
+import gzip
 import json
 import os
 import shutil
@@ -210,6 +211,22 @@ def test_an_empty_file_warns(tmp_path):
     folder.mkdir()
     res = run("validate", folder)
     assert "a folder with no .pgn or .epd file" in res.stdout
+
+
+@pytest.mark.parametrize("data", [b"\n\n  \r\n", b"\xef\xbb\xbf", b"\xef\xbb\xbf\n\t\n"])
+@pytest.mark.parametrize("suffix", [".pgn", ".epd", ".pgn.gz"])
+def test_a_file_of_white_space_only_warns_as_empty(tmp_path, data, suffix):
+    # As empty as a file of no bytes: a gate with --fail-on warning must not pass it silently.
+    path = tmp_path / ("blank" + suffix)
+    path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+    res = run("validate", path)
+    assert res.exit_code == 0
+    assert res.stdout == f"{path}: warning[empty-input]: blank: nothing but white space in it\n"
+    assert run("validate", "--fail-on", "warning", path).exit_code == 1
+    # A file with a game after blank lines is read as before.
+    if suffix == ".pgn":
+        path.write_bytes(data + b'[Event "a"]\n\n1. e4 *\n')
+        assert run("validate", path).stderr.splitlines()[0] == "1 game: 1 ok, 0 with errors, 0 warnings"
 
 
 def test_shared_empty_messy_file_warns():

@@ -9,7 +9,8 @@ and the :class:`InputProblem` s of the others, so that one bad path among many i
 * a path that does not exist or cannot be opened is an ``unreadable-input`` error;
 * an archive (``unsupported-input``) or data that is not text (``not-text``) is refused
   whole, with one error;
-* an input with no bytes (a folder with no PGN/EPD file) is an ``empty-input`` warning.
+* an input with no bytes, or only white space (a folder with no PGN/EPD file), is an
+  ``empty-input`` warning.
 
 :func:`is_epd_source` tells EPD from PGN: by the ``.epd``/``.pgn`` suffix, else by content
 (the first record starts with a FEN piece placement), as for stdin.
@@ -88,6 +89,23 @@ def _not_a_file(path: str) -> InputProblem | None:
                         "not a regular file (a FIFO, socket or device) in a folder: give it by name to read it")
 
 
+_BLANK_START = frozenset(b" \t\r\n\x0b\x0c\xef")  # white space, or a UTF-8 byte order mark
+_BLANK_READ = 1 << 16
+
+
+def _only_blank(stream) -> bool:
+    """Whether what is left of ``stream`` (an input that starts with white space or a byte
+    order mark) is white space only, as empty as a file of no bytes: looks at its first
+    64 KiB only, so a long input costs nothing."""
+    try:
+        head = stream.read(_BLANK_READ)
+        if head.startswith(b"\xef\xbb\xbf"):
+            head = head[3:]
+        return not head.strip() and stream.read(1) == b""
+    except TruncatedInput:
+        return False  # the reader reports it
+
+
 def _check(path: str) -> InputProblem | None:
     """The problem of one file or of stdin, or None when it can be read."""
     try:
@@ -107,6 +125,8 @@ def _check(path: str) -> InputProblem | None:
                     return None  # the reader reports it
                 if not head and refusal is None and getattr(stream.raw, "error", None) is not None:
                     return None  # a corrupt compressed stream: the reader reports it
+                if head and refusal is None and head[0] in _BLANK_START and _only_blank(stream):
+                    return InputProblem(path, "empty-input", "warning", "blank: nothing but white space in it")
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return InputProblem(path, "unreadable-input", "error", f"cannot be read: {reason}")

@@ -4,7 +4,9 @@ fixed ones reported) and `--format sarif` (a SARIF 2.1.0 log)."""
 from __future__ import annotations
 
 import json
+import os
 import random
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -253,3 +255,20 @@ def test_baseline_epd_lines_follow_their_text(here):
     assert res.exit_code == 1
     assert res.stdout == "suite.epd:3:12: error[invalid-epd]: expected 4 position fields, found 2\n"
     assert "fixed: error[invalid-epd]" in res.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file names are bytes on POSIX only")
+def test_sarif_uri_of_a_name_that_is_not_utf8(here):
+    # The URI names the file's bytes (%E9), not the \xe9 text that messages show.
+    (here / "sub").mkdir()
+    for name in (b"Caf\xe9.pgn", b"sub/Caf\xe9 2.pgn", "Café.pgn".encode(), b"back\\x41slash.pgn"):
+        with open(os.path.join(os.fsencode(here), name), "w") as f:
+            f.write(GAMES[0])
+    res = validate("Caf\udce9.pgn", "sub/Caf\udce9 2.pgn", "Café.pgn", "back\\x41slash.pgn", "--format", "sarif")
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in json.loads(res.stdout)["runs"][0]["results"]]
+    assert uris == ["Caf%E9.pgn", "sub/Caf%E9%202.pgn", "Caf%C3%A9.pgn", "back%5Cx41slash.pgn"]
+    absolute = os.path.join(os.fsencode(here), b"Caf\xe9.pgn")
+    res = validate(os.fsdecode(absolute), "--format", "sarif")
+    uri = json.loads(res.stdout)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "file://" + quote(os.fsencode(here)) + "/Caf%E9.pgn"

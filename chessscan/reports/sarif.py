@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import PurePath
 from typing import Iterable
 from urllib.parse import quote
@@ -49,10 +50,28 @@ def _rules() -> list[dict]:
     return rules
 
 
+def _name_bytes(path: str) -> bytes | None:
+    """The file name's bytes when ``path`` is a display name with ``\\xNN`` escapes for bytes
+    that are not UTF-8 (:func:`~chessscan.readers.sources.display_path`), else None. Escaped
+    bytes that make valid UTF-8 were a literal backslash, as display_path escapes no such
+    bytes."""
+    if "\\x" not in path:
+        return None
+    raw = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), path.encode("utf-8"))
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+    return None
+
+
 def _uri(path: str) -> tuple[str, str | None]:
-    """(uri, uriBaseId) of an input path."""
+    """(uri, uriBaseId) of an input path: the URI of the file's own bytes."""
     if path == "<stdin>":
         return "stdin", None
+    raw = _name_bytes(path) if os.name == "posix" else None
+    if raw is not None:
+        return ("file://" + quote(raw), None) if raw.startswith(b"/") else (quote(raw), "%SRCROOT%")
     if os.path.isabs(path):
         return PurePath(path).as_uri(), None
     return quote(PurePath(path).as_posix()), "%SRCROOT%"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -142,6 +143,23 @@ def test_sidecar_points_into_the_rejects_file(mixed):
     lines = (mixed / "r.pgn").read_bytes().replace(b"\r\n", b"\n").split(b"\n")
     for r in rows:  # game_line is where the game's tag section starts
         assert lines[int(r["game_line"]) - 1].startswith(b"[Event ")
+
+
+def test_sidecar_columns_of_games_that_start_inside_a_line(tmp_path, monkeypatch):
+    """A game after another's termination marker on the same line starts the rejects file's
+    line: its issues' columns are those a validate of the rejects file reports."""
+    monkeypatch.chdir(tmp_path)
+    Path("line.pgn").write_text('[Event "a"]\n[Result "*"]\n\n'
+                                '1. e4 * 1. d4 d5 2. Qxd8 * 1. Kd2 *\n1. é4 * 1. Ke2 Ke7 3. Ke3 *\n')
+    assert validate("line.pgn", "--rejects-output", "r.pgn").exit_code == 1
+    assert Path("r.pgn").read_text() == "1. d4 d5 2. Qxd8 * \n1. Kd2 *\n1. é4 * \n1. Ke2 Ke7 3. Ke3 *\n"
+    rows = read_sidecar(tmp_path / "r.pgn.issues.csv")
+    again = json.loads(validate("r.pgn", "--format", "json").stdout)["diagnostics"]
+    assert [(str(d["game"]), str(d["line"]), str(d["column"] or ""), d["code"]) for d in again] == [
+        (r["game"], r["line"], r["column"], r["code"]) for r in rows]
+    assert [(r["line"], r["column"], r["code"], r["source_line"]) for r in rows if r["column"]] == [
+        ("1", "13", "illegal-move", "4"), ("2", "4", "illegal-move", "4"),
+        ("3", "4", "unexpected-token", "5"), ("4", "4", "illegal-move", "5")]
 
 
 def test_remerge_gives_the_same_games(mixed):

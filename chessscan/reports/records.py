@@ -57,6 +57,7 @@ class Record:
     line: int
     start: int  # byte offset (PGN) or line (EPD) where the record's data starts
     first_line: int = 1
+    column: int = 1  # 1-based column (characters) on first_line where data starts
     own: int = 0
     data: bytes | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -187,6 +188,7 @@ class RecordSink:
         self._bytes: _Bytes | None = None
         self._count = 0
         self._released_any = False
+        self._tail_chars = 0  # characters after the last line end of the data released
         self._counts: dict[str, int] | None = None
 
     # -- wiring ------------------------------------------------------------------------
@@ -289,6 +291,7 @@ class RecordSink:
         self._epd_records = []
         self._count = 0
         self._released_any = False
+        self._tail_chars = 0
 
     def _release(self, n: int) -> None:
         for _ in range(n):
@@ -307,6 +310,11 @@ class RecordSink:
                     if skipped:  # cannot happen while games follow one another
                         raise RuntimeError(f"{rec.path}: {skipped} bytes before game {rec.number} "
                                            "belong to no game")
+                    # A game after another's termination marker starts inside that line.
+                    rec.column = 1 if first else self._tail_chars + 1
+                    end = max(rec.data.rfind(b"\n"), rec.data.rfind(b"\r"))
+                    tail = len(rec.data[end + 1:].decode("utf-8", "replace"))
+                    self._tail_chars = tail if end >= 0 else rec.column - 1 + tail
             else:
                 if first:
                     lines_before = rec.line - 1

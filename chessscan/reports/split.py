@@ -179,7 +179,10 @@ class SplitWriter:
         game_line = start_line + (rec.line - rec.first_line)
         for d in rec.diagnostics:
             line = start_line + (d.line - rec.first_line) if d.line is not None else game_line
-            self._sidecar.writerow((number, line, d.column, game_line, d.severity, d.code, d.ply, d.san,
+            column = d.column
+            if column is not None and d.line == rec.first_line:
+                column -= rec.column - 1  # the game starts its line in the rejects file
+            self._sidecar.writerow((number, line, column, game_line, d.severity, d.code, d.ply, d.san,
                                     d.message, d.path, rec.number if rec.kind == "game" else "",
                                     d.line if d.line is not None else rec.line))
 

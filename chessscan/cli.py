@@ -621,7 +621,8 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
 
     With --suite, the exit status is 0 when every position checked passed, 1 when one
     failed or none was checked (an empty suite, or every depth over --max-nodes), 2 on a
-    usage error.
+    usage error. A warning (a depth given twice: the first count is checked; a bad
+    opcode) is shown on its position's line and fails nothing.
     """
     from chessscan.core.fen import InvalidFen, parse_fen
     from chessscan.core.movegen import divide as divide_counts
@@ -700,16 +701,19 @@ def _perft_suite(path: str, max_nodes: int) -> int:
 
     from chessscan.core.fen import InvalidFen, parse_fen
     from chessscan.core.movegen import perft as count
-    from chessscan.readers.epd import read_perft_suite
+    from chessscan.readers.epd import error_severity, read_perft_suite
 
     passed = failed = skipped = 0
     start = time.perf_counter()
     for case in read_perft_suite(path):
         label = case.id or f"line {case.line}"
-        if case.errors:
+        # Warnings (a depth given twice, a bad opcode) keep the first count, which is checked;
+        # a position with no count at all has nothing to pass, so it fails.
+        if any(error_severity(e[0]) == "error" or e[0] == "no-depths" for e in case.errors):
             failed += 1
             click.echo(f"FAIL {label}: {'; '.join(e[1] for e in case.errors)}")
             continue
+        warned = f" (warning: {'; '.join(e[1] for e in case.errors)})" if case.errors else ""
         try:
             # Chess960 castling rules contain the standard ones, so one parser serves both.
             pos = parse_fen(case.fen, chess960=True, strict=False)
@@ -755,7 +759,7 @@ def _perft_suite(path: str, max_nodes: int) -> int:
         else:
             skipped += 1
             status = "skip"
-        click.echo(f"{status} {label}: {', '.join(results) or 'no depth given'}")
+        click.echo(f"{status} {label}: {', '.join(results) or 'no depth given'}{warned}")
     click.echo(f"checked in {time.perf_counter() - start:.1f} s", err=True)
     click.echo(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     if not passed and not failed:

@@ -180,3 +180,25 @@ def test_a_wrong_small_count_does_not_run_a_deep_depth(tmp_path):
     # Two bare kings: 5, 25, 170, 1,156, 7,922, 53,896, 375,049 (python-chess agrees to D5).
     assert lines[0] == "ok   line 1: D1 5, D14 skipped (D7 already has 375,049 nodes)"
     assert lines[1] == "ok   line 2: D3 8902, D4 skipped"
+
+
+def test_a_repeated_depth_or_bad_opcode_is_a_warning_in_both_layouts(tmp_path):
+    # Documented as warnings (the first count kept): the position is still checked.
+    suite = tmp_path / "dup.epd"
+    suite.write_text(START + " ;D1 20 ;D1 21 ;D2 400\n" + START + " ;D1 20 ;1bad 3\n"
+                     "id dup\nepd " + START[:-4] + "\nperft 1 20\nperft 1 21\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "ok   line 1: D1 20, D2 400 (warning: opcode 'D1' repeated; first occurrence kept)",
+        "ok   line 2: D1 20 (warning: opcode '1bad' is not a letter followed by up to 14 letters, "
+        "digits or '_')",
+        "ok   dup: D1 20 (warning: line 6: depth 1 given again (21); first value 20 kept)",
+        "3 passed, 0 failed",
+    ]
+    # The first count is the one checked: a wrong first count still fails.
+    suite.write_text(START + " ;D1 21 ;D1 20\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0] == (
+        "FAIL line 1: D1 20 != 21 (warning: opcode 'D1' repeated; first occurrence kept)")

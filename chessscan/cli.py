@@ -707,13 +707,16 @@ def _perft_suite(path: str, max_nodes: int) -> int:
     start = time.perf_counter()
     for case in read_perft_suite(path):
         label = case.id or f"line {case.line}"
+        # A message naming the line the label already names drops that prefix.
+        same_line = f"line {case.line}: " if not case.id else None
+        messages = [e[1].removeprefix(same_line) if same_line else e[1] for e in case.errors]
         # Warnings (a depth given twice, a bad opcode) keep the first count, which is checked;
         # a position with no count at all has nothing to pass, so it fails.
         if any(error_severity(e[0]) == "error" or e[0] == "no-depths" for e in case.errors):
             failed += 1
-            click.echo(f"FAIL {label}: {'; '.join(e[1] for e in case.errors)}")
+            click.echo(f"FAIL {label}: {'; '.join(messages)}")
             continue
-        warned = f" (warning: {'; '.join(e[1] for e in case.errors)})" if case.errors else ""
+        warned = f" (warning: {'; '.join(messages)})" if messages else ""
         try:
             # Chess960 castling rules contain the standard ones, so one parser serves both.
             pos = parse_fen(case.fen, chess960=True, strict=False)

@@ -202,3 +202,16 @@ def test_a_repeated_depth_or_bad_opcode_is_a_warning_in_both_layouts(tmp_path):
     assert result.exit_code == 1
     assert result.stdout.splitlines()[0] == (
         "FAIL line 1: D1 20 != 21 (warning: opcode 'D1' repeated; first occurrence kept)")
+
+
+def test_a_failing_line_is_named_once(tmp_path):
+    suite = tmp_path / "orphan.perft"
+    suite.write_text("perft 1 20\nepd " + START[:-4] + "\nperft 1 x\nperft 2 400\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "FAIL line 1: 'perft' line before any position",
+        # Another line than the position's is still named.
+        "FAIL line 2: line 3: expected 'perft DEPTH NODES', got 'perft 1 x'",
+        "0 passed, 2 failed",
+    ]

@@ -600,7 +600,8 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 @main.command(context_settings=CONTEXT)
 @click.argument("fen", required=False, metavar="FEN|startpos")
 @click.argument("depth", required=False, type=click.IntRange(min=0))
-@click.option("--divide", is_flag=True, help="Print the node count below each legal move.")
+@click.option("--divide", is_flag=True,
+              help="Print the node count below each legal move (FEN DEPTH only, not --suite).")
 @click.option("--suite", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
               help="Check every position of a perft suite (EPD with D1..Dn, or id/epd/perft layout).")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=1_000_000, show_default=True,
@@ -631,6 +632,8 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
     if suite:
         if fen is not None:
             raise click.UsageError("give either FEN DEPTH or --suite, not both")
+        if divide:
+            raise click.UsageError("--divide counts one position: it cannot be given with --suite")
         _check_perft_suite(suite)
         sys.exit(_perft_suite(suite, max_nodes))
     if fen is None or depth is None:

@@ -215,3 +215,12 @@ def test_a_failing_line_is_named_once(tmp_path):
         "FAIL line 2: line 3: expected 'perft DEPTH NODES', got 'perft 1 x'",
         "0 passed, 2 failed",
     ]
+
+
+def test_divide_with_a_suite_is_a_usage_error(tmp_path):
+    suite = tmp_path / "s.epd"
+    suite.write_text(START + " ;D1 20\n")
+    result = invoke("--suite", str(suite), "--divide")
+    assert result.exit_code == 2
+    assert "--divide counts one position: it cannot be given with --suite" in result.output
+    assert "passed" not in result.output  # refused before any count

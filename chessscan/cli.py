@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import gc
 import os
+import re
 import signal
 import sys
 import threading
@@ -597,7 +598,22 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     return summary
 
 
-@main.command(context_settings=CONTEXT)
+class _PerftCommand(click.Command):
+    """click reads any word starting with '-' as an option, so ``perft startpos -1`` said
+    "No such option '-1'": a negative number where no option matches is read as DEPTH and
+    refused by its range, as ``perft startpos -- -1`` is."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            if re.fullmatch(r"-[0-9]+", exc.option_name or ""):
+                depth = next(p for p in self.params if p.name == "depth")
+                depth.type.convert(exc.option_name, depth, ctx)  # raises BadParameter
+            raise
+
+
+@main.command(cls=_PerftCommand, context_settings=CONTEXT)
 @click.argument("fen", required=False, metavar="FEN|startpos")
 @click.argument("depth", required=False, type=click.IntRange(min=0))
 @click.option("--divide", is_flag=True,
@@ -612,7 +628,8 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 def perft(fen, depth, divide, suite, max_nodes, chess960):
     """Count the leaf nodes of the legal move tree (move generator test).
 
-    FEN is a position, or startpos for the standard start position.
+    FEN is a position, or startpos for the standard start position. DEPTH is in plies,
+    0 to 64.
 
     \b
     Examples:

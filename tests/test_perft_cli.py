@@ -224,3 +224,18 @@ def test_divide_with_a_suite_is_a_usage_error(tmp_path):
     assert result.exit_code == 2
     assert "--divide counts one position: it cannot be given with --suite" in result.output
     assert "passed" not in result.output  # refused before any count
+
+
+@pytest.mark.parametrize("args", [["startpos", "-1"], [START, "-3", "--divide"], ["startpos", "--", "-1"]])
+def test_a_negative_depth_is_a_depth_error_not_an_unknown_option(args):
+    # click reads a word starting with '-' as an option: '-1' was "No such option '-1'".
+    result = invoke(*args)
+    assert result.exit_code == 2
+    bad = next(a for a in args if a.startswith("-") and a[1:].isdigit())
+    assert f"Invalid value for '[DEPTH]': {bad} is not in the range x>=0." in result.output
+    assert "No such option" not in result.output
+
+
+def test_an_unknown_option_is_still_one():
+    result = invoke("startpos", "1", "-x")
+    assert result.exit_code == 2 and "No such option '-x'" in result.output

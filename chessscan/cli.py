@@ -642,7 +642,7 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
     usage error. A warning (a depth given twice: the first count is checked; a bad
     opcode) is shown on its position's line and fails nothing.
     """
-    from chessscan.core.fen import InvalidFen, parse_fen
+    from chessscan.core.fen import InvalidFen
     from chessscan.core.movegen import divide as divide_counts
     from chessscan.core.movegen import perft as count
 
@@ -670,7 +670,7 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
             chess960 = True
             click.echo("castling rights that only Chess960 explains: read as Chess960", err=True)
     try:
-        pos = parse_fen(fen, chess960=chess960, strict=False)
+        pos = _perft_position(fen, chess960)
     except InvalidFen as exc:
         raise click.UsageError(str(exc)) from exc
     if divide and depth >= 1:
@@ -681,6 +681,27 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
         click.echo(f"\nnodes: {total}")
     else:
         click.echo(count(pos, depth))
+
+
+def _perft_position(fen: str, chess960: bool):
+    """The position to count from ``fen`` (six FEN fields, or the first four of an EPD).
+
+    A position no game reaches but whose moves are well defined is counted (suites hold
+    them); bad castling rights are dropped. Raises :class:`InvalidFen` for a malformed FEN,
+    a missing or extra king, a pawn on a back rank, the side not to move in check, and an
+    en-passant square no double push explains (as analyze does): clearing that square, as
+    ``parse_fen(strict=False)`` does, would count another position than the one given.
+    """
+    from chessscan.core.fen import InvalidFen, parse_fen, validate_fen
+
+    pos = parse_fen(fen, chess960=chess960, strict=False)
+    if fen.split()[3] != "-":
+        bad = [(code, f"{why} (the en-passant square is the one a pawn just passed over in a "
+                      "double push: PGN standard §16.1.3.4)")
+               for code, why in validate_fen(fen, chess960=chess960)[1] if code == "bad-en-passant"]
+        if bad:
+            raise InvalidFen(fen, bad)
+    return pos
 
 
 def _check_perft_suite(path: str) -> None:
@@ -719,7 +740,7 @@ def _check_perft_suite(path: str) -> None:
 def _perft_suite(path: str, max_nodes: int) -> int:
     import time
 
-    from chessscan.core.fen import InvalidFen, parse_fen
+    from chessscan.core.fen import InvalidFen
     from chessscan.core.movegen import perft as count
     from chessscan.readers.epd import error_severity, read_perft_suite
 
@@ -739,7 +760,7 @@ def _perft_suite(path: str, max_nodes: int) -> int:
         warned = f" (warning: {'; '.join(messages)})" if messages else ""
         try:
             # Chess960 castling rules contain the standard ones, so one parser serves both.
-            pos = parse_fen(case.fen, chess960=True, strict=False)
+            pos = _perft_position(case.fen, True)
         except InvalidFen as exc:
             failed += 1
             click.echo(f"FAIL {label}: {exc}")

@@ -239,3 +239,32 @@ def test_a_negative_depth_is_a_depth_error_not_an_unknown_option(args):
 def test_an_unknown_option_is_still_one():
     result = invoke("startpos", "1", "-x")
     assert result.exit_code == 2 and "No such option '-x'" in result.output
+
+
+@pytest.mark.parametrize("fen, why", [
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e4 0 1", "en-passant square e4 is not on rank 6"),
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 1",
+     "en-passant square e6 has no pawn on e5 that just moved past it"),
+    ("rnbqkb1r/pppp1ppp/4n3/4p3/3P4/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 1",
+     "en-passant square e6: e6 or e7 is not empty"),
+])
+def test_an_impossible_en_passant_square_is_refused(tmp_path, fen, why):
+    # Silently cleared before, so the count was of another FEN than the one given; analyze
+    # refuses it (bad-en-passant), and python-chess calls it STATUS_INVALID_EP_SQUARE.
+    chess = pytest.importorskip("chess")
+    assert chess.Board(fen).status() & chess.STATUS_INVALID_EP_SQUARE
+    result = invoke(fen, "1")
+    assert result.exit_code == 2
+    assert why in result.output and "§16.1.3.4" in result.output
+    suite = tmp_path / "ep.epd"
+    suite.write_text(f"{fen} ;D1 20\n{START} ;D1 20\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"FAIL line 1: {why} (") and lines[1:] == ["ok   line 2: D1 20", "1 passed, 1 failed"]
+
+
+def test_a_possible_en_passant_square_is_counted():
+    # Capturable (d5xe6), and one that a pin makes uncapturable: both explained by e7-e5/d7-d5.
+    assert invoke("rnbqkbnr/pppp1ppp/8/3Pp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 1", "2").output == "865\n"
+    assert invoke("8/8/8/K2pP2r/8/8/8/4k3 w - d6 0 1", "2").output == "96\n"

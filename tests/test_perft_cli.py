@@ -48,7 +48,7 @@ def test_suite_epd_layout_passes():
     result = invoke("--suite", str(SAMPLES / "perft-cw-special.epd"), "--max-nodes", "2000")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[-1] == "128 passed, 0 failed, 46 skipped"
+    assert lines[-1] == "128 passed, 0 failed, 46 skipped; 405 of 814 counts not checked (over --max-nodes)"
     assert lines[0] == "ok   line 1: D1 5, D2 25, D3 161, D4 1035, D5 skipped, D6 skipped"
     assert lines[2] == "skip line 3: D6 skipped"
 
@@ -58,7 +58,8 @@ def test_nothing_checked_is_not_green(tmp_path):
     suite.write_text(START[:-4] + " ;D5 4865608\n")
     result = invoke("--suite", str(suite))
     assert result.exit_code == 1
-    assert result.stdout.splitlines() == ["skip line 1: D5 skipped", "0 passed, 0 failed, 1 skipped"]
+    assert result.stdout.splitlines() == [
+        "skip line 1: D5 skipped", "0 passed, 0 failed, 1 skipped; 1 of 1 counts not checked (over --max-nodes)"]
     assert invoke("--suite", str(suite), "--max-nodes", "0").exit_code == 1  # 0: no cap, and D5 is wrong
 
 
@@ -136,7 +137,8 @@ def test_shared_suites_small_cap(name):
     path = shared_path("perft", name)
     result = invoke("--suite", str(path), "--max-nodes", "2000")
     assert result.exit_code == 0, result.output[-2000:]
-    assert re.fullmatch(r"\d+ passed, 0 failed(, \d+ skipped)?", result.stdout.splitlines()[-1])
+    assert re.fullmatch(r"\d+ passed, 0 failed(, \d+ skipped)?(; \d+ of \d+ counts not checked \(over --max-nodes\))?",
+                        result.stdout.splitlines()[-1])
 
 
 def test_a_long_count_stops_on_sigterm():
@@ -268,3 +270,24 @@ def test_a_possible_en_passant_square_is_counted():
     # Capturable (d5xe6), and one that a pin makes uncapturable: both explained by e7-e5/d7-d5.
     assert invoke("rnbqkbnr/pppp1ppp/8/3Pp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 1", "2").output == "865\n"
     assert invoke("8/8/8/K2pP2r/8/8/8/4k3 w - d6 0 1", "2").output == "96\n"
+
+
+def test_the_summary_counts_what_max_nodes_left_unchecked(tmp_path):
+    # D3 9999999 is wrong (8902) but over the cap: the run stays green, as documented, and
+    # the summary says how many counts it did not check.
+    suite = tmp_path / "capped.epd"
+    suite.write_text(START + " ;D1 20 ;D3 9999999\n"
+                     "4k3/8/8/8/8/8/8/4K3 w - - ;D6 53896\n"
+                     "4k3/8/8/8/8/8/8/4K3 w - - ;D1 5 ;D14 1\n")
+    result = invoke("--suite", str(suite), "--max-nodes", "50000")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "ok   line 1: D1 20, D3 skipped",
+        "skip line 2: D6 skipped",
+        "ok   line 3: D1 5, D14 skipped (D6 already has 53,896 nodes)",
+        "2 passed, 0 failed, 1 skipped; 3 of 5 counts not checked (over --max-nodes)",
+    ]
+    suite.write_text("".join(suite.read_text().splitlines(True)[:2]))  # (D14 uncapped: hours)
+    result = invoke("--suite", str(suite), "--max-nodes", "0")
+    assert result.exit_code == 1  # all checked: D3 is wrong
+    assert result.stdout.splitlines()[-2:] == ["ok   line 2: D6 53896", "1 passed, 1 failed"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import gc
 import os
+import re
 import signal
 import sys
 import threading
@@ -597,21 +598,39 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     return summary
 
 
-@main.command(context_settings=CONTEXT)
+class _PerftCommand(click.Command):
+    """click reads any word starting with '-' as an option, so ``perft startpos -1`` said
+    "No such option '-1'": a negative number where no option matches is read as DEPTH and
+    refused by its range, as ``perft startpos -- -1`` is."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            if re.fullmatch(r"-[0-9]+", exc.option_name or ""):
+                depth = next(p for p in self.params if p.name == "depth")
+                depth.type.convert(exc.option_name, depth, ctx)  # raises BadParameter
+            raise
+
+
+@main.command(cls=_PerftCommand, context_settings=CONTEXT)
 @click.argument("fen", required=False, metavar="FEN|startpos")
 @click.argument("depth", required=False, type=click.IntRange(min=0))
-@click.option("--divide", is_flag=True, help="Print the node count below each legal move.")
+@click.option("--divide", is_flag=True,
+              help="Print the node count below each legal move (FEN DEPTH only, not --suite).")
 @click.option("--suite", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
               help="Check every position of a perft suite (EPD with D1..Dn, or id/epd/perft layout).")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=1_000_000, show_default=True,
               help="With --suite: check only depths whose expected count is at most this (0: all), "
                    "and only while the shallower depths' true counts stay under it; a position with "
-                   "no depth under the cap is skipped, not passed.")
+                   "no depth under the cap is skipped, not passed; the summary line says how "
+                   "many counts the cap left unchecked.")
 @click.option("--chess960", is_flag=True, help="Read castling rights as Chess960 (X-FEN / Shredder).")
 def perft(fen, depth, divide, suite, max_nodes, chess960):
     """Count the leaf nodes of the legal move tree (move generator test).
 
-    FEN is a position, or startpos for the standard start position.
+    FEN is a position, or startpos for the standard start position. DEPTH is in plies,
+    0 to 64.
 
     \b
     Examples:
@@ -621,15 +640,18 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
 
     With --suite, the exit status is 0 when every position checked passed, 1 when one
     failed or none was checked (an empty suite, or every depth over --max-nodes), 2 on a
-    usage error.
+    usage error. A warning (a depth given twice: the first count is checked; a bad
+    opcode) is shown on its position's line and fails nothing.
     """
-    from chessscan.core.fen import InvalidFen, parse_fen
+    from chessscan.core.fen import InvalidFen
     from chessscan.core.movegen import divide as divide_counts
     from chessscan.core.movegen import perft as count
 
     if suite:
         if fen is not None:
             raise click.UsageError("give either FEN DEPTH or --suite, not both")
+        if divide:
+            raise click.UsageError("--divide counts one position: it cannot be given with --suite")
         _check_perft_suite(suite)
         sys.exit(_perft_suite(suite, max_nodes))
     if fen is None or depth is None:
@@ -649,7 +671,7 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
             chess960 = True
             click.echo("castling rights that only Chess960 explains: read as Chess960", err=True)
     try:
-        pos = parse_fen(fen, chess960=chess960, strict=False)
+        pos = _perft_position(fen, chess960)
     except InvalidFen as exc:
         raise click.UsageError(str(exc)) from exc
     if divide and depth >= 1:
@@ -660,6 +682,27 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
         click.echo(f"\nnodes: {total}")
     else:
         click.echo(count(pos, depth))
+
+
+def _perft_position(fen: str, chess960: bool):
+    """The position to count from ``fen`` (six FEN fields, or the first four of an EPD).
+
+    A position no game reaches but whose moves are well defined is counted (suites hold
+    them); bad castling rights are dropped. Raises :class:`InvalidFen` for a malformed FEN,
+    a missing or extra king, a pawn on a back rank, the side not to move in check, and an
+    en-passant square no double push explains (as analyze does): clearing that square, as
+    ``parse_fen(strict=False)`` does, would count another position than the one given.
+    """
+    from chessscan.core.fen import InvalidFen, parse_fen, validate_fen
+
+    pos = parse_fen(fen, chess960=chess960, strict=False)
+    if fen.split()[3] != "-":
+        bad = [(code, f"{why} (the en-passant square is the one a pawn just passed over in a "
+                      "double push: PGN standard §16.1.3.4)")
+               for code, why in validate_fen(fen, chess960=chess960)[1] if code == "bad-en-passant"]
+        if bad:
+            raise InvalidFen(fen, bad)
+    return pos
 
 
 def _check_perft_suite(path: str) -> None:
@@ -698,21 +741,28 @@ def _check_perft_suite(path: str) -> None:
 def _perft_suite(path: str, max_nodes: int) -> int:
     import time
 
-    from chessscan.core.fen import InvalidFen, parse_fen
+    from chessscan.core.fen import InvalidFen
     from chessscan.core.movegen import perft as count
-    from chessscan.readers.epd import read_perft_suite
+    from chessscan.readers.epd import error_severity, read_perft_suite
 
     passed = failed = skipped = 0
+    counts = unchecked = 0  # node counts of the positions run, and those over the cap
     start = time.perf_counter()
     for case in read_perft_suite(path):
         label = case.id or f"line {case.line}"
-        if case.errors:
+        # A message naming the line the label already names drops that prefix.
+        same_line = f"line {case.line}: " if not case.id else None
+        messages = [e[1].removeprefix(same_line) if same_line else e[1] for e in case.errors]
+        # Warnings (a depth given twice, a bad opcode) keep the first count, which is checked;
+        # a position with no count at all has nothing to pass, so it fails.
+        if any(error_severity(e[0]) == "error" or e[0] == "no-depths" for e in case.errors):
             failed += 1
-            click.echo(f"FAIL {label}: {'; '.join(e[1] for e in case.errors)}")
+            click.echo(f"FAIL {label}: {'; '.join(messages)}")
             continue
+        warned = f" (warning: {'; '.join(messages)})" if messages else ""
         try:
             # Chess960 castling rules contain the standard ones, so one parser serves both.
-            pos = parse_fen(case.fen, chess960=True, strict=False)
+            pos = _perft_position(case.fen, True)
         except InvalidFen as exc:
             failed += 1
             click.echo(f"FAIL {label}: {exc}")
@@ -720,9 +770,11 @@ def _perft_suite(path: str, max_nodes: int) -> int:
         results = []
         ok = True
         checked = 0
+        counts += len(case.depths)
         counted: dict[int, int] = {}  # depth -> true count, for the cap below
         for depth, expected in sorted(case.depths.items()):
             if max_nodes and expected > max_nodes:
+                unchecked += 1
                 results.append(f"D{depth} skipped")
                 continue
             if max_nodes:
@@ -736,6 +788,7 @@ def _perft_suite(path: str, max_nodes: int) -> int:
                         over = d
                         break
                 if over is not None:
+                    unchecked += 1
                     results.append(f"D{depth} skipped (D{over} already has {counted[over]:,} nodes)")
                     continue
             checked += 1
@@ -755,9 +808,11 @@ def _perft_suite(path: str, max_nodes: int) -> int:
         else:
             skipped += 1
             status = "skip"
-        click.echo(f"{status} {label}: {', '.join(results) or 'no depth given'}")
+        click.echo(f"{status} {label}: {', '.join(results) or 'no depth given'}{warned}")
     click.echo(f"checked in {time.perf_counter() - start:.1f} s", err=True)
-    click.echo(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    # What the cap left out is said: a wrong count over it (D6 1e12) cannot fail the run.
+    click.echo(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
+               + (f"; {unchecked} of {counts} counts not checked (over --max-nodes)" if unchecked else ""))
     if not passed and not failed:
         click.echo("no position was checked (raise --max-nodes, or 0 for no cap)" if skipped
                    else "the suite holds no position", err=True)

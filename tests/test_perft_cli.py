@@ -48,7 +48,7 @@ def test_suite_epd_layout_passes():
     result = invoke("--suite", str(SAMPLES / "perft-cw-special.epd"), "--max-nodes", "2000")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[-1] == "128 passed, 0 failed, 46 skipped"
+    assert lines[-1] == "128 passed, 0 failed, 46 skipped; 405 of 814 counts not checked (over --max-nodes)"
     assert lines[0] == "ok   line 1: D1 5, D2 25, D3 161, D4 1035, D5 skipped, D6 skipped"
     assert lines[2] == "skip line 3: D6 skipped"
 
@@ -58,7 +58,8 @@ def test_nothing_checked_is_not_green(tmp_path):
     suite.write_text(START[:-4] + " ;D5 4865608\n")
     result = invoke("--suite", str(suite))
     assert result.exit_code == 1
-    assert result.stdout.splitlines() == ["skip line 1: D5 skipped", "0 passed, 0 failed, 1 skipped"]
+    assert result.stdout.splitlines() == [
+        "skip line 1: D5 skipped", "0 passed, 0 failed, 1 skipped; 1 of 1 counts not checked (over --max-nodes)"]
     assert invoke("--suite", str(suite), "--max-nodes", "0").exit_code == 1  # 0: no cap, and D5 is wrong
 
 
@@ -136,7 +137,8 @@ def test_shared_suites_small_cap(name):
     path = shared_path("perft", name)
     result = invoke("--suite", str(path), "--max-nodes", "2000")
     assert result.exit_code == 0, result.output[-2000:]
-    assert re.fullmatch(r"\d+ passed, 0 failed(, \d+ skipped)?", result.stdout.splitlines()[-1])
+    assert re.fullmatch(r"\d+ passed, 0 failed(, \d+ skipped)?(; \d+ of \d+ counts not checked \(over --max-nodes\))?",
+                        result.stdout.splitlines()[-1])
 
 
 def test_a_long_count_stops_on_sigterm():
@@ -180,3 +182,112 @@ def test_a_wrong_small_count_does_not_run_a_deep_depth(tmp_path):
     # Two bare kings: 5, 25, 170, 1,156, 7,922, 53,896, 375,049 (python-chess agrees to D5).
     assert lines[0] == "ok   line 1: D1 5, D14 skipped (D7 already has 375,049 nodes)"
     assert lines[1] == "ok   line 2: D3 8902, D4 skipped"
+
+
+def test_a_repeated_depth_or_bad_opcode_is_a_warning_in_both_layouts(tmp_path):
+    # Documented as warnings (the first count kept): the position is still checked.
+    suite = tmp_path / "dup.epd"
+    suite.write_text(START + " ;D1 20 ;D1 21 ;D2 400\n" + START + " ;D1 20 ;1bad 3\n"
+                     "id dup\nepd " + START[:-4] + "\nperft 1 20\nperft 1 21\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "ok   line 1: D1 20, D2 400 (warning: opcode 'D1' repeated; first occurrence kept)",
+        "ok   line 2: D1 20 (warning: opcode '1bad' is not a letter followed by up to 14 letters, "
+        "digits or '_')",
+        "ok   dup: D1 20 (warning: line 6: depth 1 given again (21); first value 20 kept)",
+        "3 passed, 0 failed",
+    ]
+    # The first count is the one checked: a wrong first count still fails.
+    suite.write_text(START + " ;D1 21 ;D1 20\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0] == (
+        "FAIL line 1: D1 20 != 21 (warning: opcode 'D1' repeated; first occurrence kept)")
+
+
+def test_a_failing_line_is_named_once(tmp_path):
+    suite = tmp_path / "orphan.perft"
+    suite.write_text("perft 1 20\nepd " + START[:-4] + "\nperft 1 x\nperft 2 400\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "FAIL line 1: 'perft' line before any position",
+        # Another line than the position's is still named.
+        "FAIL line 2: line 3: expected 'perft DEPTH NODES', got 'perft 1 x'",
+        "0 passed, 2 failed",
+    ]
+
+
+def test_divide_with_a_suite_is_a_usage_error(tmp_path):
+    suite = tmp_path / "s.epd"
+    suite.write_text(START + " ;D1 20\n")
+    result = invoke("--suite", str(suite), "--divide")
+    assert result.exit_code == 2
+    assert "--divide counts one position: it cannot be given with --suite" in result.output
+    assert "passed" not in result.output  # refused before any count
+
+
+@pytest.mark.parametrize("args", [["startpos", "-1"], [START, "-3", "--divide"], ["startpos", "--", "-1"]])
+def test_a_negative_depth_is_a_depth_error_not_an_unknown_option(args):
+    # click reads a word starting with '-' as an option: '-1' was "No such option '-1'".
+    result = invoke(*args)
+    assert result.exit_code == 2
+    bad = next(a for a in args if a.startswith("-") and a[1:].isdigit())
+    assert f"Invalid value for '[DEPTH]': {bad} is not in the range x>=0." in result.output
+    assert "No such option" not in result.output
+
+
+def test_an_unknown_option_is_still_one():
+    result = invoke("startpos", "1", "-x")
+    assert result.exit_code == 2 and "No such option '-x'" in result.output
+
+
+@pytest.mark.parametrize("fen, why", [
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e4 0 1", "en-passant square e4 is not on rank 6"),
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 1",
+     "en-passant square e6 has no pawn on e5 that just moved past it"),
+    ("rnbqkb1r/pppp1ppp/4n3/4p3/3P4/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 1",
+     "en-passant square e6: e6 or e7 is not empty"),
+])
+def test_an_impossible_en_passant_square_is_refused(tmp_path, fen, why):
+    # Silently cleared before, so the count was of another FEN than the one given; analyze
+    # refuses it (bad-en-passant), and python-chess calls it STATUS_INVALID_EP_SQUARE.
+    chess = pytest.importorskip("chess")
+    assert chess.Board(fen).status() & chess.STATUS_INVALID_EP_SQUARE
+    result = invoke(fen, "1")
+    assert result.exit_code == 2
+    assert why in result.output and "§16.1.3.4" in result.output
+    suite = tmp_path / "ep.epd"
+    suite.write_text(f"{fen} ;D1 20\n{START} ;D1 20\n")
+    result = invoke("--suite", str(suite))
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"FAIL line 1: {why} (") and lines[1:] == ["ok   line 2: D1 20", "1 passed, 1 failed"]
+
+
+def test_a_possible_en_passant_square_is_counted():
+    # Capturable (d5xe6), and one that a pin makes uncapturable: both explained by e7-e5/d7-d5.
+    assert invoke("rnbqkbnr/pppp1ppp/8/3Pp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 1", "2").output == "865\n"
+    assert invoke("8/8/8/K2pP2r/8/8/8/4k3 w - d6 0 1", "2").output == "96\n"
+
+
+def test_the_summary_counts_what_max_nodes_left_unchecked(tmp_path):
+    # D3 9999999 is wrong (8902) but over the cap: the run stays green, as documented, and
+    # the summary says how many counts it did not check.
+    suite = tmp_path / "capped.epd"
+    suite.write_text(START + " ;D1 20 ;D3 9999999\n"
+                     "4k3/8/8/8/8/8/8/4K3 w - - ;D6 53896\n"
+                     "4k3/8/8/8/8/8/8/4K3 w - - ;D1 5 ;D14 1\n")
+    result = invoke("--suite", str(suite), "--max-nodes", "50000")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "ok   line 1: D1 20, D3 skipped",
+        "skip line 2: D6 skipped",
+        "ok   line 3: D1 5, D14 skipped (D6 already has 53,896 nodes)",
+        "2 passed, 0 failed, 1 skipped; 3 of 5 counts not checked (over --max-nodes)",
+    ]
+    suite.write_text("".join(suite.read_text().splitlines(True)[:2]))  # (D14 uncapped: hours)
+    result = invoke("--suite", str(suite), "--max-nodes", "0")
+    assert result.exit_code == 1  # all checked: D3 is wrong
+    assert result.stdout.splitlines()[-2:] == ["ok   line 2: D6 53896", "1 passed, 1 failed"]

@@ -88,6 +88,12 @@ def _release_stops(held, replay: bool = True) -> None:
 
 
 def _stop_status(exc: KeyboardInterrupt) -> int:
+    # Under `python -m`, a KeyboardInterrupt raised inside a string exec or eval (as
+    # dataclasses and namedtuples build their methods) marks the interpreter to die of SIGINT
+    # at exit, caught or not, whatever status it exits with: an exit by Ctrl-C was -SIGINT
+    # now and then, not 130. Every string eval clears that mark as it starts (CPython's
+    # run_eval_code_obj).
+    eval("None")
     return 128 + getattr(exc, "signum", signal.SIGINT)
 
 

@@ -300,6 +300,33 @@ def test_stopped_pool_kills_running_workers():
         assert not process.is_alive()
 
 
+def test_the_main_thread_never_submits_to_the_pool(monkeypatch):
+    """A stop is raised in the main thread between any two bytecodes: raised inside
+    ``ProcessPoolExecutor.submit``, which may be starting a worker, it left that worker
+    half started (an EOFError traceback) or unknown to the pool (the exit hung). So every
+    submit, and the pool's start, runs in the pool's own thread."""
+    import threading
+
+    threads = []
+
+    class Recording(InlinePool):
+        def submit(self, fn, *args, **kwargs):
+            threads.append(threading.current_thread())
+            return super().submit(fn, *args, **kwargs)
+
+    def start(jobs):
+        threads.append(threading.current_thread())
+        return Recording()
+
+    monkeypatch.setattr(parallel, "_start_pool", start)
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    ref, got = ListSink(), ListSink()
+    run([str(MAGNUS)], ref, AnalysisOptions())
+    run_parallel([str(MAGNUS)], got, AnalysisOptions(), jobs=2, batch_bytes=50_000)
+    assert got.rows == ref.rows
+    assert len(threads) > 5 and threading.main_thread() not in threads
+
+
 def test_memory_sink_accepts_arrow_batches():
     tally = Tally()
     sink = MemorySink()

@@ -47,6 +47,18 @@ The pool starts in a background thread once the first full chunk is read: the fi
 worker's start waits for the forkserver to import chessscan (about 0.2 s), and
 meanwhile the main process analyzes the chunks it cuts itself, so that no core waits.
 
+Stops. Ctrl-C, SIGTERM and SIGHUP become an exception that the signal handler raises in the
+main thread between any two bytecodes (see chessscan.cli). So the main thread never changes
+the pool's state itself: every task goes to the pool through that background thread (the
+pool's thread), where Python runs no signal handler, and the main thread only waits for
+it, a wait that a stop interrupts harmlessly. ``ProcessPoolExecutor.submit`` starts a
+worker when none is idle, and a stop raised inside it used to cut that start in two:
+after the forkserver forked the worker, before the worker got its process object (the
+worker died of ``EOFError``, its traceback on stderr), or after the worker started, before
+the pool recorded it (the pool never told that worker to stop, and Python's exit hook
+waited for it forever). On a stop, the pool's thread finishes what it is doing before the
+pool is stopped, so the pool knows every worker it has.
+
 EPD sources are analyzed in the main process (after the PGN chunks before them are
 written). An input of less than one chunk is analyzed in the main process too: starting
 the pool would cost more than it saves. When every input is a file under a sixteenth of a
@@ -233,7 +245,7 @@ def _shift_game_index(out: dict, delta: int, arrow: bool) -> None:
 
 def _start_pool(jobs: int) -> ProcessPoolExecutor:
     """A pool of ``jobs`` workers with its first worker running (the forkserver's imports
-    done: the other workers then start in milliseconds). Runs in a thread of its own."""
+    done: the other workers then start in milliseconds). Runs in the pool's thread."""
     if hasattr(signal, "pthread_sigmask"):
         # The forkserver and the workers inherit this thread's signal mask. Ctrl-C reaches
         # the whole process group; with SIGINT blocked, the forkserver does not die with a
@@ -271,7 +283,10 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     it; a worker still busy after :data:`STOP_GRACE_SECONDS` is killed all the same."""
     import time
 
-    processes = list((getattr(pool, "_processes", None) or {}).values())  # no public API before 3.14
+    # (No public API before 3.14; taken before shutdown, which drops them.)
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    call_queue = getattr(pool, "_call_queue", None)
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     deadline = time.monotonic() + STOP_GRACE_SECONDS
     for process in processes:
@@ -281,11 +296,15 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
         for process in late:
             process.kill()
         # The call queue's feeder thread may be blocked writing to a dead worker.
-        call_queue = getattr(pool, "_call_queue", None)
         if call_queue is not None:
             call_queue.cancel_join_thread()
         for process in late:
             process.join(5)
+    if manager is not None:
+        # The pool's manager thread closes its wake-up pipe as it ends. Still running at
+        # exit, it raced Python's exit hook, which writes to that pipe: "Bad file
+        # descriptor" and a traceback on stderr.
+        manager.join(5)
 
 
 #: Signals that stop a run: the main process handles them; workers block or ignore them.
@@ -419,8 +438,8 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     tables = new_tables(names, options)  # for the EPD sources, analyzed here
     bar = _progress(paths, progress, progress_label)
     pool: ProcessPoolExecutor | None = None
-    starter: ThreadPoolExecutor | None = None
-    starting: Future | None = None  # the pool, while a thread starts it
+    pool_thread: ThreadPoolExecutor | None = None  # runs every call that changes the pool (module doc)
+    starting: Future | None = None  # the pool, while the pool's thread starts it
     # (result, input bytes it covers, check): check is (source state, chunk task args, whether
     # it is the source's last chunk) for a chunk, whose cut and game index estimate are checked
     # when its result is written, else None.
@@ -442,7 +461,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                         return
                     _, more, (_, after, last) = pending.popleft()
                     args = (args[0] + after[0], after[1], args[2], state.exact) + args[4:]
-                    result = pool.submit(analyze_chunk, *args).result() if pool else analyze_chunk(*args)
+                    result = to_pool(analyze_chunk, args).result() if pool else analyze_chunk(*args)
                     advance += more
                     if len(args[0]) >= MAX_CHUNK_BYTES:
                         state.irregular = True  # comments at every cut: read the rest here
@@ -453,7 +472,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                     if resample:
                         state.irregular = True
                         args = args[:3] + (state.exact,) + args[4:]
-                        result = pool.submit(analyze_chunk, *args).result() if pool else analyze_chunk(*args)
+                        result = to_pool(analyze_chunk, args).result() if pool else analyze_chunk(*args)
                         batch_tally, out = result[0], result[1]
                     else:
                         _shift_game_index(out, delta, arrow)
@@ -476,9 +495,13 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 bar.update(advance)
                 count_progress(bar, tally)
 
+    def to_pool(fn, args: tuple) -> Future:
+        """Send a task to the pool, from the pool's thread (module doc: Stops)."""
+        return pool_thread.submit(pool.submit, fn, *args).result()
+
     def dispatch(fn, args: tuple, advance: int, check) -> None:
         deliver(in_flight - 1)
-        pending.append((pool.submit(fn, *args), advance, check))
+        pending.append((to_pool(fn, args), advance, check))
 
     def pool_ready(wait: bool) -> bool:
         """Whether the pool is up (waiting for it to start if ``wait``)."""
@@ -494,10 +517,10 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         """Queue a task (``analyze_batch`` or ``analyze_chunk``); ``full``: a whole batch or
         chunk (else the last of its source). Until the pool is up, or when all the input is
         less than one chunk, the main process runs the task itself."""
-        nonlocal starter, starting
+        nonlocal pool_thread, starting
         if pool is None and starting is None and full:
-            starter = ThreadPoolExecutor(1, thread_name_prefix="chessscan-pool-start")
-            starting = starter.submit(_start_pool, jobs)
+            pool_thread = ThreadPoolExecutor(1, thread_name_prefix="chessscan-pool")
+            starting = pool_thread.submit(_start_pool, jobs)
         if pool_ready(wait=not _WORK_WHILE_POOL_STARTS):
             dispatch(fn, args, advance, check)
         else:
@@ -614,6 +637,10 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 read_chunks(stream, source_name(path))
         deliver_all()
     except BaseException:
+        if pool_thread is not None:
+            # What the pool's thread is doing (starting the pool or a worker) ends first:
+            # the pool then holds every worker it started. What it has not begun is dropped.
+            pool_thread.shutdown(wait=True, cancel_futures=True)
         if starting is not None:
             try:
                 pool = starting.result()
@@ -624,8 +651,8 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             pool = None
         raise
     finally:
-        if starter is not None:
-            starter.shutdown(wait=True)
+        if pool_thread is not None:
+            pool_thread.shutdown(wait=True)
         if pool is not None:
             pool.shutdown(wait=True)
         if bar is not None:

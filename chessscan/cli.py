@@ -1047,7 +1047,8 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     elif fmt != "json":
         has_epd = any(is_epd(p) for p in sources)
         has_pgn = not has_epd or any(not is_epd(p) for p in sources)
-        click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd), err=True)
+        click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd,
+                                baseline=gate is not None and gate.baseline is not None), err=True)
         counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden)
         if counts:
             click.echo(counts, err=True)

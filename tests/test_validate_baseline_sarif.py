@@ -84,6 +84,8 @@ def test_new_issue_fails_and_only_it_is_shown(here):
     assert "2.Qh6 is illegal" in lines[0] and "(game 1 " in lines[0]
     assert '(game 8 "Alice - Bob", ply 3)' in lines[1]
     assert "5 known issues not shown, 0 fixed" in res.stderr
+    # The games counts cover every issue, the diagnostics only the new ones: the line says which.
+    assert "8 games: 4 ok, 4 with errors; not in the baseline: 2 errors, 0 warnings" in res.stderr
 
 
 def test_fixed_issue_is_reported_and_passes(here):

@@ -102,11 +102,14 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def closing_line(summary: dict, pgn: bool = True, epd: bool = False) -> str:
+def closing_line(summary: dict, pgn: bool = True, epd: bool = False, baseline: bool = False) -> str:
     """The closing count line, from a :meth:`Tally.as_dict` summary plus ``warnings`` (the
     number of warning diagnostics): ``N games: N ok, N with errors, N warnings`` for PGN
     input; with ``epd``, ``N EPD positions: N valid, N invalid`` as a second group
-    (``"; "``-separated, warnings last); with ``pgn`` False the games group is left out."""
+    (``"; "``-separated, warnings last); with ``pgn`` False the games group is left out.
+    With ``baseline`` (a run against one), the games counts cover every issue but the
+    diagnostics shown are the new ones, so the tail says so and counts the new errors
+    (``errors``) too: ``...; not in the baseline: N errors, N warnings``."""
     groups = []
     if pgn:
         groups.append(f"{_plural(summary['games_read'], 'game')}: {summary['games_ok']} ok, "
@@ -116,6 +119,8 @@ def closing_line(summary: dict, pgn: bool = True, epd: bool = False) -> str:
         invalid = summary.get("epd_invalid", 0)
         groups.append(f"{_plural(n, 'EPD position')}: {n - invalid} valid, {invalid} invalid")
     tail = _plural(summary.get("warnings", 0), "warning")
+    if baseline:
+        return "; ".join(groups + [f"not in the baseline: {_plural(summary.get('errors', 0), 'error')}, {tail}"])
     if len(groups) == 1:
         return f"{groups[0]}, {tail}"
     return "; ".join(groups + [tail])

@@ -44,6 +44,10 @@ def test_scan_returns_a_report_with_attributes(magnus):
     names = {"positions", "games", "perpetuals", "issues", "disagreements", "summary"}
     assert names <= set(dir(magnus))
     assert magnus.epd_positions is None  # no EPD input
+    with pytest.raises(KeyError, match="'epd_positions': not written by this run; the tables present: positions, games"):
+        magnus["epd_positions"]
+    with pytest.raises(KeyError, match="'game': not a table name"):
+        magnus["game"]
     assert set(magnus.keys()) == {"positions", "games", "perpetuals", "issues", "disagreements"}
     assert len(magnus.games) == 300 and len(magnus.positions) == magnus.summary["positions"]
     assert magnus["games"] is magnus.games and magnus["summary"] is magnus.summary

@@ -75,8 +75,9 @@ class Report:
     ``games``, ``perpetuals``, ``epd_positions``, ``issues``, ``disagreements``; None for a
     table the run did not write) and ``summary`` (the dict of ``summary.json``, or None).
 
-    ``report["games"]`` works too, ``"summary"`` included, and ``tables`` maps the names of
-    the tables present to their DataFrames. Tab completion lists the attributes.
+    ``report["games"]`` works too, ``"summary"`` included (KeyError, naming the tables
+    present, for a table the run did not write), and ``tables`` maps the names of the tables
+    present to their DataFrames. Tab completion lists the attributes.
     """
 
     positions: Any
@@ -95,7 +96,11 @@ class Report:
     def __getitem__(self, name: str):
         if name == "summary":
             return self.summary
-        return self.tables[name]
+        try:
+            return self.tables[name]
+        except KeyError:
+            kind = "not written by this run" if name in TABLE_NAMES else "not a table name"
+            raise KeyError(f"{name!r}: {kind}; the tables present: {', '.join(self.tables) or 'none'}") from None
 
     def __contains__(self, name: str) -> bool:
         return name in self.tables or (name == "summary" and self.summary is not None)

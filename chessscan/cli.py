@@ -662,6 +662,11 @@ def perft(fen, depth, divide, suite, max_nodes, chess960):
         sys.exit(_perft_suite(suite, max_nodes))
     if fen is None or depth is None:
         raise click.UsageError("give FEN and DEPTH, or --suite FILE")
+    from click.core import ParameterSource
+
+    if click.get_current_context().get_parameter_source("max_nodes") == ParameterSource.COMMANDLINE:
+        # FEN DEPTH counts the whole tree, whatever its size: a cap there would be ignored.
+        raise click.UsageError("--max-nodes caps a --suite run: it cannot be given with FEN DEPTH")
     from chessscan.readers.epd import MAX_PERFT_DEPTH
 
     if depth > MAX_PERFT_DEPTH:  # one C stack frame per ply: a deep count overflowed the stack

@@ -228,6 +228,13 @@ def test_divide_with_a_suite_is_a_usage_error(tmp_path):
     assert "passed" not in result.output  # refused before any count
 
 
+def test_max_nodes_without_a_suite_is_a_usage_error():
+    result = invoke("startpos", "3", "--max-nodes", "10")
+    assert result.exit_code == 2
+    assert "--max-nodes caps a --suite run: it cannot be given with FEN DEPTH" in result.output
+    assert invoke("startpos", "3").output.strip() == "8902"  # the default cap does not count as given
+
+
 @pytest.mark.parametrize("args", [["startpos", "-1"], [START, "-3", "--divide"], ["startpos", "--", "-1"]])
 def test_a_negative_depth_is_a_depth_error_not_an_unknown_option(args):
     # click reads a word starting with '-' as an option: '-1' was "No such option '-1'".

@@ -13,13 +13,13 @@ import re
 import signal
 import sys
 import threading
+from pathlib import Path
 
 # numpy's OpenBLAS starts a thread per core on import, each spinning ~0.1 s of CPU waiting for
 # work that never comes (nothing here does linear algebra). One thread: none spin. Set before
 # numpy loads, and inherited by --jobs workers.
 if "numpy" not in sys.modules:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-from pathlib import Path
 
 import click
 
@@ -762,8 +762,8 @@ def _perft_suite(path: str, max_nodes: int) -> int:
     for case in read_perft_suite(path):
         label = case.id or f"line {case.line}"
         # A message naming the line the label already names drops that prefix.
-        same_line = f"line {case.line}: " if not case.id else None
-        messages = [e[1].removeprefix(same_line) if same_line else e[1] for e in case.errors]
+        same_line = "" if case.id else f"line {case.line}: "
+        messages = [e[1].removeprefix(same_line) for e in case.errors]
         # Warnings (a depth given twice, a bad opcode) keep the first count, which is checked;
         # a position with no count at all has nothing to pass, so it fails.
         if any(error_severity(e[0]) == "error" or e[0] == "no-depths" for e in case.errors):

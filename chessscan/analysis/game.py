@@ -274,6 +274,9 @@ class GameState:
 # An automatic end (no claim needed) stops the game; moves after it are a warning.
 AUTOMATIC_ENDS = ("checkmate", "stalemate", "insufficient_material", "seventyfive_moves",
                   "fivefold_repetition")
+# Every value of games.outcome: none, an automatic end, or what the final position lets a
+# player claim.
+OUTCOMES = ("none", *AUTOMATIC_ENDS, "threefold_repetition", "fifty_moves")
 DECISIVE = {"1-0": "white", "0-1": "black"}
 # Ends that decide the result whatever the players or an arbiter wrote (FIDE Laws art. 5.1.1
 # checkmate, 5.2.1 stalemate, 5.2.2 dead position), and how a result-mismatch names them.

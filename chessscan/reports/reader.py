@@ -35,14 +35,15 @@ def pandas_dtype(arrow_type):
 
 def _vocabularies() -> dict[str, dict[str, tuple[str, ...]]]:
     """table -> column -> every value a column of a fixed set of values can hold."""
-    from chessscan.analysis.game import AUTOMATIC_ENDS
+    from chessscan.analysis.game import OUTCOMES
+    from chessscan.analysis.rows import CHECK_KINDS, COLORS as sides
+    from chessscan.core.checks import DOUBLE, NONE, SINGLE
     from chessscan.reports.codes import ISSUE_CODES, SEVERITIES
 
-    sides = ("white", "black")
     return {
-        "positions": {"color": sides, "check_kind": ("none", "direct", "discovered", "double")},
-        "epd_positions": {"check_kind": ("none", "single", "double")},
-        "games": {"outcome": ("none", *AUTOMATIC_ENDS, "threefold_repetition", "fifty_moves"),
+        "positions": {"color": sides, "check_kind": CHECK_KINDS},
+        "epd_positions": {"check_kind": (NONE, SINGLE, DOUBLE)},  # core.checks.setup_check_kind
+        "games": {"outcome": OUTCOMES,
                   "winner": sides,
                   "error_code": tuple(c for c, e in ISSUE_CODES.items() if e.severity == "error")},
         "issues": {"severity": tuple(SEVERITIES), "code": tuple(ISSUE_CODES)},

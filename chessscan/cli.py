@@ -631,7 +631,9 @@ class _PerftCommand(click.Command):
                    "and only while the shallower depths' true counts stay under it; a position with "
                    "no depth under the cap is skipped, not passed; the summary line says how "
                    "many counts the cap left unchecked.")
-@click.option("--chess960", is_flag=True, help="Read castling rights as Chess960 (X-FEN / Shredder).")
+@click.option("--chess960", is_flag=True,
+              help="Read castling rights as Chess960 (X-FEN / Shredder). A --suite reads every "
+                   "position so (Chess960 castling contains the standard rules), with or without it.")
 def perft(fen, depth, divide, suite, max_nodes, chess960):
     """Count the leaf nodes of the legal move tree (move generator test).
 

@@ -702,3 +702,71 @@ def test_a_folder_of_small_files_is_analyzed_in_one_process(tmp_path, monkeypatc
     assert parallel._all_under_a_chunk(paths, parallel.DEFAULT_BATCH_BYTES)
     assert not parallel._all_under_a_chunk(paths, 16 * min(os.path.getsize(p) for p in paths))
     assert not parallel._all_under_a_chunk(paths + ["-"], parallel.DEFAULT_BATCH_BYTES)
+
+
+def _no_game_inputs(tmp_path: Path) -> list[str]:
+    """A games file, a PGN file of comments and escape lines only (75 KB: several chunks'
+    worth), an EPD file of comment lines only, and a small PGN file of one comment."""
+    long = tmp_path / "comments.pgn"
+    long.write_text("".join(f"; line {k} of notes\n% escape {k}\n{{a comment {k}}}\n" for k in range(1500)))
+    epd = tmp_path / "notes.epd"
+    epd.write_text("# a suite with its positions gone\n\n# nothing else\n")
+    small = tmp_path / "one.pgn"
+    small.write_text("{only this}\n")
+    return [str(MAGNUS), str(long), str(epd), str(small)]
+
+
+def _empty_input_rows(rows: dict) -> list[tuple]:
+    issues = rows["issues"]
+    return [(issues["source"][k], issues["message"][k]) for k in range(len(issues["code"]))
+            if issues["code"][k] == "empty-input"]
+
+
+@pytest.mark.parametrize("read_here", [False, True])
+def test_a_source_with_no_game_is_an_empty_input_warning(tmp_path, monkeypatch, read_here):
+    """A file read whole that holds no game (only comments) or no EPD record is reported as
+    an empty file is: an ``empty-input`` warning after its rows, alike in every engine."""
+    paths = _no_game_inputs(tmp_path)
+    ref = ListSink()
+    tally1 = run(paths, ref, AnalysisOptions())
+    assert _empty_input_rows(ref.rows) == [
+        (paths[1], "no game in it: only comments, escape lines and white space"),
+        (paths[2], "no EPD record in it: only comment lines and white space"),
+        (paths[3], "no game in it: only comments, escape lines and white space"),
+    ]
+    assert tally1.issues["empty-input"] == 3 and tally1.games == 300
+    if read_here:  # the main process reads the comments file (no sure game start in it)
+        monkeypatch.setattr(parallel, "MAX_CHUNK_BYTES", 30_000)
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    rest = Counting(monkeypatch, parallel, "_Rest")
+    got = ListSink()
+    tally2 = run_parallel(paths, got, AnalysisOptions(), jobs=2, batch_bytes=20_000, in_flight=3)
+    assert rest.calls == (1 if read_here else 0)
+    assert tally1.as_dict() == tally2.as_dict()
+    assert ref.rows == got.rows
+
+
+def test_a_source_with_no_game_is_reported_on_dask(tmp_path):
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    paths = _no_game_inputs(tmp_path)
+    ref = MemorySink()
+    expected = run(paths, ref, AnalysisOptions()).as_dict()
+    out = tmp_path / "dask"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        got = dask_engine.run_dask(paths, str(out), AnalysisOptions(), client=client, shard_size=16 << 10)
+    assert got.as_dict() == expected
+    issues = pd.read_parquet(out / "issues")
+    empty = issues[issues["code"] == "empty-input"]
+    assert list(empty["source"]) == paths[1:]
+    assert empty["game_index"].isna().all()
+
+
+def test_validate_fails_a_file_of_comments_on_warnings(tmp_path):
+    path = tmp_path / "gone.pgn"
+    path.write_text("; the games were here\n{ and here }\n")
+    result = CliRunner().invoke(main, ["validate", "--fail-on", "warning", str(path)])
+    assert result.exit_code == 1
+    assert f"{path}: warning[empty-input]: no game in it" in result.output
+    assert CliRunner().invoke(main, ["validate", str(path)]).exit_code == 0

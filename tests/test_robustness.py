@@ -142,20 +142,17 @@ def test_broken_part_does_not_lose_the_next_game(tmp_path, data, plies, codes):
     assert codes <= {i["code"] for i in issues}
 
 
-def test_empty_file(tmp_path):
-    path = tmp_path / "empty.pgn"
-    path.write_bytes(b"")
-    summary, games, issues = analyze(path)
-    assert (summary["games_read"], games, issues) == (0, [], [])
-
-
-@pytest.mark.parametrize("data", [b"\n\n\n", b"   \t\r\n", b"\xef\xbb\xbf\n", b"% only an escape line\n"],
-                         ids=["newlines", "whitespace", "bom-line", "escape-line"])
+@pytest.mark.parametrize("data", [b"", b"\n\n\n", b"   \t\r\n", b"\xef\xbb\xbf\n", b"% only an escape line\n",
+                                  b"; a comment\n{ and another }\n"],
+                         ids=["empty", "newlines", "whitespace", "bom-line", "escape-line", "comments"])
 def test_files_without_games(tmp_path, data):
+    """Read whole, no game: one warning (the command line reports an empty or blank file
+    before reading it, with the same code)."""
     path = tmp_path / "nothing.pgn"
     path.write_bytes(data)
     summary, games, issues = analyze(path)
-    assert summary["games_read"] == 0 and issues == []
+    assert summary["games_read"] == 0 and games == []
+    assert [(i["code"], i["severity"], i["game_index"]) for i in issues] == [("empty-input", "warning", None)]
 
 
 def test_sentinel_in_the_same_file_after_every_case(tmp_path):
@@ -239,7 +236,8 @@ def test_empty_compressed_streams(tmp_path, suffix):
         path = tmp_path / f"{name}.pgn.{suffix}"
         path.write_bytes(data)
         summary, games, issues = analyze(path)
-        assert summary["games_read"] == 0 and issues == [], name
+        assert summary["games_read"] == 0, name
+        assert [i["code"] for i in issues] == ["empty-input"], name
 
 
 # --------------------------------------------------------------------------- bugs outside these files
@@ -258,7 +256,8 @@ def test_file_ending_with_a_bare_bom(tmp_path, data):
     path = tmp_path / "bom.pgn"
     path.write_bytes(data)
     summary, games, issues = analyze(path)
-    assert issues == []
+    assert [i["code"] for i in issues] == ([] if games else ["empty-input"])
+    assert len(games) == (1 if data.startswith(SENTINEL) else 0)
 
 
 @pytest.mark.parametrize("suffix", sorted(COMPRESSORS))

@@ -46,6 +46,7 @@ from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.sampling import Deferred
 from chessscan.engines.local import (
     DEFAULT_BATCH_ROWS,
+    add_no_games_issue,
     analyze_one,
     is_epd,
     new_sampler,
@@ -58,7 +59,8 @@ from chessscan.engines.local import (
 from chessscan.readers.pgn import ReadEnd, count_line_ends, line_at, read_games, sure_game_start
 from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
 from chessscan.reports.schema import schema_for
-from chessscan.reports.writers import TableWriter, buffered_rows, clear, part_name, prepare_output, report_files
+from chessscan.reports.writers import (TableWriter, buffered_rows, clear, new_buffers, part_name, prepare_output,
+                                       report_files)
 
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "plan_shards", "count_range", "settle_shards", "analyze_shard",
            "finish_shards", "run_dask", "INSTALL_HINT"]
@@ -326,29 +328,38 @@ def finish_shards(shards: Sequence[Shard], results: Sequence[tuple[Tally, Deferr
     tally = Tally()
     tally.cross_check_mode = options.cross_check
     sampler = new_sampler(options)
-    for shard, (shard_tally, deferred) in zip(shards, results):  # in shard order: see run_dask
+    games = 0  # of the PGN source being merged
+    for k, (shard, (shard_tally, deferred)) in enumerate(zip(shards, results)):  # in shard order: see run_dask
         tally.merge(shard_tally)
-        if deferred is None:
-            continue
-        found = replay_deferred(deferred, sampler, tally)
-        if found is not None:
-            _add_part_rows(os.path.join(out_dir, "disagreements", part_name(shard.number)), found)
+        games = shard_tally.games + (0 if shard.first else games)
+        if deferred is not None:
+            found = replay_deferred(deferred, sampler, tally)
+            if found is not None:
+                _add_part_rows(os.path.join(out_dir, "disagreements", part_name(shard.number)), found)
+        source_ends = k + 1 == len(shards) or shards[k + 1].first
+        if shard.kind != "epd" and source_ends and not games:
+            # (an EPD file is one shard: run_epd_source adds its warning)
+            issues = new_buffers("issues")
+            add_no_games_issue(issues, tally, shard.source)
+            _add_part_rows(os.path.join(out_dir, "issues", part_name(shard.number)), issues, "issues")
     return tally
 
 
-def _add_part_rows(path: str, rows: dict[str, list]) -> None:
-    """Rewrite the Parquet part ``path`` (of the disagreements table; it may not exist yet)
-    with ``rows`` added, in ``game_index`` order (a stable sort)."""
+def _add_part_rows(path: str, rows: dict[str, list], table: str = "disagreements") -> None:
+    """Rewrite the Parquet part ``path`` of ``table`` (it may not exist yet) with ``rows``
+    added: for ``disagreements`` in ``game_index`` order (a stable sort), for ``issues``
+    after the part's rows (a source's own warning comes after its games' issues)."""
     import pyarrow.parquet as pq
 
-    schema = schema_for("disagreements", ())
+    schema = schema_for(table, ())
     if os.path.exists(path):
         have = pq.read_table(path).to_pydict()
         rows = {k: have[k] + rows[k] for k in have}
-        order = sorted(range(len(rows["game_index"])), key=rows["game_index"].__getitem__)
-        rows = {k: [v[i] for i in order] for k, v in rows.items()}
+        if table == "disagreements":
+            order = sorted(range(len(rows["game_index"])), key=rows["game_index"].__getitem__)
+            rows = {k: [v[i] for i in order] for k, v in rows.items()}
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    w = TableWriter(path, schema, "parquet", table="disagreements")
+    w = TableWriter(path, schema, "parquet", table=table)
     try:
         w.write(rows)
     finally:

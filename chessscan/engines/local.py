@@ -15,7 +15,7 @@ import os
 from typing import Callable, Iterable
 
 from chessscan.analysis.epd import analyze_epd_record
-from chessscan.analysis.game import Tally, analyze_game
+from chessscan.analysis.game import Tally, add_issue, analyze_game
 from chessscan.analysis.rows import PositionRows
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.sampling import BASE_BIT, Candidate, RowsCopy, Sampler, base_sampled
@@ -191,7 +191,9 @@ def run_epd_source(path: str, tables: dict[str, dict[str, list]], tally: Tally,
     with open_source(path, name=name) as stream:
         seen = 0
         rows = tables["epd_positions"]["line"]
+        records = 0
         for rec in read_epd(stream, source=name):
+            records += 1
             analyze_epd_record(rec, tables, tally)
             if len(rows) >= batch_rows:
                 flush()
@@ -199,8 +201,20 @@ def run_epd_source(path: str, tables: dict[str, dict[str, list]], tally: Tally,
                     now = stream.bytes_read
                     bar.update(now - seen)
                     seen = now
+        if not records:
+            add_no_games_issue(tables["issues"], tally, name, epd=True)
         if bar is not None:
             bar.update(stream.bytes_read - seen)
+
+
+def add_no_games_issue(issues: dict, tally: Tally, source: str, epd: bool = False) -> None:
+    """Add the ``empty-input`` warning of a source that was read whole and gave no game (PGN:
+    only comments, ``%`` escape lines, white space) or no record (EPD: only ``#`` comment
+    lines) to the ``issues`` buffers: a gate must not pass a file whose games are all gone.
+    The row has no game, line or ply, as an empty file's."""
+    what = ("no EPD record in it: only comment lines and white space" if epd
+            else "no game in it: only comments, escape lines and white space")
+    add_issue(issues, tally, source, None, None, None, None, "warning", "empty-input", what)
 
 
 def accepts_arrow(sink) -> bool:
@@ -273,7 +287,10 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                 positions = tables["positions"]
                 games = tables["games"]["game_index"]
                 issues = tables["issues"]["code"]
-                for raw in read_games(stream, source=source_name(path)):
+                read = 0
+                name = source_name(path)
+                for raw in read_games(stream, source=name):
+                    read += 1
                     current = raw
                     analyze_one(raw, tables, options, tally, sampler)
                     current = None
@@ -288,6 +305,8 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                         bar.update(now - seen)
                         seen = now
                         count_progress(bar, tally)
+                if not read:
+                    add_no_games_issue(tables["issues"], tally, name)
         flush()
     except KeyboardInterrupt:
         # A stop (Ctrl-C, SIGTERM): the games analyzed whole are written, their games and
@@ -329,8 +348,6 @@ def report_input_problems(problems, sink, tally: Tally) -> None:
     """Write one ``issues`` row per :class:`~chessscan.readers.inputs.InputProblem` (a path
     that gives no games: missing, unreadable, not text, empty) to ``sink``, and count it in
     ``tally``. The rows have no game, line or ply."""
-    from chessscan.analysis.game import add_issue
-
     if not problems:
         return
     issues = new_buffers("issues")

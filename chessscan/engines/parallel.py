@@ -85,6 +85,7 @@ from chessscan.engines.local import (
     _progress,
     count_progress,
     accepts_arrow,
+    add_no_games_issue,
     analyze_one,
     flush_tables,
     is_epd,
@@ -100,7 +101,7 @@ from chessscan.engines.local import (
 from chessscan.readers.counts import event_lines, termination_marks
 from chessscan.readers.pgn import ReadEnd, count_line_ends, last_sure_game_start, read_games
 from chessscan.readers.sources import TruncatedInput, open_source, source_name, source_size
-from chessscan.reports.writers import buffered_rows
+from chessscan.reports.writers import buffered_rows, new_buffers
 
 __all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "MAX_CHUNK_BYTES", "default_jobs", "auto_jobs", "analyze_batch",
            "analyze_chunk", "run_parallel"]
@@ -491,9 +492,17 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                     sink.write(name, dict(zip(batch.schema.names, batch.columns)))
                 else:
                     sink.write(name, batch)
+            if check is not None and last and not state.exact:
+                no_games(args[2])
             if bar is not None:
                 bar.update(advance)
                 count_progress(bar, tally)
+
+    def no_games(name: str) -> None:
+        """Write the warning of a PGN source read whole with no game in it."""
+        issues = new_buffers("issues")
+        add_no_games_issue(issues, tally, name)
+        sink.write("issues", issues)
 
     def to_pool(fn, args: tuple) -> Future:
         """Send a task to the pool, from the pool's thread (module doc: Stops)."""
@@ -544,7 +553,9 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         batch: list = []
         size = 0
         index0 = state.exact
+        read = 0
         for raw in read_games(_Rest(head, error, stream), source=name):
+            read += 1
             batch.append(raw.rebase(index0, offset0, line0))
             size += len(raw._mt) + 1
             if len(batch) >= batch_games or size >= batch_bytes:
@@ -556,6 +567,9 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         if batch or stream.bytes_read > seen:
             full = sampler.full() if sampler is not None else 0
             submit(analyze_batch, (batch, options, pgn_names, arrow, full), stream.bytes_read - seen, False)
+        if not read and not state.exact:
+            deliver_all()
+            no_games(name)
 
     def read_chunks(stream, name: str) -> None:
         """Cut a PGN source into chunks and send them to the workers (module doc)."""

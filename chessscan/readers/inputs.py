@@ -10,7 +10,8 @@ and the :class:`InputProblem` s of the others, so that one bad path among many i
 * an archive (``unsupported-input``) or data that is not text (``not-text``) is refused
   whole, with one error;
 * an input with no bytes, or only white space (a folder with no PGN/EPD file), is an
-  ``empty-input`` warning.
+  ``empty-input`` warning (the engines add the same warning for a source that, read whole,
+  gave no game or EPD record).
 
 :func:`is_epd_source` tells EPD from PGN: by the ``.epd``/``.pgn`` suffix, else by content
 (the first record starts with a FEN piece placement), as for stdin.

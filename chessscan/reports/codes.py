@@ -122,7 +122,8 @@ ISSUE_CODES: dict[str, IssueCode] = {
         ("unreadable-input", "error", "a path that does not exist or cannot be read (permission denied, "
                                       "I/O error); the other inputs are analyzed"),
         ("empty-input", "warning", "an input with nothing in it (an empty file, a file of white space "
-                                   "only, or a folder without PGN or EPD files)"),
+                                   "only, a file with no game or EPD record: comments only, or a "
+                                   "folder without PGN or EPD files)"),
         ("line-too-long", "error", "an EPD line longer than 1 MiB, truncated"),
         ("game-too-long", "error", "a PGN game of more than 4 MiB of text (or a line that long): its "
                                    "lines up to 4 MiB are read, the rest of the game is not"),

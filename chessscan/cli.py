@@ -610,12 +610,15 @@ class _PerftCommand(click.Command):
     refused by its range, as ``perft startpos -- -1`` is."""
 
     def parse_args(self, ctx, args):
+        given = list(args)
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
-            if re.fullmatch(r"-[0-9]+", exc.option_name or ""):
+            word = exc.option_name or ""
+            if re.fullmatch(r"-[0-9]+", word):
                 depth = next(p for p in self.params if p.name == "depth")
-                depth.type.convert(exc.option_name, depth, ctx)  # raises BadParameter
+                depth.type.convert(word, depth, ctx)  # raises BadParameter, but for -0
+                return super().parse_args(ctx, [a if a != word else "0" for a in given])  # -0 is 0
             raise
 
 

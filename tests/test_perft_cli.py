@@ -245,6 +245,11 @@ def test_a_negative_depth_is_a_depth_error_not_an_unknown_option(args):
     assert "No such option" not in result.output
 
 
+def test_minus_zero_is_depth_zero():
+    result = invoke("startpos", "-0")
+    assert (result.exit_code, result.output) == (0, "1\n")
+
+
 def test_an_unknown_option_is_still_one():
     result = invoke("startpos", "1", "-x")
     assert result.exit_code == 2 and "No such option '-x'" in result.output

@@ -76,6 +76,33 @@ def test_a_run_removes_only_what_the_manifest_lists(tmp_path):
     assert len(pd.read_parquet(out / "games.parquet")) == 300
 
 
+def test_a_manifest_names_no_file_outside_the_report(tmp_path):
+    """A manifest edited by hand (or not chessscan's) lists inputs, files above the folder and
+    absolute paths: none is removed, only the report names it lists."""
+    games = tmp_path / "h" / "games.pgn"
+    games.parent.mkdir()
+    games.write_bytes(MAGNUS.read_bytes())
+    beside, above, absolute = tmp_path / "h" / "rep" / "a.pgn", tmp_path / "outside.pgn", tmp_path / "abs.pgn"
+    out = tmp_path / "h" / "rep"
+    assert analyze(games, "-o", out).exit_code == 0
+    for f in (beside, above, absolute):
+        f.write_text("mine")
+    manifest = json.loads((out / MANIFEST_NAME).read_text())
+    manifest["files"] += ["../games.pgn", "../../outside.pgn", str(absolute), "a.pgn", "games/../a.pgn"]
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest))
+    assert analyze(games, "-o", out).exit_code == 0
+    assert games.read_bytes() == MAGNUS.read_bytes()
+    assert [f.read_text() for f in (beside, above, absolute)] == ["mine"] * 3
+
+
+@pytest.mark.parametrize("name", ["run.json", "report.html"])
+def test_a_foreign_run_file_is_refused(tmp_path, name):
+    (tmp_path / name).write_text("mine")
+    result = analyze(MAGNUS, "-o", tmp_path)
+    assert result.exit_code == 2 and name in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name] and (tmp_path / name).read_text() == "mine"
+
+
 def test_output_that_is_a_file_is_an_output_error(tmp_path):
     (tmp_path / "f").write_text("x")
     result = analyze(MAGNUS, "-o", tmp_path / "f")

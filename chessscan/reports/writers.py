@@ -237,7 +237,7 @@ def _report_named(out: Path) -> list[str]:
         name = entry.name
         base = name[: -len(PARTIAL_SUFFIX)] if name.endswith(PARTIAL_SUFFIX) else name
         stem, dot, ext = base.rpartition(".")
-        if base == SUMMARY_NAME or (dot and stem in tables and ext in FORMATS):
+        if base in RUN_FILES or (dot and stem in tables and ext in FORMATS):
             found.append(name)
         elif name in tables and entry.is_dir():
             if any(_PART.match(p.name) for p in entry.iterdir()):
@@ -245,11 +245,23 @@ def _report_named(out: Path) -> list[str]:
     return found
 
 
+def _is_report_name(name: str) -> bool:
+    """Whether ``name`` is one a run writes in its folder (:func:`report_files`): a table's
+    file or dataset folder, or one of :data:`RUN_FILES`; never a path elsewhere."""
+    if name in RUN_FILES:
+        return True
+    table = name[:-1] if name.endswith("/") else name.rpartition(".")[0]
+    return table in TABLE_NAMES and (name.endswith("/") or name.rpartition(".")[2] in FORMATS)
+
+
 def _read_manifest(out: Path) -> set[str]:
+    """The names the folder's manifest lists, kept only when they are report names: a
+    manifest edited by hand, or not chessscan's, can name no other file (``../games.pgn``,
+    an absolute path, an input beside the report) for the next run to remove."""
     try:
         data = json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8"))
         files = data.get("files", []) if data.get("tool") == "chessscan" else []
-        return {f for f in files if isinstance(f, str)}
+        return {f for f in files if isinstance(f, str) and _is_report_name(f)}
     except (OSError, ValueError, AttributeError):
         return set()
 

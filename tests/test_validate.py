@@ -639,3 +639,19 @@ def test_raw_game_tag_line_follows_rebase() -> None:
     assert game.tag_line("Event") == (2, 1)
     assert game.tag_line("Result") == (2, None)  # no such tag: the game's first line
     assert game.rebase(0, 0, 100).tag_line("FEN") == (103, 1)
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_control_characters_of_the_input_are_escaped(tmp_path, fmt):
+    """A tag value or a junk token holding terminal escapes (ESC [2J clears the screen, an
+    OSC sequence sets its title) or NUL bytes prints them as escapes, on one line each."""
+    path = tmp_path / "esc.pgn"
+    path.write_bytes(b'[Event "x"]\n[White "\x1b]0;t\x07\x1b[31mRED"]\n\n1. e4 e5 2. \x1b[2JQxe5 1-0\n'
+                     b"\x00\x01junk \xe2\x80\xaeabc\n")
+    result = validate("--format", fmt, str(path))
+    assert result.exit_code == 1
+    out = result.stdout
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", out)
+    assert r"'\x1b[2JQxe5' is not a move" in out and r'"\x1b]0;t\x07\x1b[31mRED - ?"' in out
+    assert r"'\x00\x01junk' is not a move" in out
+    assert len(out.splitlines()) == 4

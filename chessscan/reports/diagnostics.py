@@ -50,9 +50,19 @@ class Diagnostic:
                 "game": self.game, "ply": self.ply, "san": self.san}
 
 
+# Control characters (C0 but tab, DEL, C1) and the bidirectional overrides, written as
+# escapes: a tag value or a junk line holding ESC [2J or an OSC sequence would otherwise
+# clear or retitle the terminal reading the diagnostics, and a NUL makes grep call the log
+# binary. Line ends are handled apart (_one_line).
+_UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x0d), *range(0x0e, 0x20),
+                                          *range(0x7f, 0xa0))}
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in (*range(0x202a, 0x202f), *range(0x2066, 0x206a))})
+
+
 def _one_line(text: str) -> str:
-    # A diagnostic is one line whatever the input held (tag values, comments).
-    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    # A diagnostic is one line whatever the input held (tag values, comments), and prints
+    # no control character.
+    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").translate(_UNPRINTABLE)
 
 
 def _context(d: Diagnostic) -> str:
@@ -76,8 +86,9 @@ def format_text(d: Diagnostic) -> str:
 
 
 def _escape_data(text: str) -> str:
-    # GitHub workflow command escaping (actions/toolkit, command.ts).
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # GitHub workflow command escaping (actions/toolkit, command.ts); other control
+    # characters as in the text format.
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").translate(_UNPRINTABLE)
 
 
 def _escape_property(text: str) -> str:

@@ -295,13 +295,10 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     progress = not silent and sys.stderr.isatty()
     shown_dir = display_path(out_dir)
     if dask_address is not None:
-        if select or ignore:
-            click.echo("warning: --select/--ignore are not applied with --dask: every issue is written",
-                       err=True)
         for p in problems:
             click.echo(_problem_line(p), err=True)
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
-                                   problems)
+                                   problems, select_codes, ignore_codes)
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                          cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size)
         click.echo(_render_with_timing(summary, started), err=True)
@@ -562,7 +559,8 @@ def _analyze_size(text: str) -> int:
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
 
 
-def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=()) -> dict:
+def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
+                     select=None, ignore=()) -> dict:
     """``analyze --dask``: run on the cluster, write summary.json, return the summary."""
     from chessscan.readers.sources import display_path
     from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output
@@ -582,7 +580,7 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     try:
         prepare_output(out_dir, [], check_only=True)  # before connecting: fail fast
         tally = run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
-                         progress=progress)
+                         progress=progress, select=select, ignore=ignore, problems=problems)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:

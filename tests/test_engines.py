@@ -770,3 +770,43 @@ def test_validate_fails_a_file_of_comments_on_warnings(tmp_path):
     assert result.exit_code == 1
     assert f"{path}: warning[empty-input]: no game in it" in result.output
     assert CliRunner().invoke(main, ["validate", str(path)]).exit_code == 0
+
+
+def test_dask_writes_the_issues_of_a_local_run(tmp_path, monkeypatch):
+    """--select/--ignore, one row a game for uci-move, one row a file for decode-fallback
+    (a file cut in several shards too), the rows of the paths that gave nothing (first) and
+    the empty-input warning of a file with no game: the issues table of --dask is --jobs 1's."""
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    latin = tmp_path / "latin.pgn"  # CP1252 names: decode-fallback in every game
+    latin.write_bytes(b"".join(b'[Event "g%d"]\n[White "Caf\xe9"]\n\n1. e4 e5 2. Nf3 1-0\n\n' % k for k in range(120)))
+    uci = tmp_path / "uci.pgn"
+    uci.write_text('[Event "u"]\n\n1. e2e4 e7e5 2. g1f3 *\n\n[Event "v"]\n\n1. d2d4 d7d5 *\n')
+    empty, comments = tmp_path / "empty.pgn", tmp_path / "comments.pgn"
+    empty.write_text("")
+    comments.write_text("{ the games were here }\n")
+    paths = [str(tmp_path / "missing.pgn"), str(latin), str(empty), str(uci), str(comments), str(MAGNUS)]
+    assert len([s for s in dask_engine.plan_shards([str(latin)], 2048) if s.path.endswith("latin.pgn")]) > 2
+
+    def in_process(address, jobs):
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0")
+        return distributed.Client(cluster), cluster
+
+    monkeypatch.setattr(dask_engine, "_client", in_process)
+    runner = CliRunner()
+    for k, codes in enumerate([[], ["--ignore", "uci-move"], ["--select", "decode-fallback,input"]]):
+        local, dask = tmp_path / f"local{k}", tmp_path / f"dask{k}"
+        common = ["analyze", *paths, "--cross-check", "off", *codes]
+        assert runner.invoke(main, [*common, "--jobs", "1", "-o", str(local)]).exit_code == 2  # missing.pgn
+        assert runner.invoke(main, [*common, "--dask", "local", "--shard-size", "2K", "-o", str(dask)]).exit_code == 2
+        want = pd.read_parquet(local / "issues.parquet", dtype_backend="numpy_nullable")
+        got = pd.read_parquet(dask / "issues", dtype_backend="numpy_nullable")
+        pd.testing.assert_frame_equal(want, got, obj=f"issues {codes}")
+        assert json.loads((local / "summary.json").read_text()) == json.loads((dask / "summary.json").read_text())
+        if not codes:
+            assert list(want["code"][:1]) == ["unreadable-input"]
+            fallback = want[want["code"] == "decode-fallback"]
+            assert len(fallback) == 1 and fallback["message"].iloc[0].endswith(
+                "; 120 games of this file are decoded so (reported once)")
+            assert (want["code"] == "uci-move").sum() == 2
+            assert list(want[want["code"] == "empty-input"]["source"]) == [str(empty), str(comments)]

@@ -41,7 +41,7 @@ import os
 import re
 from typing import Iterable, NamedTuple, Sequence
 
-from chessscan.analysis.game import Tally
+from chessscan.analysis.game import Tally, add_issue
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.sampling import Deferred
 from chessscan.engines.local import (
@@ -58,6 +58,7 @@ from chessscan.engines.local import (
 )
 from chessscan.readers.pgn import ReadEnd, count_line_ends, line_at, read_games, sure_game_start
 from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
+from chessscan.reports.filters import IssueFilter, held_row
 from chessscan.reports.schema import schema_for
 from chessscan.reports.writers import (TableWriter, buffered_rows, clear, new_buffers, part_name, prepare_output,
                                        report_files)
@@ -258,18 +259,35 @@ def settle_shards(shards: list[Shard], count) -> tuple[list[Shard], list[tuple[i
     return shards, firsts
 
 
+class _PartSink:
+    """The sink of one shard's parts: ``write(table, columns)`` appends to the table's part."""
+
+    accepts_arrow = True
+
+    def __init__(self, writer) -> None:
+        self.writer = writer
+
+    def write(self, name: str, columns) -> None:
+        self.writer(name).write(columns)
+
+
 def analyze_shard(shard: Shard, first_index: int, first_line: int, options: AnalysisOptions,
                   names: Sequence[str], out_dir: str, write_empty: bool = False,
-                  batch_rows: int = DEFAULT_BATCH_ROWS) -> tuple[Tally, Deferred | None]:
+                  batch_rows: int = DEFAULT_BATCH_ROWS, select: Iterable[str] | None = None,
+                  ignore: Iterable[str] = ()) -> tuple[Tally, Deferred | None, dict]:
     """Analyze one shard and write its part of each table in ``names`` to
     ``<out_dir>/<table>/part-<number>.parquet``; what a Dask task runs.
 
     ``first_index``, ``first_line``: game index and number of lines before the shard in its
     file (0 for a whole file). A table that gets no row has no part, unless ``write_empty``
-    (so the first shard of a run gives every folder its schema). Returns the shard's tally
-    and, with ``--cross-check sample``, the games a rare kind may sample
-    (:class:`~chessscan.analysis.sampling.Deferred`; else None), for :func:`finish_shards`.
-    Raises ``OSError`` when the input cannot be read or the part cannot be written.
+    (so the first shard of a run gives every folder its schema). The issues go through
+    :class:`~chessscan.reports.filters.IssueFilter` (``select``, ``ignore``, one row a game
+    for ``uci-move``), as in a local run; the one row a file of ``decode-fallback`` is held
+    back, for :func:`finish_shards` to write once for the whole file. Returns the shard's
+    tally; with ``--cross-check sample``, the games a rare kind may sample
+    (:class:`~chessscan.analysis.sampling.Deferred`; else None); and the held rows
+    (:meth:`~chessscan.reports.filters.IssueFilter.take_held`). Raises ``OSError`` when the
+    input cannot be read or the part cannot be written.
     """
     tables = new_tables(names, options)
     tally = Tally()
@@ -285,10 +303,12 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                                             "parquet", table=name)
         return w
 
+    sink = IssueFilter(_PartSink(writer), select, ignore)
+
     def flush() -> None:
         for name in names:
             if buffered_rows(tables[name]):
-                writer(name).write(tables[name])
+                sink.write(name, tables[name])
                 clear(tables[name])
 
     try:
@@ -309,52 +329,77 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                     if len(positions) >= batch_rows or len(games) >= batch_rows:
                         flush()
         flush()
+        held = sink.take_held()
         if write_empty:
             for name in names:
                 writer(name)
     finally:
         for w in writers.values():
             w.close()
-    return tally, deferred
+    return tally, deferred, held
 
 
-def finish_shards(shards: Sequence[Shard], results: Sequence[tuple[Tally, Deferred | None]],
-                  options: AnalysisOptions, out_dir: str) -> Tally:
+def finish_shards(shards: Sequence[Shard], results: Sequence[tuple[Tally, Deferred | None, dict]],
+                  options: AnalysisOptions, out_dir: str, select: Iterable[str] | None = None,
+                  ignore: Iterable[str] = (), problems: Sequence = ()) -> Tally:
     """Merge the shards' :func:`analyze_shard` results in shard order into the run's tally,
     on the client. With ``--cross-check sample``, decide in input order which games the rare
     kinds sample (:class:`~chessscan.analysis.sampling.Sampler`), cross-check those the
     shards did not, and add their disagreements to the shard's part of the
-    ``disagreements`` table (rewritten, rows in ``game_index`` order)."""
+    ``disagreements`` table (rewritten, rows in ``game_index`` order). The issues a local
+    run adds at a file's end (the one ``decode-fallback`` row of a file cut in shards, the
+    ``empty-input`` warning of one with no game) are added to its last shard's part, and the
+    rows of ``problems`` (:class:`~chessscan.readers.inputs.InputProblem`, not counted here)
+    at the head of the first part, where a local run writes them; all as ``select`` and
+    ``ignore`` keep them."""
     tally = Tally()
     tally.cross_check_mode = options.cross_check
     sampler = new_sampler(options)
+    wanted = IssueFilter(None, select, ignore).wanted
     games = 0  # of the PGN source being merged
-    for k, (shard, (shard_tally, deferred)) in enumerate(zip(shards, results)):  # in shard order: see run_dask
+    held: dict[str, list] = {}  # of the PGN source being merged: source -> [first row, count]
+    for k, (shard, (shard_tally, deferred, shard_held)) in enumerate(zip(shards, results)):  # in shard order: see run_dask
         tally.merge(shard_tally)
         games = shard_tally.games + (0 if shard.first else games)
+        if shard.first:
+            held = {}
+        for source, (row, count) in shard_held.items():
+            held.setdefault(source, [row, 0])[1] += count
         if deferred is not None:
             found = replay_deferred(deferred, sampler, tally)
             if found is not None:
                 _add_part_rows(os.path.join(out_dir, "disagreements", part_name(shard.number)), found)
-        source_ends = k + 1 == len(shards) or shards[k + 1].first
-        if shard.kind != "epd" and source_ends and not games:
+        if not (k + 1 == len(shards) or shards[k + 1].first):
+            continue  # the file goes on in the next shard
+        issues = new_buffers("issues")
+        for row, count in held.values():
+            for name, value in held_row(row, count).items():
+                issues[name].append(value)
+        if shard.kind != "epd" and not games and wanted("empty-input"):
             # (an EPD file is one shard: run_epd_source adds its warning)
-            issues = new_buffers("issues")
             add_no_games_issue(issues, tally, shard.source)
+        if buffered_rows(issues):
             _add_part_rows(os.path.join(out_dir, "issues", part_name(shard.number)), issues, "issues")
+    shown = [p for p in problems if wanted(p.code)]
+    if shown:
+        issues = new_buffers("issues")
+        for p in shown:
+            add_issue(issues, Tally(), p.source, None, None, None, None, p.severity, p.code, p.message)
+        _add_part_rows(os.path.join(out_dir, "issues", part_name(0)), issues, "issues", first=True)
     return tally
 
 
-def _add_part_rows(path: str, rows: dict[str, list], table: str = "disagreements") -> None:
+def _add_part_rows(path: str, rows: dict[str, list], table: str = "disagreements", first: bool = False) -> None:
     """Rewrite the Parquet part ``path`` of ``table`` (it may not exist yet) with ``rows``
     added: for ``disagreements`` in ``game_index`` order (a stable sort), for ``issues``
-    after the part's rows (a source's own warning comes after its games' issues)."""
+    after the part's rows (a file's own rows come after its games' issues), or before them
+    if ``first``."""
     import pyarrow.parquet as pq
 
     schema = schema_for(table, ())
     if os.path.exists(path):
         have = pq.read_table(path).to_pydict()
-        rows = {k: have[k] + rows[k] for k in have}
+        rows = {k: rows[k] + have[k] if first else have[k] + rows[k] for k in have}
         if table == "disagreements":
             order = sorted(range(len(rows["game_index"])), key=rows["game_index"].__getitem__)
             rows = {k: [v[i] for i in order] for k, v in rows.items()}
@@ -412,7 +457,8 @@ def _client(address: str, jobs: int | None):
 
 def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = AnalysisOptions(),
              address: str = "local", client=None, jobs: int | None = None,
-             shard_size: int = DEFAULT_SHARD_SIZE, progress: bool = False) -> Tally:
+             shard_size: int = DEFAULT_SHARD_SIZE, progress: bool = False,
+             select: Iterable[str] | None = None, ignore: Iterable[str] = (), problems: Sequence = ()) -> Tally:
     """Analyze ``paths`` on a Dask cluster and write one Parquet dataset per table of
     :func:`~chessscan.engines.local.tables_for` under ``out_dir`` (``<out_dir>/<table>/
     part-*.parquet``). Does not write summary.json: the caller adds ``sources`` to the
@@ -423,7 +469,10 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     ``jobs`` workers, default every core) and closed at the end. What an earlier run wrote to
     ``out_dir`` is removed first, and nothing else (:func:`~chessscan.reports.writers.prepare_output`;
     raises its ``OutputFolderError``). The rows equal a local run's once sorted by
-    (source, game_index, ply); read in part order they are in input order too.
+    (source, game_index, ply); read in part order they are in input order too. The issues
+    are those a local run writes: ``select`` and ``ignore`` as ``--select``/``--ignore``,
+    and ``problems`` (the :class:`~chessscan.readers.inputs.InputProblem` of the paths left
+    out; counted by the caller) first.
 
     Raises ``ImportError`` (with :data:`INSTALL_HINT`) when dask or distributed is missing,
     ``ValueError`` for stdin or a bad ``shard_size``, ``OSError`` when an input cannot be
@@ -455,7 +504,7 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
         shards, firsts = settle_shards(shards, count)
 
         futures = [client.submit(analyze_shard, s, i0, l0, options, names, out_dir, s.number == 0,
-                                 pure=False)
+                                 select=select, ignore=ignore, pure=False)
                    for s, (i0, l0) in zip(shards, firsts)]
         if progress:
             import sys
@@ -485,4 +534,4 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
                 cluster.close()
     # In shard order, so the summary's counters keep the local key order and the sample is
     # a local run's.
-    return finish_shards(shards, results, options, out_dir)
+    return finish_shards(shards, results, options, out_dir, select, ignore, problems)

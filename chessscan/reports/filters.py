@@ -21,7 +21,7 @@ from typing import Iterable
 
 from chessscan.reports.codes import GROUPS, ISSUE_CODES
 
-__all__ = ["parse_codes", "IssueFilter", "PER_GAME_CODES", "PER_FILE_CODES"]
+__all__ = ["parse_codes", "IssueFilter", "PER_GAME_CODES", "PER_FILE_CODES", "held_row"]
 
 #: Codes reported once per game and once per source (with a count in the message).
 PER_GAME_CODES = frozenset({"uci-move"})
@@ -57,6 +57,17 @@ def _first(column):
 
 def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _counted(message: str, count: int) -> str:
+    """A per-file row's message with the number of games it stands for."""
+    return message + (f"; {_plural(count, 'game')} of this file are decoded so (reported once)" if count > 1 else "")
+
+
+def held_row(row: dict, count: int) -> dict:
+    """A row of :meth:`IssueFilter.take_held` completed with ``count``, the occurrences in
+    every part of its file (the one row written for them)."""
+    return {**row, "message": _counted(row["message"], count)}
 
 
 class IssueFilter:
@@ -127,6 +138,14 @@ class IssueFilter:
         (game, line), with the count in the message."""
         self._release(lambda src: True)
 
+    def take_held(self) -> dict[str, tuple[dict, int]]:
+        """The held per-source rows, not written: ``{source: (row, count)}``, ``row`` a dict
+        of column values, its message without the count (a Dask shard holds part of a file:
+        :func:`held_row` completes the row once the counts of every part are added)."""
+        held = {src: (dict(zip(self._names, row)), count) for src, (row, count) in self._held.items()}
+        self._held = {}
+        return held
+
     def _release(self, which) -> None:
         self._pass(self._names, self._take(which))
 
@@ -140,8 +159,7 @@ class IssueFilter:
         message_i = self._names.index("message")
         rows = []
         for row, count in held.values():
-            if count > 1:
-                row[message_i] += f"; {_plural(count, 'game')} of this file are decoded so (reported once)"
+            row[message_i] = _counted(row[message_i], count)
             rows.append(row)
         return rows
 

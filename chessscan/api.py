@@ -47,6 +47,7 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     from chessscan.analysis.game import Tally
     from chessscan.engines.local import report_input_problems
     from chessscan.readers.inputs import resolve_inputs
+    from chessscan.readers.sources import source_name
 
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
@@ -58,6 +59,7 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     sink = MemorySink()
     tally = Tally()
+    tally.cross_check_mode = cross_check  # (the mode asked for, even with no game to read)
     report_input_problems(problems, sink, tally)
     if paths:
         tally.merge(run(paths, sink, options, jobs=jobs))
@@ -66,4 +68,6 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
         schema = schema_for(name, ("fen",) if fen and name == "positions" else ())
         batches = [to_record_batch(b, schema, name) for b in sink.batches.get(name, [])]
         out[name] = to_dataframe(pa.Table.from_batches(batches, schema=schema), name)
-    return Report(out, tally.as_dict())
+    summary = tally.as_dict()
+    summary["sources"] = [source_name(p) for p in paths]  # as summary.json: the sources read
+    return Report(out, summary)

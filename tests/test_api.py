@@ -152,8 +152,13 @@ def test_scan_reads_folders_and_reports_bad_paths_like_the_cli(tmp_path):
     assert len(report.epd_positions) == 300
     assert report.issues.query("code == 'unreadable-input'").source.tolist() == [str(tmp_path / "gone.pgn")]
     assert report.summary["issues_by_code"]["unreadable-input"] == 1
+    assert report.summary["sources"] == [str(folder / "wac.epd")]
     with pytest.raises(FileNotFoundError, match="no such file"):
         chessscan.scan(tmp_path / "gone.pgn")
+    (tmp_path / "empty.pgn").write_text("")
+    summary = chessscan.scan(tmp_path / "empty.pgn", jobs=1).summary
+    assert (summary["sources"], summary["cross_check"]["mode"], summary["issues_by_code"]) == (
+        [], "sample", {"empty-input": 1})
 
 
 def test_closed_vocabulary_categoricals_survive_concat(tmp_path):

@@ -486,7 +486,9 @@ def test_truncated_compressed_epd_file(tmp_path, suffix):
     (b"{ rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR }\n", False),
     (b"8/8/8/8/8/8/K6k w - -\n", False),  # seven ranks: no FEN
     (b"", False),
-    (b"\n\n# only comments\n", False),
+    (b"\n\n# only comments\n", True),  # PGN has no '#' comments: an EPD suite with no position
+    (b"# a note\n1. e4 e5 *\n", False),
+    (b"\n \n", False),
 ])
 def test_looks_like_epd(head, expected):
     assert looks_like_epd(head) is expected

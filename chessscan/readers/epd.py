@@ -599,13 +599,17 @@ _FEN_PLACEMENT_B = re.compile(rb"[pnbrqkPNBRQK1-8]+(?:/[pnbrqkPNBRQK1-8]+){7}")
 def looks_like_epd(head: bytes) -> bool:
     """Whether text starting with ``head`` (bytes) is EPD rather than PGN: its first line
     that is not blank or a ``#`` comment starts with a FEN piece placement (eight ranks),
-    which no PGN game can start with. Used to tell what stdin holds."""
+    which no PGN game can start with; or ``head`` holds ``#`` comment lines and nothing else
+    (PGN has no ``#`` comments: an EPD suite with no position left). Used to tell what stdin
+    holds."""
+    comments = False
     for line in head.removeprefix(b"\xef\xbb\xbf").splitlines():
         fields = line.split(None, 1)
         if not fields or fields[0].startswith(b"#"):
+            comments = comments or bool(fields)
             continue
         return _FEN_PLACEMENT_B.fullmatch(fields[0]) is not None
-    return False
+    return comments
 
 
 def read_epd(path_or_stream: PathOrStream, source: str | None = None) -> Iterator[EpdRecord]:

@@ -544,8 +544,9 @@ def _warn_repeated(paths) -> None:
     for p in paths:
         key = p if p == "-" else os.path.realpath(p)
         if key in seen:
-            click.echo(f"warning: {display_path(p)} is given more than once: its games are read again",
-                       err=True)
+            again = ("stdin is read once: the next gives nothing" if p == "-"
+                     else "its games are read again")
+            click.echo(f"warning: {display_path(p)} is given more than once: {again}", err=True)
         seen.add(key)
 
 

@@ -280,6 +280,15 @@ def test_cli_warns_of_a_file_given_twice(tmp_path):
     assert len(pd.read_parquet(out / "games.parquet")) == 600
 
 
+def test_cli_warns_of_stdin_given_twice(tmp_path):
+    out = tmp_path / "r"
+    result = CliRunner().invoke(main, ["analyze", "-", "-", "-o", str(out), "--silent"],
+                                input=MAGNUS.read_bytes())
+    assert result.exit_code == 0
+    assert result.output.count("- is given more than once: stdin is read once: the next gives nothing") == 1
+    assert len(pd.read_parquet(out / "games.parquet")) == 300
+
+
 def test_cli_interrupt_leaves_no_summary(tmp_path, monkeypatch):
     """Ctrl-C: the tables keep what was analyzed, summary.json (an earlier run's too) is
     gone, exit status 130."""

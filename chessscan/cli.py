@@ -313,7 +313,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     # whole, empty or not), not to leave some of them.
     held = _hold_stops()
     try:
-        prepare_output(out_dir, report_files(tables, fmt))
+        prepare_output(out_dir, report_files(tables, fmt), inputs=sources)
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
     except OutputFolderError as exc:
         _release_stops(held)
@@ -425,7 +425,14 @@ def _write_html(report_dir, out=None) -> None:
 
     from chessscan.reports.page import ReportError, build_report
 
+    from chessscan.reports.writers import OutputFolderError, check_run_file
+
     start = time.perf_counter()
+    if out is None:
+        try:
+            check_run_file(report_dir, "report.html")
+        except OutputFolderError as exc:
+            raise click.BadParameter(f"refusing to write the page there: {exc}", param_hint="REPORT_DIR") from exc
     try:
         path = build_report(report_dir, out)
     except ReportError as exc:
@@ -564,7 +571,8 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
                      select=None, ignore=()) -> dict:
     """``analyze --dask``: run on the cluster, write summary.json, return the summary."""
     from chessscan.readers.sources import display_path
-    from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output
+    from chessscan.engines.local import tables_for
+    from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output, report_files
 
     if fmt != "parquet":
         raise click.UsageError("--dask writes Parquet datasets: --format csv is not supported with it")
@@ -579,7 +587,8 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     from chessscan.engines.dask import run_dask
 
     try:
-        prepare_output(out_dir, [], check_only=True)  # before connecting: fail fast
+        prepare_output(out_dir, report_files(tables_for(paths, options), dataset=True), check_only=True,
+                       inputs=paths)  # before connecting: fail fast
         tally = run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
                          progress=progress, select=select, ignore=ignore, problems=problems)
     except OutputFolderError as exc:

@@ -103,6 +103,57 @@ def test_a_foreign_run_file_is_refused(tmp_path, name):
     assert sorted(p.name for p in tmp_path.iterdir()) == [name] and (tmp_path / name).read_text() == "mine"
 
 
+def test_a_linked_dataset_folder_is_never_followed(tmp_path):
+    """``positions/`` replaced by a link to the user's own dataset: listed in the manifest,
+    the link alone is removed; not listed, the folder is refused (a Dask run would write its
+    parts through it)."""
+    theirs = tmp_path / "mine" / "positions"
+    theirs.mkdir(parents=True)
+    for k in range(2):
+        (theirs / writers.part_name(k)).write_bytes(b"mine")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "positions").symlink_to(theirs)
+    with pytest.raises(writers.OutputFolderError, match="positions/"):
+        writers.prepare_output(out, writers.report_files(["positions"], dataset=True))
+    (out / MANIFEST_NAME).write_text(json.dumps({"tool": "chessscan", "files": ["positions/"]}))
+    writers.prepare_output(out, writers.report_files(["positions"], dataset=True))
+    assert not (out / "positions").exists()
+    assert sorted(p.name for p in theirs.iterdir()) == [writers.part_name(0), writers.part_name(1)]
+
+
+def test_an_input_named_as_a_report_file_is_refused(tmp_path):
+    """The manifest lists games.csv and games.csv is the input: the run would remove it
+    before reading it (or write its table over it)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    games = out / "games.csv"
+    games.write_bytes(MAGNUS.read_bytes())
+    (out / MANIFEST_NAME).write_text(json.dumps({"tool": "chessscan", "files": ["games.csv"]}))
+    result = analyze(games, "-o", out, "--format", "csv")
+    assert result.exit_code == 2 and "games.csv, which this run reads" in result.output
+    assert games.read_bytes() == MAGNUS.read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST_NAME, "games.csv"]
+
+
+def test_report_writes_no_page_over_a_foreign_file_or_through_a_link(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "r"
+    assert analyze(MAGNUS, "-o", out, "--cross-check", "off").exit_code == 0
+    target = tmp_path / "games.pgn"
+    target.write_bytes(b"1. e4 *\n")
+    (out / "report.html").symlink_to(target)
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 2 and "a link" in result.output and target.read_bytes() == b"1. e4 *\n"
+    (out / "report.html").unlink()
+    (out / "report.html").write_text("my page")
+    manifest = json.loads((out / MANIFEST_NAME).read_text())
+    manifest["files"].remove("report.html")
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest))
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 2 and (out / "report.html").read_text() == "my page"
+
+
 def test_output_that_is_a_file_is_an_output_error(tmp_path):
     (tmp_path / "f").write_text("x")
     result = analyze(MAGNUS, "-o", tmp_path / "f")

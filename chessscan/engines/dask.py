@@ -492,7 +492,7 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     try:
         # (only once the scheduler answers: an unreachable one leaves no folder behind)
         # (a part left by an earlier, larger run would be read back as part of this dataset)
-        prepare_output(out_dir, report_files(names, dataset=True))
+        prepare_output(out_dir, report_files(names, dataset=True), inputs=paths)
         # Game index and line number of each shard's first game: counts of the ranges
         # before it in its file (the last range of a file needs no count); a cut that
         # proves to lie inside a comment is dropped.

@@ -183,12 +183,13 @@ class OutputFolderError(Exception):
     writing (see :data:`MANIFEST_NAME`): chessscan neither overwrites nor removes them.
     ``files`` lists them (relative names)."""
 
-    def __init__(self, out_dir: str | os.PathLike, files: Sequence[str]) -> None:
+    def __init__(self, out_dir: str | os.PathLike, files: Sequence[str], why: str | None = None) -> None:
         self.files = list(files)
         shown = ", ".join(self.files[:5]) + (f" and {len(self.files) - 5} more" if len(self.files) > 5 else "")
-        super().__init__(
-            f"{os.fspath(out_dir)} holds {shown}, which chessscan did not write there (it removes "
-            f"only what its {MANIFEST_NAME} lists): move them away or choose another output folder")
+        why = why or (f"which chessscan did not write there (it removes only what its {MANIFEST_NAME} "
+                      f"lists)")
+        super().__init__(f"{os.fspath(out_dir)} holds {shown}, {why}: move them away or choose another "
+                         f"output folder")
 
 
 #: What a run writes beside its tables: the summary, the run's facts (date, elapsed time,
@@ -239,6 +240,8 @@ def _report_named(out: Path) -> list[str]:
         stem, dot, ext = base.rpartition(".")
         if base in RUN_FILES or (dot and stem in tables and ext in FORMATS):
             found.append(name)
+        elif name in tables and entry.is_symlink():
+            found.append(name + "/")  # a dataset written through it would land elsewhere
         elif name in tables and entry.is_dir():
             if any(_PART.match(p.name) for p in entry.iterdir()):
                 found.append(name + "/")
@@ -272,7 +275,36 @@ def _owned(name: str, owned: set[str]) -> bool:
     return name in owned
 
 
-def prepare_output(out_dir: str | os.PathLike, files: Sequence[str], check_only: bool = False) -> None:
+def _inputs_here(out: Path, names: Iterable[str], inputs: Iterable[str]) -> list[str]:
+    """The report names among ``names`` whose entry in ``out`` (or its partial file) is
+    one of ``inputs``: the same file, found by device and inode."""
+    read = set()
+    for p in inputs:
+        try:
+            st = os.stat(p)
+        except (OSError, ValueError):
+            continue
+        read.add((st.st_dev, st.st_ino))
+    if not read:
+        return []
+    found = []
+    for name in sorted(set(names)):
+        base = out / name.rstrip("/")
+        for path in (base, base.with_name(base.name + PARTIAL_SUFFIX)):
+            try:
+                if path.is_symlink():
+                    continue  # removing or replacing a link leaves what it points to
+                st = os.stat(path)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in read:
+                found.append(name)
+                break
+    return found
+
+
+def prepare_output(out_dir: str | os.PathLike, files: Sequence[str], check_only: bool = False,
+                   inputs: Iterable[str] = ()) -> None:
     """Make ``out_dir`` ready for a run that writes ``files`` (see :func:`report_files`).
 
     Removes what earlier chessscan runs recorded writing there (their manifest), so one
@@ -280,9 +312,13 @@ def prepare_output(out_dir: str | os.PathLike, files: Sequence[str], check_only:
     ``files`` in the manifest before anything is written, so that a run killed midway is
     cleaned up by the next. Nothing else is touched. ``check_only``: only the checks.
 
+    A report name in the folder that is one of ``inputs`` (the same file, by any path or
+    link) is neither removed nor written over.
+
     Raises :class:`OutputFolderError` when the folder holds report-named files (tables,
-    ``summary.json``, dataset parts) not in its manifest, for instance a user's own
-    ``games.csv``; ``OSError`` when ``out_dir`` is a file or cannot be written.
+    ``summary.json``, ``run.json``, ``report.html``, dataset parts, a link named as a
+    dataset folder) not in its manifest, for instance a user's own ``games.csv``, or one
+    that is an input; ``OSError`` when ``out_dir`` is a file or cannot be written.
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -292,13 +328,19 @@ def prepare_output(out_dir: str | os.PathLike, files: Sequence[str], check_only:
         foreign = [n for n in _report_named(out) if not _owned(n, owned)]
         if foreign:
             raise OutputFolderError(out_dir, foreign)
+        read = _inputs_here(out, [*owned, *files], inputs)
+        if read:
+            raise OutputFolderError(out_dir, read, "which this run reads: writing the report there "
+                                                   "would remove it")
     if check_only:
         return
     if out.is_dir():
         for name in sorted(owned):
             path = out / name.rstrip("/")
             if name.endswith("/"):
-                if path.is_dir():
+                if path.is_symlink():  # the link only: never the folder it points to
+                    path.unlink()
+                elif path.is_dir():
                     for entry in path.iterdir():
                         if _PART.match(entry.name) and entry.is_file():
                             entry.unlink()
@@ -313,6 +355,17 @@ def prepare_output(out_dir: str | os.PathLike, files: Sequence[str], check_only:
     tmp = out / (MANIFEST_NAME + PARTIAL_SUFFIX)
     tmp.write_text(manifest, encoding="utf-8")
     os.replace(tmp, out / MANIFEST_NAME)
+
+
+def check_run_file(out_dir: str | os.PathLike, name: str) -> None:
+    """Refuse to write ``name`` (one of :data:`RUN_FILES`, e.g. ``report.html``) in the
+    report folder ``out_dir`` over a file that no chessscan run recorded writing there, or
+    through a link. Raises :class:`OutputFolderError`."""
+    path = Path(out_dir) / name
+    if path.is_symlink():
+        raise OutputFolderError(out_dir, [name], "a link: writing the page would write where it points")
+    if path.exists() and name not in _read_manifest(Path(out_dir)):
+        raise OutputFolderError(out_dir, [name])
 
 
 # ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from chessscan.readers.sources import (
     source_name,
     source_size,
 )
-from conftest import shared_skip_reason
+from conftest import SAMPLES, shared_skip_reason
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -378,6 +378,36 @@ def test_closed_stdin_is_an_os_error(monkeypatch):
         open_source("-")
     with pytest.raises(OSError):
         peek_stdin()
+
+
+@pytest.mark.parametrize("packed", ["", "gz", "zst"])
+def test_a_tar_archive_is_refused_plain_or_compressed(tmp_path, packed):
+    """A tar member header (ustar magic, checksum right) at the start of the text: refused
+    as an archive, although the games inside it are text; "ustar " at the same offset in a
+    PGN file is not a tar (its checksum does not match)."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    data = (SAMPLES / "lichess-magnus-300.pgn").read_bytes()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("games.pgn")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    raw = buf.getvalue()
+    if packed == "gz":
+        raw = gzip.compress(raw)
+    elif packed == "zst":
+        raw = zstandard.ZstdCompressor().compress(raw)
+    p = tmp_path / ("games.tar" + (f".{packed}" if packed else ""))
+    p.write_bytes(raw)
+    with open_source(p) as s:
+        with pytest.raises(UnsupportedInput, match="is a tar archive: unpack it"):
+            s.read()
+    fake = tmp_path / "fake.pgn"
+    fake.write_bytes(data[:257] + b"ustar " + data[263:])
+    with open_source(fake) as s:
+        assert s.read(300) == fake.read_bytes()[:300]
 
 
 @pytest.mark.parametrize("kind, head", [("zip", b"PK\x03\x04"), ("7z", b"7z\xbc\xaf\x27\x1c"), ("rar", b"Rar!\x1a\x07\x00")])

@@ -655,3 +655,10 @@ def test_control_characters_of_the_input_are_escaped(tmp_path, fmt):
     assert r"'\x1b[2JQxe5' is not a move" in out and r'"\x1b]0;t\x07\x1b[31mRED - ?"' in out
     assert r"'\x00\x01junk' is not a move" in out
     assert len(out.splitlines()) == 4
+
+
+def test_line_separators_and_a_line_end_in_a_file_name_are_escaped():
+    d = Diagnostic("new\nline.pgn", 3, None, "warning", "missing-result", "x",
+                   game=1, players="Uni\u2028Line\u2029Para - ?")
+    assert format_text(d) == (r'new\x0aline.pgn:3: warning[missing-result]: x (game 1 "Uni\u2028Line\u2029Para - ?")')
+    assert "\u2028" not in format_github(d) and "file=new%0Aline.pgn" in format_github(d)

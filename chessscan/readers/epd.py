@@ -74,7 +74,7 @@ EPD_ERROR_SEVERITY: dict[str, str] = {
     "no-depths": "warning",           # perft position without any node count
     # --- both ------------------------------------------------------------
     "truncated-input": "error",       # compressed stream cut or corrupt; the rest is lost
-    "unsupported-input": "error",     # an archive (zip, 7z, rar), not a text
+    "unsupported-input": "error",     # an archive (zip, 7z, rar, tar), not a text
     "not-text": "error",              # binary data (Parquet, an image, random bytes)
 }
 

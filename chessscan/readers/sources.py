@@ -61,6 +61,21 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz"}
 _XZ_MAGIC = b"\xfd7zXZ\x00"
 # Archives hold files, not a stream of text: they are refused with a clear message.
+# A tar member header's magic field, at offset 257 (POSIX.1-1988 ustar; GNU tar).
+_TAR_MAGIC = (b"ustar\x00", b"ustar ")
+
+
+def _is_tar(head: bytes) -> bool:
+    """Whether ``head`` starts with a tar member header: the ustar magic at offset 257 and a
+    header checksum (octal, bytes 148..155) equal to the sum of the header's 512 bytes with
+    the checksum field read as spaces, so that text holding "ustar " there is not taken for one."""
+    if len(head) < 512 or head[257:263] not in _TAR_MAGIC:
+        return False
+    try:
+        stored = int(head[148:156].strip(b"\x00 ") or b"-1", 8)
+    except ValueError:
+        return False
+    return stored == sum(head[:148]) + 8 * 32 + sum(head[156:512])
 _ARCHIVES = ((b"PK\x03\x04", "zip"), (b"PK\x05\x06", "zip"), (b"7z\xbc\xaf\x27\x1c", "7z"),
              (b"Rar!\x1a\x07", "rar"))
 
@@ -87,7 +102,7 @@ class TruncatedInput(Exception):
 
 
 class UnsupportedInput(TruncatedInput):
-    """An archive (zip, 7z, rar) given as a source: it holds files, not a PGN or EPD text.
+    """An archive (zip, 7z, rar, tar) given as a source: it holds files, not a PGN or EPD text.
     Raised by the first ``read()``, so that a run reports it and goes on with the next
     source."""
 
@@ -694,7 +709,7 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
     Returns a :class:`SourceStream` (a ``io.BufferedReader``; use it as a
     context manager). Raises OSError if the file cannot be opened; ``read()``
     raises :class:`TruncatedInput` if compressed data is truncated or corrupt,
-    :class:`UnsupportedInput` at once for a zip, 7z or rar archive.
+    :class:`UnsupportedInput` at once for a zip, 7z, rar or tar archive (tar also compressed).
     """
     name = source_name(path) if name is None else name
     if isinstance(path, str) and path == STDIN:
@@ -786,6 +801,12 @@ def _text(stream: SourceStream, first: bytes, counter: CountingReader, name: str
     if encoding is None:
         try:
             head = stream.peek(CHESS_TEXT_SNIFF_BYTES)
+            if _is_tar(head):  # plain or decompressed (.tar.gz, .tgz, .tar.zst)
+                refused = SourceStream(_Refused(UnsupportedInput(
+                    f"{name} is a tar archive: unpack it, then give its files"), stream))
+                refused.counter, refused.compression, refused.text_encoding = counter, stream.compression, None
+                refused.source = name
+                return refused
             kind = binary_kind(head[:BINARY_SNIFF_BYTES])
             if kind == "binary data" and (has_chess_text(head) or has_chess_text(_tail(stream, counter))):
                 kind = None  # noise before (or among) games: the reader reports it and goes on

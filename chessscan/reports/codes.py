@@ -116,7 +116,7 @@ ISSUE_CODES: dict[str, IssueCode] = {
         ("decode-fallback", "warning", "the text is not valid UTF-8; decoded as CP1252 or Latin-1"),
         ("truncated-input", "error", "a compressed stream ends early or is corrupt; the game it cuts "
                                      "is incomplete"),
-        ("unsupported-input", "error", "an archive (zip, 7z, rar) given as an input: unpack it first"),
+        ("unsupported-input", "error", "an archive (zip, 7z, rar, tar) given as an input: unpack it first"),
         ("not-text", "error", "an input that is not text (a Parquet file, an image, random bytes): "
                               "nothing is read from it"),
         ("unreadable-input", "error", "a path that does not exist or cannot be read (permission denied, "

@@ -56,7 +56,9 @@ class Diagnostic:
 # binary. Line ends are handled apart (_one_line).
 _UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x0d), *range(0x0e, 0x20),
                                           *range(0x7f, 0xa0))}
-_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in (*range(0x202a, 0x202f), *range(0x2066, 0x206a))})
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in (0x2028, 0x2029, *range(0x202a, 0x202f), *range(0x2066, 0x206a))})
+# A file name's line ends too: as a space, "new<LF>line.pgn" would read as "new line.pgn".
+_UNPRINTABLE_NAME = {**_UNPRINTABLE, 0x0a: "\\x0a", 0x0d: "\\x0d"}
 
 
 def _one_line(text: str) -> str:
@@ -77,7 +79,7 @@ def _context(d: Diagnostic) -> str:
 def format_text(d: Diagnostic) -> str:
     """``path:line:column: severity[code]: message (game N "White - Black", ply P)``;
     ``:column`` (or ``:line:column``) left out when unknown, the parenthesis too."""
-    loc = d.path
+    loc = d.path.translate(_UNPRINTABLE_NAME)
     if d.line is not None:
         loc += f":{d.line}"
         if d.column is not None:

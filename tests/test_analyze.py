@@ -280,6 +280,18 @@ def test_cli_warns_of_a_file_given_twice(tmp_path):
     assert len(pd.read_parquet(out / "games.parquet")) == 600
 
 
+def test_a_file_given_twice_keeps_each_reading_s_once_a_game_rows(tmp_path):
+    uci = tmp_path / "uci.pgn"
+    uci.write_text('[Event "u"]\n\n1. e2e4 e7e5 2. g1f3 *\n\n[Event "v"]\n\n1. d2d4 d7d5 *\n')
+    out = tmp_path / "r"
+    result = CliRunner().invoke(main, ["analyze", str(uci), str(uci), "-o", str(out), "--silent", "--jobs", "1"])
+    assert result.exit_code == 0
+    issues = pd.read_parquet(out / "issues.parquet")
+    assert issues["code"].tolist() == ["uci-move"] * 4 and issues["game_index"].tolist() == [0, 1, 0, 1]
+    assert issues["message"].str.endswith("(3 moves of this game are written so; reported once)").tolist() == [
+        True, False, True, False]
+
+
 def test_cli_warns_of_stdin_given_twice(tmp_path):
     out = tmp_path / "r"
     result = CliRunner().invoke(main, ["analyze", "-", "-", "-o", str(out), "--silent"],

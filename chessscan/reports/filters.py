@@ -108,7 +108,12 @@ class IssueFilter:
         cols = [c.to_pylist() if hasattr(c, "to_pylist") else list(c) for c in columns.values()]
         rows: list[list] = []
         per_game: dict[tuple, list] = {}  # (source, game_index, code) -> [kept row, count]
+        kept: list[list] = []  # per_game's entries, also of the games before (see below)
         for row in zip(*cols):
+            if per_game and (row[source_i], row[game_i]) != next(iter(per_game))[:2]:
+                # Another game: a game's rows are contiguous, and a source given twice
+                # repeats its game indexes, so the once-a-game rule looks at this game only.
+                per_game = {}
             if self._held and any(src != row[source_i] for src in self._held):
                 rows.extend(self._take(lambda src, now=row[source_i]: src != now))
             code = row[code_i]
@@ -124,11 +129,12 @@ class IssueFilter:
                     per_game[key][1] += 1
                     continue
                 per_game[key] = [list(row), 1]
+                kept.append(per_game[key])
                 rows.append(per_game[key][0])
                 continue
             rows.append(list(row))
         # A game's rows come in one batch (engines flush between games), so counts are whole.
-        for row, count in per_game.values():
+        for row, count in kept:
             if count > 1:
                 row[message_i] += f" ({count} moves of this game are written so; reported once)"
         self._pass(names, rows)

@@ -424,7 +424,6 @@ def _write_html(report_dir, out=None) -> None:
     import time
 
     from chessscan.reports.page import ReportError, build_report
-
     from chessscan.reports.writers import OutputFolderError, check_run_file
 
     start = time.perf_counter()

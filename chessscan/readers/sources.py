@@ -61,6 +61,8 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz"}
 _XZ_MAGIC = b"\xfd7zXZ\x00"
 # Archives hold files, not a stream of text: they are refused with a clear message.
+_ARCHIVES = ((b"PK\x03\x04", "zip"), (b"PK\x05\x06", "zip"), (b"7z\xbc\xaf\x27\x1c", "7z"),
+             (b"Rar!\x1a\x07", "rar"))
 # A tar member header's magic field, at offset 257 (POSIX.1-1988 ustar; GNU tar).
 _TAR_MAGIC = (b"ustar\x00", b"ustar ")
 
@@ -76,8 +78,7 @@ def _is_tar(head: bytes) -> bool:
     except ValueError:
         return False
     return stored == sum(head[:148]) + 8 * 32 + sum(head[156:512])
-_ARCHIVES = ((b"PK\x03\x04", "zip"), (b"PK\x05\x06", "zip"), (b"7z\xbc\xaf\x27\x1c", "7z"),
-             (b"Rar!\x1a\x07", "rar"))
+
 
 # The shared corpora use `zstd --long=27`; allow any window the format permits.
 _ZSTD_MAX_WINDOW = 2**31

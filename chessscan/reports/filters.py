@@ -107,12 +107,14 @@ class IssueFilter:
         code_i, source_i, game_i, message_i = at["code"], at["source"], at["game_index"], at["message"]
         cols = [c.to_pylist() if hasattr(c, "to_pylist") else list(c) for c in columns.values()]
         rows: list[list] = []
-        per_game: dict[tuple, list] = {}  # (source, game_index, code) -> [kept row, count]
+        per_game: dict[tuple, list] = {}  # this game's (source, game_index, code) -> [kept row, count]
         kept: list[list] = []  # per_game's entries, also of the games before (see below)
+        game = None  # (source, game_index) of the row before
         for row in zip(*cols):
-            if per_game and (row[source_i], row[game_i]) != next(iter(per_game))[:2]:
+            if (row[source_i], row[game_i]) != game:
                 # Another game: a game's rows are contiguous, and a source given twice
                 # repeats its game indexes, so the once-a-game rule looks at this game only.
+                game = (row[source_i], row[game_i])
                 per_game = {}
             if self._held and any(src != row[source_i] for src in self._held):
                 rows.extend(self._take(lambda src, now=row[source_i]: src != now))

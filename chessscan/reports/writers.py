@@ -229,25 +229,6 @@ def report_files(tables: Iterable[str], fmt: str = "parquet", dataset: bool = Fa
     return names + list(RUN_FILES)
 
 
-def _report_named(out: Path) -> list[str]:
-    """Entries of ``out`` named as a report's: summary.json, table files (also while
-    written), dataset folders holding parts. Sorted, relative names."""
-    found = []
-    tables = set(TABLE_NAMES)
-    for entry in sorted(out.iterdir(), key=lambda e: e.name):
-        name = entry.name
-        base = name[: -len(PARTIAL_SUFFIX)] if name.endswith(PARTIAL_SUFFIX) else name
-        stem, dot, ext = base.rpartition(".")
-        if base in RUN_FILES or (dot and stem in tables and ext in FORMATS):
-            found.append(name)
-        elif name in tables and entry.is_symlink():
-            found.append(name + "/")  # a dataset written through it would land elsewhere
-        elif name in tables and entry.is_dir():
-            if any(_PART.match(p.name) for p in entry.iterdir()):
-                found.append(name + "/")
-    return found
-
-
 def _is_report_name(name: str) -> bool:
     """Whether ``name`` is one a run writes in its folder (:func:`report_files`): a table's
     file or dataset folder, or one of :data:`RUN_FILES`; never a path elsewhere."""
@@ -255,6 +236,25 @@ def _is_report_name(name: str) -> bool:
         return True
     table = name[:-1] if name.endswith("/") else name.rpartition(".")[0]
     return table in TABLE_NAMES and (name.endswith("/") or name.rpartition(".")[2] in FORMATS)
+
+
+def _report_named(out: Path) -> list[str]:
+    """Entries of ``out`` named as a report's: :data:`RUN_FILES`, table files (also while
+    written), dataset folders holding parts, links named as a dataset folder. Sorted,
+    relative names."""
+    found = []
+    tables = set(TABLE_NAMES)
+    for entry in sorted(out.iterdir(), key=lambda e: e.name):
+        name = entry.name
+        base = name[: -len(PARTIAL_SUFFIX)] if name.endswith(PARTIAL_SUFFIX) else name
+        if _is_report_name(base):
+            found.append(name)
+        elif name in tables and entry.is_symlink():
+            found.append(name + "/")  # a dataset written through it would land elsewhere
+        elif name in tables and entry.is_dir():
+            if any(_PART.match(p.name) for p in entry.iterdir()):
+                found.append(name + "/")
+    return found
 
 
 def _read_manifest(out: Path) -> set[str]:

@@ -440,7 +440,9 @@ def to_record_batch(columns: Mapping[str, Any], schema: pa.Schema,
         values = columns[f.name]
         try:
             if isinstance(values, (pa.Array, pa.ChunkedArray)):
-                arr = values.cast(f.type)
+                # (A cast to the array's own type is no copy but still a pass over it: UTF-8
+                # checks of every string, bounds checks of every dictionary code.)
+                arr = values if values.type == f.type else values.cast(f.type)
                 if isinstance(arr, pa.ChunkedArray):
                     arr = arr.combine_chunks()
             elif isinstance(values, np.ndarray):

@@ -5,6 +5,7 @@ from chessscan.core._bits cimport lsb
 
 
 cdef Py_ssize_t _MIN_ROWS, _SAN_ROW_BYTES, _UCI_ROW_BYTES
+cdef uint64_t _LOOSE
 
 
 @cython.final
@@ -36,10 +37,15 @@ cdef class PositionRows:
 
     cpdef truncate(self, Py_ssize_t n)
     cpdef int source_number(self, str source) except -1
-    @cython.locals(i=Py_ssize_t, k=int, nbytes=Py_ssize_t, byte=Py_ssize_t, bit=uint8_t)
     cpdef Py_ssize_t add(self, int source_id, int64_t game_index, int ply, int move_number, bint white, str san,
                          int frm, int to, int promotion, int kind, uint64_t checkers, int flags, int clock,
                          uint64_t zobrist, int repetition) except -1
+    @cython.locals(i=Py_ssize_t, k=int, nbytes=Py_ssize_t, byte=Py_ssize_t, bit=uint8_t)
+    cpdef Py_ssize_t add_key(self, int source_id, int64_t game_index, int ply, int move_number, bint white,
+                             uint64_t san_key, str san, int frm, int to, int promotion, int kind, uint64_t checkers,
+                             int flags, int clock, uint64_t zobrist, int repetition) except -1
+    @cython.locals(j=Py_ssize_t)
+    cdef int _add_key(self, uint64_t key) except -1
     @cython.locals(size=Py_ssize_t)
     cdef int _add_san(self, str san) except -1
     @cython.locals(j=Py_ssize_t, k=int)

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from chessscan.analysis.arrow import from_list
+from chessscan.readers.movetext import LOOSE_KEY
 
 if cython.compiled:
     from cython.cimports.libc.string import memcpy
@@ -39,10 +40,11 @@ _FLAGS = ("in_check", "by_en_passant", "by_castling", "by_promotion", "is_checkm
 #: Nullable int32 columns fed per row (name -> schema position after which it stands); none yet.
 NULLABLE_INT32: tuple[str, ...] = ()
 _MIN_ROWS = 1024
-# Bytes a row may take in each text buffer without a check: a SAN move of the strict form is at
-# most 7 bytes, a UCI move 5; longer SAN text (loose tokens) and checkers grow their buffer.
+# Bytes a row takes in the text buffers at most: a SAN move of the strict form (its key) 7, a
+# UCI move 5; longer SAN text (loose tokens) and checkers grow their buffer as needed.
 _SAN_ROW_BYTES = 8
 _UCI_ROW_BYTES = 5
+_LOOSE = LOOSE_KEY
 
 
 class PositionRows:
@@ -193,6 +195,15 @@ class PositionRows:
         (``frm == to`` writes the null move ``0000``); ``kind`` is a check-kind code (see
         :data:`CHECK_KINDS`); ``checkers`` a bitboard; ``flags`` bits 0..5 are the six flag
         columns in :data:`_FLAGS` order."""
+        return self.add_key(source_id, game_index, ply, move_number, white, 0, san, frm, to, promotion, kind,
+                            checkers, flags, clock, zobrist, repetition)
+
+    def add_key(self, source_id: int, game_index: int, ply: int, move_number: int, white: bool, san_key: int,
+                san: str | None, frm: int, to: int, promotion: int, kind: int, checkers: int, flags: int,
+                clock: int, zobrist: int, repetition: int) -> int:
+        """:meth:`add` with the SAN given as its key (:mod:`chessscan.readers.movetext`), the
+        per-ply loop's way: no text object. ``san``: the text, used when ``san_key`` is 0 or
+        a ``LOOSE_KEY`` (a token with no key)."""
         i = self.n
         if i >= self.cap:
             self._grow()
@@ -212,7 +223,10 @@ class PositionRows:
         self.halfmove_clock[i] = clock
         self.zobrist[i] = zobrist
         self.repetition[i] = repetition
-        self._add_san(san)
+        if 0 < san_key < _LOOSE:
+            self._add_key(san_key)
+        else:
+            self._add_san(san)
         self.san_offsets[i + 1] = self.san_len
         self._add_uci(frm, to, promotion)
         self.uci_offsets[i + 1] = self.uci_len
@@ -222,17 +236,28 @@ class PositionRows:
         self.n = i + 1
         return i
 
+    def _add_key(self, key: int) -> None:
+        """The SAN text of ``key``: its bytes, lowest first, up to the first zero one."""
+        if self.san_len + _SAN_ROW_BYTES > len(self.san_data):
+            self._grow_text(0, self.san_len + _SAN_ROW_BYTES)
+        j = self.san_len
+        while key:
+            self.san_data[j] = key & 255
+            key >>= 8
+            j += 1
+        self.san_len = j
+
     def _add_san(self, san: str) -> None:
         if cython.compiled:
             text = PyUnicode_AsUTF8AndSize(san, cython.address(size))
-            if size > _SAN_ROW_BYTES and self.san_len + size > len(self.san_data) - _SAN_ROW_BYTES:
-                self._grow_text(0, self.san_len + size + _SAN_ROW_BYTES)
+            if self.san_len + size > len(self.san_data):
+                self._grow_text(0, self.san_len + size)
             memcpy(cython.address(self.san_data[self.san_len]), text, size)
             self.san_len += size
         else:
             data = san.encode("utf-8")
-            if len(data) > _SAN_ROW_BYTES and self.san_len + len(data) > len(self.san_data) - _SAN_ROW_BYTES:
-                self._grow_text(0, self.san_len + len(data) + _SAN_ROW_BYTES)
+            if self.san_len + len(data) > len(self.san_data):
+                self._grow_text(0, self.san_len + len(data))
             self.san_data[self.san_len:self.san_len + len(data)] = np.frombuffer(data, np.uint8)
             self.san_len += len(data)
 

@@ -37,7 +37,6 @@ import threading
 import numpy as np
 
 from chessscan.analysis.rows import PositionRows
-from chessscan.core.bitboard import BB_FILES, BB_RANKS
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES
 from chessscan.core.san import IllegalMove, SanError, parse_san
@@ -45,10 +44,11 @@ from chessscan.readers.movetext import LOOSE_KEY, key_list, key_text
 
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING
+    from cython.cimports.cpython.unicode import PyUnicode_DecodeASCII
     from cython.cimports.libc.string import memcpy
 
 if not cython.compiled:
-    from chessscan.core.bitboard import BB_ALL, BB_FILE_A, BB_RANK_1, bit
+    from chessscan.core.bitboard import BB_ALL, BB_FILE_A, BB_RANK_1, bit, lsb
     from chessscan.core.movegen import attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
     from chessscan.core.rules import is_insufficient_material
     from chessscan.core.san import NULL_PIECE, resolve_known
@@ -83,12 +83,12 @@ def _token(san: str) -> int:
     file = rank = 8
     uci_like = 0
     if piece > 0 and from_mask != BB_ALL:
-        for f in range(8):
-            if from_mask == from_mask & BB_FILES[f]:
-                file = f
-        for r in range(8):
-            if from_mask == from_mask & BB_RANKS[r]:
-                rank = r
+        # The origin the text names: a file, a rank, or both (a square) that holds the mask.
+        sq = lsb(from_mask)
+        if from_mask & (BB_FILE_A << (sq & 7)) == from_mask:
+            file = sq & 7
+        if from_mask & (BB_RANK_1 << (sq & 56)) == from_mask:
+            rank = sq >> 3
         if piece == 1 and file < 8 and rank < 8:
             uci_like = 1
     token = ((piece + 3) | file << 4 | rank << 8 | (to if to >= 0 else 64) << 12 | promotion << 19
@@ -104,30 +104,49 @@ _GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
 
 
 class _TokenCache:
-    """Packed tokens (see ``_TOKENS``) by SAN key (:mod:`chessscan.readers.movetext`):
-    direct-mapped, key and token side by side in a C array (compiled only), so most plies
-    need no dict lookup and no text. Key 0 marks an empty slot (no SAN is empty)."""
+    """Packed tokens (see ``_TOKENS``) by SAN key (:mod:`chessscan.readers.movetext`): open
+    addressing with linear probing over a C array of (key, token) pairs (compiled only), so
+    that a ply needs no dict lookup and no text. Key 0 marks an empty slot (no SAN is
+    empty); at most 3/4 of the slots are filled, keys beyond that are looked up in
+    ``_TOKENS`` each time (a corpus has a few thousand distinct moves)."""
+
+    def __init__(self) -> None:
+        self.used = 0  # slots: a C array, zeroed at allocation
 
     def get(self, key: int) -> int:
         """The packed token of the SAN of ``key`` (not a loose token's); raises as
         :func:`_token` does."""
         h = (key * _GOLDEN) >> (64 - _TOKEN_SLOT_BITS)
-        if self.slots[2 * h] == key:
-            return self.slots[2 * h + 1]
-        return self._fill(key, h)
+        while True:
+            k = self.slots[2 * h]
+            if k == key:
+                return self.slots[2 * h + 1]
+            if k == 0:
+                return self._fill(key, h)
+            h = (h + 1) & (_TOKEN_SLOTS - 1)
 
     def _fill(self, key, h):
-        """:meth:`get` on a miss: the token of ``key`` into slot ``h``; kept apart so the hit
-        path stays small enough to inline."""
+        """:meth:`get` on a miss: the token of ``key``, kept in the empty slot ``h``; apart
+        so that the hit path stays small enough to inline."""
         token = _key_token(key)
-        self.slots[2 * h] = key  # (no Python code runs between these two stores)
-        self.slots[2 * h + 1] = token
+        if self.used < _TOKEN_SLOTS // 4 * 3:
+            self.slots[2 * h] = key  # (no Python code runs between these two stores)
+            self.slots[2 * h + 1] = token
+            self.used += 1
         return token
 
 
 def _key_token(key: int) -> int:
     """The packed token of the SAN of ``key`` (not a loose token's)."""
-    san = key_text(key)
+    if cython.compiled:
+        # The key's bytes as text, without Python's int and bytes methods.
+        n = 0
+        while n < 8 and (key >> (8 * n)) & 255:
+            text[n] = (key >> (8 * n)) & 255
+            n += 1
+        san = PyUnicode_DecodeASCII(text, n, cython.NULL)
+    else:
+        san = key_text(key)
     cached = _TOKENS.get(san)
     return cached if cached is not None else _token(san)
 
@@ -267,7 +286,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     checking = attackers(pos, not us, king, pos.occupied)
     blockers = pinned(pos, king, us)
     plies = 0
-    piece = to = 0
+    piece = to = token = 0
     from_mask = 0
     keys = raw.keys
     n_tokens = len(keys) // 8

@@ -11,8 +11,10 @@ the text columns (``san``, ``uci``, ``checkers``) as int32 offsets plus one byte
 and the next row written goes to new ones (copying the rows still held, if any), so the
 arrays handed over never change. :mod:`chessscan.reports.schema` declares the columns.
 
-More columns of the same kinds fit the same scheme: a nullable one adds a validity bitmap,
-set where the row holds a value (:data:`NULLABLE_INT32` lists them; none yet).
+A further column fits the same scheme: a typed buffer grown with the others in
+:meth:`PositionRows._allocate`, written by the loop, handed over in :meth:`to_arrays`; a
+nullable one adds a validity bitmap like the flags' (bits set where a row holds a value) as
+the first buffer of its array.
 """
 
 from __future__ import annotations
@@ -37,8 +39,6 @@ else:
 COLORS = ("black", "white")                            # color: 0 black, 1 white
 CHECK_KINDS = ("none", "direct", "discovered", "double")   # check_kind codes 0..3
 _FLAGS = ("in_check", "by_en_passant", "by_castling", "by_promotion", "is_checkmate", "is_stalemate")
-#: Nullable int32 columns fed per row (name -> schema position after which it stands); none yet.
-NULLABLE_INT32: tuple[str, ...] = ()
 _MIN_ROWS = 1024
 # Bytes a row takes in the text buffers at most: a SAN move of the strict form (its key) 7, a
 # UCI move 5; longer SAN text (loose tokens) and checkers grow their buffer as needed.

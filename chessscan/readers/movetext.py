@@ -483,8 +483,14 @@ def key_list(keys: bytes) -> list:
 def fast_keys(cb: bytes, piece: int = FAST_PIECE) -> tuple[bytes | None, str | None]:
     """:func:`fast_movetext` with the moves as their keys (8 bytes each), and no Python object
     per move (compiled): (keys, result), or (None, None) where the general tokenizer is
-    needed. ``cb``: the movetext with comments blanked. Raises nothing."""
-    if cython.compiled and len(cb) <= piece and cb.isascii():
+    needed. ``cb``: the movetext with comments blanked. Raises nothing.
+
+    Compiled, a movetext of any length is read in one pass (``piece`` bounds the per-move
+    objects of :func:`fast_movetext`, which this pass does not make); the result is the
+    same."""
+    if cython.compiled:
+        if not cb.isascii():
+            return None, None
         return _fast_keys_c(cb, len(cb))
     sans, result = fast_movetext(cb, piece)
     if sans is None:

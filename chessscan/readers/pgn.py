@@ -183,9 +183,11 @@ class RawGame:
 
     @property
     def sans(self) -> list[str]:
-        """The main-line move tokens as str (made from :attr:`keys` on first use)."""
+        """The main-line move tokens as str (made from :attr:`keys` on first use; equal moves
+        share one str)."""
         if self._sans is None:
-            self._sans = [key_text(k) for k in key_list(self._keys)]
+            texts: dict[int, str] = {}
+            self._sans = [texts.get(k) or texts.setdefault(k, key_text(k)) for k in key_list(self._keys)]
         return self._sans
 
     @sans.setter
@@ -223,7 +225,7 @@ class RawGame:
         locating disagreeing: a bug), it returns the movetext's first line
         and column None rather than raising.
         """
-        n = len(self.sans)
+        n = self.plies
         if ply_index < 0:
             ply_index += n
         if not 0 <= ply_index < n:

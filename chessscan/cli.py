@@ -115,6 +115,92 @@ class OutputFailure(click.ClickException):
     exit_code = EXIT_OUTPUT
 
 
+class OutputInUse(click.ClickException):
+    """Another chessscan run is writing the output: exit 2, refused before anything is done."""
+
+    exit_code = EXIT_USAGE
+
+
+def _shown(text) -> str:
+    """A path or any text read (a file name, a baseline's field) as it may be printed: one
+    line, no control character, no workflow command (:func:`~chessscan.reports.diagnostics.printable`)."""
+    from chessscan.reports.diagnostics import printable
+
+    return printable(text)
+
+
+class _OneLineError(click.ClickException):
+    """A ClickException shown on one line, its text made printable: ``Error: MESSAGE``, and for
+    a usage error ``(see 'chessscan CMD -h')`` rather than click's usage block."""
+
+    def __init__(self, exc: click.ClickException) -> None:
+        super().__init__(exc.format_message())
+        self.exit_code = exc.exit_code
+        ctx = getattr(exc, "ctx", None)
+        self.hint = f" (see '{ctx.command_path} -h')" if isinstance(exc, click.UsageError) and ctx else ""
+
+    def show(self, file=None) -> None:
+        click.echo(f"Error: {_shown(self.format_message())}{self.hint}", file=file, err=file is None)
+
+
+def _one_line_error(exc: click.ClickException) -> click.ClickException:
+    if isinstance(exc, (_OneLineError, click.exceptions.NoArgsIsHelpError)):
+        return exc  # (no arguments at all: the help, as asked)
+    return _OneLineError(exc)
+
+
+#: The command line of this run, as a refused run shows it (:func:`_lock_output`).
+_COMMAND_LINE: list[str] = []
+
+
+def _open_std_streams() -> None:
+    """Give every standard stream a file. A stream closed by the caller (``>&-``, ``2>&-``)
+    would otherwise be the number of the next file chessscan opens (a table, a lock), into
+    which anything written to it would go; and Python leaves ``sys.stdout`` None, on which
+    the run crashed. stdin closed reads as empty; stdout closed, or open for reading only,
+    cannot be written (every write fails: exit 4, as for a full disk); stderr closed, or
+    open for reading only, drops the progress, the summary and the messages (the exit
+    status still tells)."""
+    _CLOSED.clear()
+    for fd, flags, name in ((0, os.O_RDONLY, "stdin"), (1, os.O_RDONLY, "stdout"), (2, os.O_WRONLY, "stderr")):
+        if _usable(fd, writing=fd > 0):
+            continue
+        try:
+            null = os.open(os.devnull, flags)
+        except OSError:
+            continue
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if name == "stdout":
+            _CLOSED.add("stdout")
+        if getattr(sys, name) is None or name == "stderr":
+            mode = "r" if fd == 0 else "w"
+            setattr(sys, name, open(fd, mode, buffering=1 if fd == 2 else -1, encoding="utf-8",
+                                    errors="backslashreplace", closefd=False))
+
+
+def _usable(fd: int, writing: bool) -> bool:
+    """Whether ``fd`` is open (and, ``writing``, not for reading only: a shell script run
+    with ``2>&-`` can leave its own file there)."""
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    if writing:
+        try:
+            import fcntl
+
+            return fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY
+        except (ImportError, OSError):
+            pass
+    return True
+
+
+#: Standard streams found closed when the run started.
+_CLOSED: set[str] = set()
+
+
 def _version_message() -> str:
     from chessscan.core import core_mode
 
@@ -126,6 +212,9 @@ class _Group(click.Group):
     128 + N and one line, not click's "Aborted!" and status 1, which means "issues found"."""
 
     def main(self, *args, **kwargs):
+        _open_std_streams()
+        given = kwargs.get("args", args[0] if args else None)
+        _COMMAND_LINE[:] = ["chessscan", *(sys.argv[1:] if given is None else given)]
         try:
             return super().main(*args, **kwargs)
         except SystemExit as exc:
@@ -148,12 +237,21 @@ class _Group(click.Group):
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF):
                 from chessscan.reports.writers import OutputError
 
-                _fail_output(OutputError("<stdout>", exc))
+                closed = exc.errno == errno.EBADF and "stdout" in _CLOSED
+                _fail_output(OutputError("<stdout>", "it is closed" if closed else exc))
             raise
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.ClickException as exc:
+            raise _one_line_error(exc) from None
 
     def invoke(self, ctx):
         try:
             result = super().invoke(ctx)
+        except click.ClickException as exc:
+            raise _one_line_error(exc) from None
         except KeyboardInterrupt as exc:
             _ignore_stop_signals()
             click.echo(f"\n{_stop_name(exc)}", err=True)
@@ -175,6 +273,35 @@ class _Group(click.Group):
         # (which restores the default handlers), it killed a finished run by the signal.
         _ignore_stop_signals()
         return result
+
+
+def _lock_output(path, folder: bool = False):
+    """Hold the lock of the output ``path`` (a report folder, created if missing, or one
+    file) until the command ends (:class:`~chessscan.reports.files.OutputLock`). Returns the
+    lock, or None for an output that is not a regular file (``-``, a device, a FIFO: written
+    through, nothing to lock). Raises :class:`OutputInUse` when another run holds it (the
+    message names that run), OSError when the lock cannot be made (no such folder,
+    read-only)."""
+    import shlex
+
+    from chessscan.readers.sources import display_path
+    from chessscan.reports.files import OutputBusy, OutputLock, lock_path_for
+
+    if folder:
+        if os.path.lexists(path) and not os.path.isdir(path):
+            return None  # not a folder: refused as such (prepare_output)
+        os.makedirs(path, exist_ok=True)
+    elif path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
+        return None
+    lock = OutputLock(lock_path_for(path, folder=folder), display_path(path),
+                      " ".join(shlex.quote(a) for a in _COMMAND_LINE))
+    try:
+        lock.acquire()
+    except OutputBusy as exc:
+        raise OutputInUse(f"{exc}: refused, nothing written; wait for it to end or choose another "
+                          "output") from None
+    click.get_current_context().call_on_close(lock.release)
+    return lock
 
 
 def _flush_stdout() -> None:
@@ -270,7 +397,6 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
 
     from chessscan.analysis.game import Tally
     from chessscan.engines.local import report_input_problems, run, tables_for
-    from chessscan.readers.sources import display_path
     from chessscan.reports.filters import IssueFilter
     from chessscan.reports.writers import (OutputError, OutputFolderError, ReportWriter, prepare_output,
                                            report_files)
@@ -293,7 +419,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     _warn_repeated(paths)
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
     progress = not silent and sys.stderr.isatty()
-    shown_dir = display_path(out_dir)
+    shown_dir = _shown(out_dir)
     if dask_address is not None:
         for p in problems:
             click.echo(_problem_line(p), err=True)
@@ -313,6 +439,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     # whole, empty or not), not to leave some of them.
     held = _hold_stops()
     try:
+        _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
         prepare_output(out_dir, report_files(tables, fmt), inputs=sources)
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
     except OutputFolderError as exc:
@@ -381,7 +508,8 @@ class _RunClock:
 def _write_run_facts(out_dir, summary: dict, started: _RunClock, **options) -> None:
     """``run.json`` beside summary.json: what summary.json leaves out so that two runs give
     the same one (the date, the elapsed time and throughput, chessscan's version, the
-    options). ``chessscan report`` shows them in its headline."""
+    options). ``chessscan report`` shows them in its headline. A run.json that cannot be
+    written is :class:`OutputFailure` (exit 4), and none is left."""
     import datetime
     import json
     from importlib.metadata import PackageNotFoundError, version
@@ -402,11 +530,13 @@ def _write_run_facts(out_dir, summary: dict, started: _RunClock, **options) -> N
         "positions_per_second": round(summary.get("positions", 0) / elapsed, 1) if elapsed > 0 else 0,
         "options": {k: v for k, v in options.items() if v is not None},
     }
-    path = Path(out_dir) / "run.json"
-    try:
-        path.write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        click.echo(f"warning: cannot write {path}: {exc}", err=True)
+    from chessscan.reports.writers import OutputError, replace_file
+
+    try:  # (a new file renamed into place: never written through a link standing there)
+        replace_file(Path(out_dir) / "run.json", (json.dumps(facts, indent=2) + "\n").encode("utf-8"),
+                     through=False)
+    except OutputError as exc:
+        raise OutputFailure(f"{exc} (the tables and summary.json are complete)") from None
 
 
 def _need_report_extra() -> None:
@@ -438,7 +568,7 @@ def _write_html(report_dir, out=None) -> None:
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise OutputFailure(f"cannot write the page: {exc}") from exc
-    click.echo(f"report written to {path} ({time.perf_counter() - start:.1f} s)", err=True)
+    click.echo(f"report written to {_shown(path)} ({time.perf_counter() - start:.1f} s)", err=True)
 
 
 @main.command(context_settings=CONTEXT)
@@ -461,6 +591,17 @@ def report(report_dir, out):
     if not Path(report_dir).is_dir():
         raise click.UsageError(f"{'not a folder' if Path(report_dir).exists() else 'no such folder'}: {report_dir}")
     _need_report_extra()
+    try:  # no run may rewrite the folder while it is read (nor another write its page)
+        _lock_output(report_dir, folder=True)
+    except OSError as exc:
+        if out is None:
+            raise OutputFailure(f"cannot write the page in {_shown(report_dir)}: {exc}") from exc
+        # A folder this user cannot write (read-only): no run writes it either; read unlocked.
+    if out is not None:
+        try:
+            _lock_output(out)
+        except OSError as exc:
+            raise OutputFailure(f"cannot write {_shown(out)}: {exc}") from exc
     _write_html(report_dir, out)
 
 
@@ -506,15 +647,15 @@ def _resolve_cli_inputs(paths, ordered: bool = False):
 
 
 def _problem_line(p) -> str:
-    """One input problem as a diagnostic line (``path: error[code]: message``)."""
-    return f"{p.source}: {p.severity}[{p.code}]: {p.message}"
+    """One input problem as a diagnostic line (``path: error[code]: message``), printable."""
+    return _shown(f"{p.source}: {p.severity}[{p.code}]: {p.message}")
 
 
 def _exit_on_input_errors(problems) -> None:
     """Exit 2 when an input could not be analyzed (missing, unreadable, not text)."""
     bad = [p for p in problems if p.severity == "error"]
     if bad:
-        names = ", ".join(p.source for p in bad[:3]) + (", ..." if len(bad) > 3 else "")
+        names = ", ".join(_shown(p.source) for p in bad[:3]) + (", ..." if len(bad) > 3 else "")
         click.echo(f"error: {len(bad)} input{'s' if len(bad) > 1 else ''} could not be analyzed ({names}): "
                    "exit status 2", err=True)
         sys.exit(2)
@@ -544,15 +685,13 @@ def _render_with_timing(summary: dict, started: "_RunClock") -> str:
 
 def _warn_repeated(paths) -> None:
     """A source given twice is read twice (its rows repeat with the same keys): say so."""
-    from chessscan.readers.sources import display_path
-
     seen = set()
     for p in paths:
         key = p if p == "-" else os.path.realpath(p)
         if key in seen:
             again = ("stdin is read once: the next gives nothing" if p == "-"
                      else "its games are read again")
-            click.echo(f"warning: {display_path(p)} is given more than once: {again}", err=True)
+            click.echo(f"warning: {_shown(p)} is given more than once: {again}", err=True)
         seen.add(key)
 
 
@@ -586,6 +725,10 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     from chessscan.engines.dask import run_dask
 
     try:
+        _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
+    except OSError as exc:
+        raise OutputFailure(f"cannot write the report in {_shown(out_dir)}: {exc}") from exc
+    try:
         prepare_output(out_dir, report_files(tables_for(paths, options), dataset=True), check_only=True,
                        inputs=paths)  # before connecting: fail fast
         tally = run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
@@ -593,7 +736,7 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:
-        _exit_stopped(exc, f"the datasets in {display_path(out_dir)}/ hold only the parts finished before")
+        _exit_stopped(exc, f"the datasets in {_shown(out_dir)}/ hold only the parts finished before")
     except ConnectionError as exc:
         raise click.ClickException(str(exc)) from exc
     except OutputError as exc:
@@ -780,7 +923,7 @@ def _perft_suite(path: str, max_nodes: int) -> int:
         # a position with no count at all has nothing to pass, so it fails.
         if any(error_severity(e[0]) == "error" or e[0] == "no-depths" for e in case.errors):
             failed += 1
-            click.echo(f"FAIL {label}: {'; '.join(messages)}")
+            click.echo(_shown(f"FAIL {label}: {'; '.join(messages)}"))
             continue
         warned = f" (warning: {'; '.join(messages)})" if messages else ""
         try:
@@ -788,7 +931,7 @@ def _perft_suite(path: str, max_nodes: int) -> int:
             pos = _perft_position(case.fen, True)
         except InvalidFen as exc:
             failed += 1
-            click.echo(f"FAIL {label}: {exc}")
+            click.echo(_shown(f"FAIL {label}: {exc}"))
             continue
         results = []
         ok = True
@@ -831,7 +974,7 @@ def _perft_suite(path: str, max_nodes: int) -> int:
         else:
             skipped += 1
             status = "skip"
-        click.echo(f"{status} {label}: {', '.join(results) or 'no depth given'}{warned}")
+        click.echo(_shown(f"{status} {label}: {', '.join(results) or 'no depth given'}{warned}"))
     click.echo(f"checked in {time.perf_counter() - start:.1f} s", err=True)
     # What the cap left out is said: a wrong count over it (D6 1e12) cannot fail the run.
     click.echo(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
@@ -917,10 +1060,11 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     Exit status:
       0  nothing at or above --fail-on
       1  issues at or above --fail-on
-      2  usage error, or an input that cannot be read
+      2  usage error, an input that cannot be read, or an output another run is writing
       3  internal error (a chessscan bug)
-      4  stdout could not be written (disk full, closed)
-      128+N  stopped by signal N (130 Ctrl-C, 143 SIGTERM); the counts so far on stderr
+      4  stdout or an output file could not be written (disk full, closed)
+      128+N  stopped by signal N (130 Ctrl-C, 143 SIGTERM); the counts so far on stderr;
+             141 quietly when stdout's reader went away (| head)
 
     \b
     Examples:
@@ -941,6 +1085,8 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     from chessscan.reports.filters import IssueFilter
     from chessscan.reports.writers import OutputError
 
+    if "stdout" in _CLOSED:  # its diagnostics would go nowhere: refused before any reading
+        _fail_output(OutputError("<stdout>", "it is closed"))
     select_codes, ignore_codes = _code_options(select, ignore)
     items = _resolve_cli_inputs(paths, ordered=True)
     sources = [i for i in items if not isinstance(i, InputProblem)]
@@ -975,7 +1121,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     # (given '-', the gate refuses it: stdin cannot be read twice)
     gate = _validate_gate(list(paths) if "-" in paths else sources, fmt, fail_on, emit, clean_output,
                           rejects_output, baseline_path, write_baseline)
-    sink = DiagnosticSink(emit) if gate is None else _gate_sink(gate)
+    sink = DiagnosticSink(emit) if gate is None else _gate_sink(gate, sources)
     issue_filter = IssueFilter(sink, select_codes, ignore_codes)
     if fmt == "json":
         write('{"diagnostics": [')
@@ -1010,7 +1156,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
             import traceback
 
             traceback.print_exc()
-            click.echo(f"chessscan: internal error while reading {p}: {type(exc).__name__}: {exc} "
+            click.echo(f"chessscan: internal error while reading {_shown(p)}: {type(exc).__name__}: {_shown(exc)} "
                        "(a chessscan bug: please report it with the input)", err=True)
             sys.exit(EXIT_INTERNAL)
         try:
@@ -1053,14 +1199,9 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     if stopped is not None:
         click.echo(f"\n{_stop_name(stopped)}: {errors} errors and {warnings} warnings so far "
                    f"(games of the files finished: {summary['games_read']})", err=True)
-        if gate is not None and gate.split is not None:
-            from chessscan.reports.split import partial_path, sidecar_path
-
-            kept = [partial_path(o) for o in (clean_output, rejects_output,
-                                               rejects_output and sidecar_path(rejects_output)) if o]
-            kept = [k for k in kept if k]
-            if kept:
-                click.echo(f"the split is partial, kept as: {', '.join(kept)}", err=True)
+        if gate is not None and gate.split is not None and gate.split.kept:
+            kept = ", ".join(_shown(k) for k in gate.split.kept)
+            click.echo(f"the split is partial, kept as: {kept}", err=True)
     elif fmt != "json":
         has_epd = any(is_epd(p) for p in sources)
         has_pgn = not has_epd or any(not is_epd(p) for p in sources)
@@ -1079,7 +1220,7 @@ def _fail_output(exc: BaseException) -> None:
     process ended by SIGPIPE."""
     broken_pipe = getattr(exc, "errno", None) == errno.EPIPE
     if not broken_pipe:
-        click.echo(f"chessscan: {exc}", err=True)
+        click.echo(f"chessscan: {_shown(exc)}", err=True)
     try:
         sys.stdout = open(os.devnull, "w")
     except OSError:
@@ -1127,6 +1268,12 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
                                "or EPD inputs, not both")
     if write_baseline and not Path(write_baseline).resolve().parent.is_dir():
         raise click.BadParameter(f"no such folder: {Path(write_baseline).parent}", param_hint="--write-baseline")
+    # Each output locked for the whole run: a second run into one of them is refused.
+    for out, opt in named:
+        try:
+            _lock_output(out)
+        except OSError as exc:
+            raise click.BadParameter(f"cannot write there: {exc}", param_hint=opt) from exc
     baseline = None
     if baseline_path:
         try:
@@ -1151,13 +1298,16 @@ def _same_file(a: str, b: str) -> bool:
         return Path(a).resolve() == Path(b).resolve()
 
 
-def _gate_sink(gate):
+def _gate_sink(gate, sources=()):
     """The run's sink when a gate is used: a DiagnosticSink whose diagnostics reach the gate
-    with their game's bytes, in input order."""
+    with their game's bytes, in input order. ``sources``: the paths read, each read again by
+    its own bytes (the rows name it by its display name, ``Caf\\xe9.pgn``)."""
+    from chessscan.readers.sources import source_name
     from chessscan.reports.diagnostics import DiagnosticSink
     from chessscan.reports.records import RecordSink
 
-    records = RecordSink(gate, want_bytes=gate.needs_bytes)
+    paths = {source_name(p): (p, source_name(p)) for p in sources}
+    records = RecordSink(gate, paths=paths, want_bytes=gate.needs_bytes)
     return records.wrap(DiagnosticSink(records.add), counts=gate.counts)
 
 
@@ -1171,10 +1321,10 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
     if gate.split is not None:
         split = gate.split
         summary["split"] = {"clean": split.clean_count, "rejects": split.reject_count}
-        where = [f"{split.clean_count} clean" + (f" -> {clean_output}" if clean_output else ""),
-                 f"{split.reject_count} rejected" + (f" -> {rejects_output}" if rejects_output else "")]
+        where = [f"{split.clean_count} clean" + (f" -> {_shown(clean_output)}" if clean_output else ""),
+                 f"{split.reject_count} rejected" + (f" -> {_shown(rejects_output)}" if rejects_output else "")]
         side = sidecar_path(rejects_output) if rejects_output else None
-        click.echo("split: " + ", ".join(where) + (f" (issues: {side})" if side else ""), err=True)
+        click.echo("split: " + ", ".join(where) + (f" (issues: {_shown(side)})" if side else ""), err=True)
     if gate.baseline is not None:
         fixed = gate.baseline.fixed()
         summary["baseline"] = {"known": gate.known, "fixed": fixed}
@@ -1182,16 +1332,16 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
             ply = "" if e.get("ply") is None else f", ply {e['ply']}"
             times = f" ({e['count']} times)" if e["count"] > 1 else ""
             players = f' "{e["players"]}"' if e.get("players") else ""
-            click.echo(f"fixed: {e.get('severity', 'issue')}[{e['code']}] in game {e['game']}{players}"
-                       f"{ply}: {e.get('message', '')}{times}", err=True)
-        click.echo(f"baseline {baseline_path}: {gate.known} known issues not shown, "
+            click.echo(_shown(f"fixed: {e.get('severity', 'issue')}[{e['code']}] in game {e['game']}{players}"
+                              f"{ply}: {e.get('message', '')}{times}"), err=True)
+        click.echo(f"baseline {_shown(baseline_path)}: {gate.known} known issues not shown, "
                    f"{sum(e['count'] for e in fixed)} fixed", err=True)
     if write_baseline:
         try:
             n = gate.recorder.write(write_baseline)
         except OSError as exc:
             raise OutputFailure(f"cannot write the baseline: {exc}") from exc
-        click.echo(f"baseline written to {write_baseline}: {n} entries", err=True)
+        click.echo(f"baseline written to {_shown(write_baseline)}: {n} entries", err=True)
         if gate.baseline is None:
             status = 0  # every issue found is now a known one
             summary["exit_status"] = 0

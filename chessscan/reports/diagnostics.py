@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["Diagnostic", "DiagnosticSink", "format_text", "format_github", "closing_line", "counts_by_code"]
+__all__ = ["Diagnostic", "DiagnosticSink", "format_text", "format_github", "closing_line", "counts_by_code",
+           "printable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,26 @@ _UNPRINTABLE.update({c: f"\\u{c:04x}" for c in (0x2028, 0x2029, *range(0x202a, 0
 _UNPRINTABLE_NAME = {**_UNPRINTABLE, 0x0a: "\\x0a", 0x0d: "\\x0d"}
 
 
+def printable(text: str) -> str:
+    """``text`` (a file name, a tag value, a baseline's field: anything read) made safe to
+    print on a terminal or in a CI log, on one line: the bytes of a name that is not UTF-8
+    as ``\\xNN`` (as in the tables), control characters, line ends included, and
+    bidirectional overrides as escapes (``\\x1b``, ``\\x0a``, ``\\u202e``), and a leading
+    ``::`` as ``\\x3a:``, so that no GitHub Actions workflow command (``::error::``,
+    ``::add-mask::``) can start a line."""
+    text = str(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "backslashreplace")
+        text = raw.decode("utf-8", "backslashreplace")
+    text = text.translate(_UNPRINTABLE_NAME)
+    return "\\x3a" + text[1:] if text.startswith("::") else text
+
+
 def _one_line(text: str) -> str:
     # A diagnostic is one line whatever the input held (tag values, comments), and prints
     # no control character.
@@ -79,7 +100,7 @@ def _context(d: Diagnostic) -> str:
 def format_text(d: Diagnostic) -> str:
     """``path:line:column: severity[code]: message (game N "White - Black", ply P)``;
     ``:column`` (or ``:line:column``) left out when unknown, the parenthesis too."""
-    loc = d.path.translate(_UNPRINTABLE_NAME)
+    loc = printable(d.path)
     if d.line is not None:
         loc += f":{d.line}"
         if d.column is not None:

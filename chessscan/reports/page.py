@@ -70,15 +70,21 @@ def build_report(folder: str | os.PathLike, out: str | os.PathLike | None = None
 
     Returns the path written. Raises :class:`ReportError` when ``folder`` is not a finished
     chessscan report or a table cannot be read, ``OSError`` when ``out`` cannot be written.
-    The file is written to a temporary name, then renamed: a reader never sees half a page
-    (a device or symlink such as ``/dev/stdout`` is written through: ``replace_file``).
+    The file is written as a new temporary file, then renamed: a reader never sees half a
+    page, and a link standing at ``folder/report.html`` is replaced, never written through;
+    an ``out`` that is a device or symlink, such as ``/dev/stdout``, is written through
+    (``replace_file``).
     """
     tables = ReportTables(folder)
-    target = Path(out) if out is not None else tables.folder / "report.html"
-    text = render_report(tables, errors_shown=errors_shown, examples=examples)
+    try:
+        target = Path(out) if out is not None else tables.folder / "report.html"
+        text = render_report(tables, errors_shown=errors_shown, examples=examples)
+    finally:
+        tables.close()
     from chessscan.reports.writers import replace_file
 
-    replace_file(target, text.encode("utf-8"))
+    # (backslashreplace: no text read from the folder can make the page invalid UTF-8)
+    replace_file(target, text.encode("utf-8", "backslashreplace"), through=out is not None)
     return target
 
 
@@ -157,7 +163,9 @@ dl.run dd{margin:0}
 
 
 def _head(tables: ReportTables) -> str:
-    name = tables.folder.resolve().name
+    from chessscan.readers.sources import display_path
+
+    name = display_path(tables.folder.resolve().name)  # (a name that is not UTF-8: \xNN, as elsewhere)
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<title>chessscan report: {_e(name)}</title><style>{_CSS}</style></head><body>'

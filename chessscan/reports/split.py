@@ -9,10 +9,12 @@ next one starts on a line of its own; a UTF-8 byte order mark at the start of an
 kept only at the start of an output file.
 
 Beside the rejects file, ``FILE.issues.csv`` lists each rejected record's diagnostics with
-the record's number and the diagnostic's line *in the rejects file*, and where it came from.
+the record's number and the diagnostic's line *in the rejects file*, and where it came from
+(text that a spreadsheet would run as a formula gets a leading ``'``, as in the tables' CSV).
 Output compression follows the suffix (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.zstd``);
-``-`` is stdout. Each file is written under its name plus ``.partial`` and renamed when the
-split ends whole: a stopped or failed run leaves only ``.partial`` files.
+``-`` is stdout. Each file is written as a new file ``NAME.<random hex>.partial``
+(:mod:`chessscan.reports.files`) and renamed when the split ends whole: a stopped or failed
+run leaves only ``.partial`` files (:attr:`SplitWriter.kept` names them).
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from typing import BinaryIO
 
 import zstandard
 
+from chessscan.reports import files
 from chessscan.reports.records import Record, count_lines
-from chessscan.reports.writers import PARTIAL_SUFFIX, OutputError
+from chessscan.reports.writers import OutputError, guard_formula
 
 __all__ = ["SIDECAR_COLUMNS", "SplitWriter", "open_output", "partial_path", "sidecar_path"]
 
@@ -43,37 +46,87 @@ _BOM = b"\xef\xbb\xbf"
 _SEVERITY_RANK = {"error": 0, "warning": 1}
 
 
+def is_special(path: str) -> bool:
+    """Whether the output ``path`` is written through rather than replaced: stdout (``-``),
+    a symlink, or a file that is not a regular one (``/dev/stdout``, a FIFO, ``/dev/full``):
+    renaming over them would replace the link or the device."""
+    return path == "-" or os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path))
+
+
 def sidecar_path(rejects: str) -> str | None:
-    """The sidecar of a rejects file: ``FILE.issues.csv`` (None for stdout, ``-``)."""
-    return None if rejects == "-" else rejects + ".issues.csv"
+    """The sidecar of a rejects file: ``FILE.issues.csv``; None for stdout (``-``) and for a
+    rejects file that is not a regular one (``/dev/full``, a FIFO: no file can stand beside
+    a device)."""
+    if rejects == "-":
+        return None
+    try:
+        if not os.path.isfile(rejects) and os.path.exists(rejects):
+            return None
+    except (OSError, ValueError):
+        pass
+    return rejects + ".issues.csv"
 
 
-def open_output(path: str, write_to: str | None = None) -> BinaryIO:
-    """A binary file for writing ``path`` (or the file ``write_to``, when given), compressed
-    by the suffix of ``path`` (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.zstd``); ``-`` is
-    stdout (left open on close). Raises OSError."""
+def open_output(path: str, write_to: str | BinaryIO | None = None) -> BinaryIO:
+    """A binary file for writing ``path``, compressed by its suffix (``.gz``, ``.bz2``,
+    ``.xz``, ``.zst``/``.zstd``); ``-`` is stdout (left open on close). With ``write_to``, the
+    data goes there instead: a file opened for writing (closed with the result), or a path,
+    created new (:func:`chessscan.reports.files.create`: an existing file or link there is
+    an error); without it, ``path`` is opened as it is (written through). Raises OSError."""
     if path == "-":
         return _Unclosed(sys.stdout.buffer)
-    target = write_to or path
+    if write_to is None:
+        raw = open(path, "wb")
+    else:
+        raw = files.create(write_to) if isinstance(write_to, (str, os.PathLike)) else write_to
     lower = path.lower()
-    if lower.endswith(".gz"):
-        return gzip.open(target, "wb")
-    if lower.endswith(".bz2"):
-        return bz2.open(target, "wb")
-    if lower.endswith(".xz"):
-        return lzma.open(target, "wb")
-    if lower.endswith((".zst", ".zstd")):
-        return zstandard.open(target, "wb")
-    return open(target, "wb")
+    try:
+        if lower.endswith(".gz"):
+            return _Layered(gzip.GzipFile(fileobj=raw, mode="wb"), raw)
+        if lower.endswith(".bz2"):
+            return _Layered(bz2.BZ2File(raw, "wb"), raw)
+        if lower.endswith(".xz"):
+            return _Layered(lzma.LZMAFile(raw, "wb"), raw)
+        if lower.endswith((".zst", ".zstd")):
+            return _Layered(zstandard.ZstdCompressor().stream_writer(raw, closefd=False), raw)
+    except BaseException:
+        raw.close()
+        raise
+    return raw
 
 
 def partial_path(path: str) -> str | None:
-    """Where ``path`` is written until the split ends whole: ``path.partial``, or None for
-    stdout, a symlink or a file that is not a regular one (``/dev/stdout``, a FIFO), which
-    are written through: renaming over them would replace the link or the device."""
-    if path == "-" or os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
-        return None
-    return path + PARTIAL_SUFFIX
+    """A new name under which ``path`` is written until the split ends whole
+    (``path.<random hex>.partial``: :func:`chessscan.reports.files.temporary_path`), or None
+    for an output written through (:func:`is_special`)."""
+    return None if is_special(path) else files.temporary_path(path)
+
+
+class _Layered:
+    """A compressing writer over a file it does not close itself: closing closes both."""
+
+    def __init__(self, writer, raw: BinaryIO) -> None:
+        self._writer, self._raw = writer, raw
+
+    def write(self, data: bytes) -> int:
+        return self._writer.write(data)
+
+    def close(self) -> None:
+        try:
+            self._writer.close()
+        finally:
+            self._raw.close()
+
+
+class _GuardedRows:
+    """A csv writer whose text fields get the tables' formula guard
+    (:func:`~chessscan.reports.writers.guard_formula`)."""
+
+    def __init__(self, writer) -> None:
+        self._writer = writer
+
+    def writerow(self, row) -> None:
+        self._writer.writerow([guard_formula(v) if isinstance(v, str) else v for v in row])
 
 
 class _Unclosed:
@@ -94,8 +147,15 @@ class _Out:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.partial = partial_path(path)
-        self.file = open_output(path, self.partial)
+        if is_special(path):
+            self.partial, self.file = None, open_output(path)
+        else:
+            self.partial, raw = files.create_temporary(path)
+            try:
+                self.file = open_output(path, raw)
+            except BaseException:
+                files.discard(self.partial)
+                raise
         self.written = 0
         self.lines = 0
         self.records = 0
@@ -127,27 +187,38 @@ class SplitWriter:
     only when closed whole (``close(complete=True)``, or no exception in the ``with`` block).
 
     ``clean_count`` and ``reject_count``: records written to each (counted even when that
-    file is not asked for).
+    file is not asked for). ``kept``: once closed, the ``.partial`` files left (a split that
+    did not end whole), in the order clean, rejects, sidecar.
     """
 
     def __init__(self, clean: str | None, rejects: str | None, fail_on: str = "error") -> None:
         self._limit = _SEVERITY_RANK[fail_on]
         self._clean = self._rejects = None
         self._sidecar = self._sidecar_file = None
-        self._renames: list[tuple[str, str]] = []
+        self._side: tuple[str | None, str] | None = None  # (partial, final) of the sidecar
+        self.kept: list[str] = []
         try:
             self._clean = _Out(clean) if clean else None
             self._rejects = _Out(rejects) if rejects else None
             side = sidecar_path(rejects) if rejects else None
             if side:
-                side_partial = partial_path(side)
-                self._sidecar_file = open(side_partial or side, "w", newline="", encoding="utf-8")
-                if side_partial:
-                    self._renames.append((side_partial, side))
-                self._sidecar = csv.writer(self._sidecar_file)
+                if is_special(side):
+                    self._side = (None, side)
+                    self._sidecar_file = open(side, "w", newline="", encoding="utf-8")
+                else:
+                    side_partial, self._sidecar_file = files.create_temporary(side, "w", newline="",
+                                                                               encoding="utf-8")
+                    self._side = (side_partial, side)
+                self._sidecar = _GuardedRows(csv.writer(self._sidecar_file))
                 self._sidecar.writerow(SIDECAR_COLUMNS)
         except BaseException:
-            self.close()
+            try:
+                self.close(complete=False)
+            except OSError:
+                pass
+            for partial in self.kept:  # nothing in them yet
+                files.discard(partial)
+            self.kept = []
             raise
         self.clean_count = 0
         self.reject_count = 0
@@ -188,25 +259,34 @@ class SplitWriter:
 
     def close(self, complete: bool = True) -> None:
         """Close the files (stdout is flushed, not closed) and, when ``complete`` and every
-        file closed well, give them their names; else they stay ``.partial``."""
+        file closed well, give them their names; else they stay ``.partial`` (:attr:`kept`)."""
+        if self._clean is None and self._rejects is None and self._sidecar_file is None:
+            return  # closed already
         failed = None
         renames = [(o.partial, o.path) for o in (self._clean, self._rejects) if o is not None and o.partial]
-        renames += self._renames
-        for out, path in ((self._clean, None), (self._rejects, None), (self._sidecar_file, "sidecar")):
-            if out is None:
-                continue
+        if self._side is not None and self._side[0]:
+            renames.append(self._side)
+        closing = [(o.file, o.path) for o in (self._clean, self._rejects) if o is not None]
+        if self._sidecar_file is not None:
+            closing.append((self._sidecar_file, self._side[1]))
+        for file, name in closing:
             try:
-                (out.file if path is None else out).close()
+                file.close()
             except OSError as exc:  # every file closed, the first failure reported
-                name = out.path if path is None else getattr(out, "name", "the issues sidecar")
                 failed = failed or OutputError(name, exc)
-        self._clean = self._rejects = self._sidecar_file = self._sidecar = None
-        self._renames = []
+        self._clean = self._rejects = self._sidecar_file = self._sidecar = self._side = None
         if complete and failed is None:
             for partial, final in renames:
                 try:
-                    os.replace(partial, final)
+                    files.commit(partial, final)
                 except OSError as exc:
                     failed = failed or OutputError(final, exc)
+                    continue
+                # What a stopped run kept of this output is superseded (the lock held
+                # meanwhile: no other run is writing it).
+                for stale in files.temporaries_of(final):
+                    if os.path.isfile(stale) and not os.path.islink(stale):
+                        files.discard(stale)
+        self.kept = [partial for partial, _ in renames if os.path.lexists(partial)]
         if failed is not None:
             raise failed

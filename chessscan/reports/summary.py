@@ -70,6 +70,9 @@ def render_summary(summary: Mapping[str, Any], *, title: str | None = "chessscan
       lists of scalars are comma-joined.
     * ints get thousands separators, floats 2 decimals, bools yes/no, None
       ``-``; games_ok / games_with_errors get a percentage of games_read.
+    * Text (source names, above all) is made printable, on one line
+      (:func:`~chessscan.reports.diagnostics.printable`): a file name cannot clear the
+      terminal or start a line of its own in a CI log.
 
     Example::
 
@@ -79,8 +82,11 @@ def render_summary(summary: Mapping[str, Any], *, title: str | None = "chessscan
         checks by kind
           direct               812
     """
+    from chessscan.reports.diagnostics import printable
+
     rows: list[tuple[int, str, str | None, bool]] = []  # depth, label, value, numeric
     _collect(summary, 0, rows, top=True)
+    rows = [(d, printable(lbl), v if v is None or num else printable(v), num) for d, lbl, v, num in rows]
     if not rows:
         return title + "\n(empty)" if title else "(empty)"
 

@@ -275,6 +275,11 @@ class _Group(click.Group):
         return result
 
 
+class _NoFolder(FileNotFoundError):
+    def __str__(self) -> str:
+        return self.args[1]
+
+
 def _lock_output(path, folder: bool = False):
     """Hold the lock of the output ``path`` (a report folder, created if missing, or one
     file) until the command ends (:class:`~chessscan.reports.files.OutputLock`). Returns the
@@ -293,6 +298,8 @@ def _lock_output(path, folder: bool = False):
         os.makedirs(path, exist_ok=True)
     elif path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
         return None
+    elif not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise _NoFolder(errno.ENOENT, f"no such folder: {_shown(os.path.dirname(path))}")
     lock = OutputLock(lock_path_for(path, folder=folder), display_path(path),
                       " ".join(shlex.quote(a) for a in _COMMAND_LINE))
     try:

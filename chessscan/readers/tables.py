@@ -178,7 +178,7 @@ def _partition_tags(path: str) -> dict:
     import pyarrow.dataset as ds
 
     names = list(dict.fromkeys(keys))
-    expr = ds.HivePartitioning(pa.schema([(k, pa.string()) for k in names])).parse("/" + "/".join(folders))
+    expr = ds.HivePartitioning(pa.schema([(k, pa.string()) for k in names])).parse("/" + "/".join(folders) + "/")
     return {_tag_of(k): v for k, v in ds.get_partition_keys(expr).items() if _tag_of(k) and v is not None}
 
 
@@ -489,10 +489,11 @@ class TableReader:
             try:
                 if not len(groups):
                     return
-                for batch in pf.iter_batches(self.batch_rows, row_groups=list(groups), columns=columns,
-                                             use_threads=False):
-                    yield index0, total, batch
-                    index0 += batch.num_rows
+                for group in groups:  # (one at a time: a corrupt one loses no row before it)
+                    for batch in pf.iter_batches(self.batch_rows, row_groups=[group], columns=columns,
+                                                 use_threads=False):
+                        yield index0, total, batch
+                        index0 += batch.num_rows
             finally:
                 pf.close()
                 if source is not self.path:

@@ -40,6 +40,8 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from collections import deque
+from itertools import repeat
 from typing import Iterator, NamedTuple, Sequence
 
 from .pgn import MAX_GAME_BYTES, RawGame, _cut_between_tokens, _FIRST_COMMENT_B, _issue, _scan_movetext
@@ -392,25 +394,34 @@ def _empty_game(name: str, index: int, code: str, message: str) -> TableGame:
     return game
 
 
+_consume = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
+_set_item = dict.__setitem__
+
+
+def _row_tags(batch, info: TableInfo) -> list[dict]:
+    """Each row's tags (a dict in column order, the partition tags first), built a column at a
+    time with C loops (``map``): a dict comprehension per row cost 3.4 µs a game."""
+    import pyarrow.compute as pc
+
+    fixed = info.fixed
+    rows = [dict(fixed) for _ in range(batch.num_rows)] if fixed else [{} for _ in range(batch.num_rows)]
+    for k, (_, tag) in enumerate(info.tags, 1):
+        values = _as_text(batch.column(k))
+        nulls = values.null_count
+        if not nulls:
+            _consume(map(_set_item, rows, repeat(tag), values.to_pylist()))
+        elif nulls < len(values):  # a null is a missing tag
+            at = pc.indices_nonzero(values.is_valid()).to_pylist()
+            _consume(map(_set_item, [rows[i] for i in at], repeat(tag), values.drop_null().to_pylist()))
+    return rows
+
+
 def _games(batch, index0: int, name: str, info: TableInfo) -> list[TableGame]:
     """The games of one record batch (column 0: the moves, then the tag columns)."""
     moves = batch.column(0)
     cells = moves.to_pylist() if info.moves_kind == "list" else _as_bytes(moves).to_pylist()
-    names = [tag for _, tag in info.tags]
-    values = [_as_text(batch.column(k)).to_pylist() for k in range(1, batch.num_columns)]
     make = _MAKERS[info.moves_kind]
-    fixed = info.fixed
-    out = []
-    if values:
-        for i, (cell, row) in enumerate(zip(cells, zip(*values))):
-            tags = {t: v for t, v in zip(names, row) if v is not None}
-            if fixed:
-                tags = {**fixed, **tags}
-            out.append(make(cell, name, index0 + i, tags))
-    else:
-        for i, cell in enumerate(cells):
-            out.append(make(cell, name, index0 + i, dict(fixed)))
-    return out
+    return [make(cell, name, index0 + i, tags) for i, (cell, tags) in enumerate(zip(cells, _row_tags(batch, info)))]
 
 
 class TableReader:

@@ -79,6 +79,11 @@ def list_url(url: str, wanted, skip_folder=None) -> list[str] | None:
     from fsspec.core import has_magic
 
     fs, path = url_fs(url)
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    if "http" in protocols and not path.endswith("/") and not has_magic(path):
+        # Over http every URL is also a "folder" of the links its page holds, which fsspec
+        # finds by downloading it whole: only a URL ending with '/' is listed.
+        return [url] if fs.exists(path) else None
     if has_magic(path):
         found = sorted(fs.glob(path))
         return [fs.unstrip_protocol(p) for p in found if not fs.isdir(p)] or None

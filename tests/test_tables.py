@@ -370,6 +370,19 @@ def test_s3_inputs_give_the_local_tables(tmp_path, s3_endpoint, pgn_report):
     by_source = {s: {n: f[f.source == s].reset_index(drop=True) for n, f in got.items()} for s in (twin, pgn)}
     assert_twins(expected, by_source[twin])
     pd.testing.assert_frame_equal(same_name(by_source[pgn]["games"]), same_name(expected["games"]))
+    # On Dask, the workers open the objects themselves (through fsspec).
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines.dask import plan_shards, run_dask
+
+    assert [(s.kind, s.path) for s in plan_shards([twin, pgn])] == [("table", twin), ("pgn", pgn)]
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        tally = run_dask([twin, pgn], str(tmp_path / "dask"), AnalysisOptions(cross_check="off"), client=client)
+    assert tally.games == 600 and tally.positions == 2 * 25805
+    parts = pd.read_parquet(tmp_path / "dask" / "games", dtype_backend="numpy_nullable")
+    pd.testing.assert_frame_equal(parts.astype(got["games"].dtypes.to_dict()), got["games"], check_categorical=False)
     # An unknown bucket: one line, exit 2, the other input still read.
     res = run("analyze", "s3://no-such-bucket/games.pgn", pgn, "-o", tmp_path / "r2", "--silent", "--jobs", "1")
     assert res.exit_code == 2

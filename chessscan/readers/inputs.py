@@ -15,7 +15,7 @@ and the :class:`InputProblem` s of the others, so that one bad path among many i
 * a path that does not exist or cannot be opened is an ``unreadable-input`` error;
 * an archive (``unsupported-input``) or data that is not text (``not-text``) is refused
   whole, with one error;
-* an input with no bytes, or only white space (a folder with no PGN/EPD file), is an
+* an input with no bytes, or only white space (a folder with no PGN/EPD file or table), is an
   ``empty-input`` warning (the engines add the same warning for a source that, read whole,
   gave no game or EPD record).
 
@@ -179,7 +179,7 @@ def _url_items(url: str, moves_column: str | None) -> list[str | InputProblem]:
         return [InputProblem(url, "unreadable-input", "error", "no such object, folder or match")]
     if not files:
         return [InputProblem(url, "empty-input", "warning",
-                             "a folder with no .pgn, .epd (plain or compressed) or table file in it")]
+                             "a folder with no .pgn or .epd file (plain or compressed) or game table in it")]
     out: list[str | InputProblem] = []
     for f in files:
         try:

@@ -11,7 +11,6 @@ import datetime
 import functools
 import http.server
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -31,7 +30,7 @@ from click.testing import CliRunner
 import chessscan
 from chessscan.cli import main
 from chessscan.readers.inputs import REPORT_MANIFEST, resolve_each
-from chessscan.readers.tables import TableReader, inspect_table, table_kind
+from chessscan.readers.tables import TableReader, table_kind
 from chessscan.reports.writers import MANIFEST_NAME
 from conftest import SAMPLES
 

@@ -46,8 +46,8 @@ from typing import Iterator, NamedTuple, Sequence
 
 from .pgn import MAX_GAME_BYTES, RawGame, _cut_between_tokens, _FIRST_COMMENT_B, _issue, _scan_movetext
 from .movetext import blank_comments, fast_movetext
-from .sources import STDIN, source_name
-from .urls import is_url, open_url, url_size
+from .sources import STDIN, source_name, source_size
+from .urls import is_url, open_url
 
 __all__ = ["TABLE_SUFFIXES", "MOVES_COLUMNS", "KNOWN_TAGS", "BATCH_ROWS", "TableError", "TableInfo",
            "table_kind", "is_table", "inspect_table", "TableReader"]
@@ -449,7 +449,6 @@ class TableReader:
         self.row_groups = row_groups
         self.batch_rows = batch_rows
         self.bytes_read = 0
-        self._size = None
 
     def __enter__(self) -> "TableReader":
         return self
@@ -468,7 +467,7 @@ class TableReader:
         except TableError as exc:
             yield _empty_game(self.name, 0, exc.code, str(exc))
             return
-        size = url_size(self.path) if is_url(self.path) else os.path.getsize(self.path)
+        size = source_size(self.path)
         columns = [info.moves] + [c for c, _ in info.tags]
         index = 0
         try:

@@ -369,6 +369,9 @@ def test_s3_inputs_give_the_local_tables(tmp_path, s3_endpoint, pgn_report):
     by_source = {s: {n: f[f.source == s].reset_index(drop=True) for n, f in got.items()} for s in (twin, pgn)}
     assert_twins(expected, by_source[twin])
     pd.testing.assert_frame_equal(same_name(by_source[pgn]["games"]), same_name(expected["games"]))
+    # A glob is listed through the file system, every match read in name order.
+    found = resolve_each(["s3://games/*/*.pgn.zst", "s3://games/hf/data/year=*/month=0[1-4]/*.parquet"])
+    assert found == [pgn, twin]
     # On Dask, the workers open the objects themselves (through fsspec).
     pytest.importorskip("dask.dataframe")
     distributed = pytest.importorskip("distributed")
@@ -405,6 +408,12 @@ def test_https_input(tmp_path, pgn_report):
         got = tables(out)
         twin = {n: f[f.source == f"{base}/{TWIN.name}"].reset_index(drop=True) for n, f in got.items()}
         assert_twins(tables(pgn_report), twin)
+        # EPD too, told by its name as a local file is.
+        epd = SAMPLES / "arasan-wacnew.epd"
+        remote = chessscan.scan(f"{base}/{epd.name}", jobs=1, cross_check="off").epd_positions
+        local = chessscan.scan(str(epd), jobs=1, cross_check="off").epd_positions
+        assert len(remote) == 300
+        pd.testing.assert_frame_equal(same_name(remote), same_name(local))
         res = run("validate", f"{base}/missing.pgn")  # (the only input: the run cannot start)
         assert res.exit_code == 2
         assert res.output == f"Error: cannot read input: no such object, folder or match: {base}/missing.pgn\n"

@@ -382,16 +382,20 @@ def _warn_if_uncompiled() -> None:
                    "consistency, input); the summary still counts every issue.")
 @click.option("--ignore", "ignore", multiple=True, metavar="CODE[,CODE...]",
               help="Do not report these issue codes (or groups); the summary still counts them.")
+@click.option("--moves-column", metavar="NAME", default=None,
+              help="The column holding the moves in Parquet/Arrow game tables (default: the first "
+                   "of movetext, moves_san, moves_uci, transcript, in any case).")
 @click.option("--html", "write_html", is_flag=True,
               help="Also write OUTPUT/report.html, the report as one page (see `chessscan report`). "
                    "Needs chessscan[report].")
 def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size,
-            select, ignore, write_html):
+            select, ignore, moves_column, write_html):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD, .pgn PGN, any
-    other name EPD when it starts with a FEN, else PGN), folders (their .pgn and .epd files,
-    recursively) or - for stdin. Writes positions, games, perpetuals,
+    other name EPD when it starts with a FEN, else PGN), game tables (Parquet, Arrow IPC,
+    Feather: one row a game), folders (their .pgn and .epd files and tables, recursively),
+    URLs (s3://, gs://, az://, https://, hf://: objects, folders, globs) or - for stdin. Writes positions, games, perpetuals,
     epd_positions, issues and disagreements tables and summary.json to the output folder.
     Games are analyzed on every core (--jobs), or on a Dask cluster (--dask).
 
@@ -422,9 +426,9 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         piped = [p for p in paths if is_pipe(p)]
         if piped:  # its workers cannot open /dev/fd/N, and a FIFO cannot be read in shards
             raise click.UsageError(f"--dask reads files, not a pipe ({piped[0]})")
-    sources, problems = _resolve_cli_inputs(paths)
+    sources, problems = _resolve_cli_inputs(paths, moves_column=moves_column)
     _warn_repeated(paths)
-    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
+    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column)
     progress = not silent and sys.stderr.isatty()
     shown_dir = _shown(out_dir)
     if dask_address is not None:
@@ -433,7 +437,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
                                    problems, select_codes, ignore_codes)
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
-                         cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size)
+                         cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size,
+                         moves_column=moves_column)
         click.echo(_render_with_timing(summary, started), err=True)
         click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
@@ -488,7 +493,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     except OutputError as exc:
         raise OutputFailure(str(exc)) from None
     _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
-                     cross_check=cross_check, jobs=jobs)
+                     cross_check=cross_check, jobs=jobs, moves_column=moves_column)
     click.echo(_render_with_timing(summary, started), err=True)
     click.echo(f"tables written to {shown_dir}/", err=True)
     _release_stops(done, replay=False)
@@ -633,7 +638,7 @@ def _code_options(select, ignore):
         raise click.BadParameter(str(exc), param_hint="--select/--ignore") from exc
 
 
-def _resolve_cli_inputs(paths, ordered: bool = False):
+def _resolve_cli_inputs(paths, ordered: bool = False, moves_column: str | None = None):
     """The sources to read for ``paths`` and the problems of the others
     (:func:`~chessscan.readers.inputs.resolve_each`); with ``ordered``, the one ordered list.
     Refuses ``-`` when stdin is a terminal (nothing is piped in), and exits 2 when no path
@@ -644,7 +649,7 @@ def _resolve_cli_inputs(paths, ordered: bool = False):
         raise click.UsageError("'-' reads PGN or EPD from stdin, but stdin is a terminal: pipe or redirect "
                                "a file into it (chessscan ... - < games.pgn, or zstdcat games.pgn.zst | "
                                "chessscan ... -)")
-    items = resolve_each(paths)
+    items = resolve_each(paths, moves_column)
     problems = [i for i in items if isinstance(i, InputProblem)]
     sources = [i for i in items if not isinstance(i, InputProblem)]
     unreadable = [p for p in problems if p.code == "unreadable-input"]
@@ -1048,19 +1053,23 @@ class WorkerDied(click.ClickException):
 @click.option("--write-baseline", metavar="FILE", default=None,
               help="Record every issue found in a baseline file (sorted JSON, keyed on the game's "
                    "content, the code and the ply).")
+@click.option("--moves-column", metavar="NAME", default=None,
+              help="The column holding the moves in Parquet/Arrow game tables (default: the first "
+                   "of movetext, moves_san, moves_uci, transcript, in any case).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: one per core, or all in this process on 2 cores or "
                    "fewer; 1: all in this process). The diagnostics, their order and the counts are "
                    "the same for any number.")
 @click.option("--silent", is_flag=True, help="No progress bar (shown on stderr when it is a terminal).")
-def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, clean_output, rejects_output,
-             baseline_path, write_baseline):
+def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, select, ignore, clean_output,
+             rejects_output, baseline_path, write_baseline):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
     `path:line:column: severity[code]: message (game N "White - Black", ply P)` on stdout,
-    in input order; the counts, and the issues by code, go to stderr. PATHS are files,
-    folders (their .pgn and .epd files, recursively) or - for stdin. Codes are listed in the
+    in input order; the counts, and the issues by code, go to stderr. PATHS are files (PGN,
+    EPD, game tables), folders (their .pgn and .epd files and tables, recursively), URLs or
+    - for stdin. Codes are listed in the
     README ("Issue codes"); --select and --ignore choose which are reported.
 
     \b
@@ -1095,7 +1104,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     if "stdout" in _CLOSED:  # its diagnostics would go nowhere: refused before any reading
         _fail_output(OutputError("<stdout>", "it is closed"))
     select_codes, ignore_codes = _code_options(select, ignore)
-    items = _resolve_cli_inputs(paths, ordered=True)
+    items = _resolve_cli_inputs(paths, ordered=True, moves_column=moves_column)
     sources = [i for i in items if not isinstance(i, InputProblem)]
     _warn_repeated(paths)
 
@@ -1132,7 +1141,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     issue_filter = IssueFilter(sink, select_codes, ignore_codes)
     if fmt == "json":
         write('{"diagnostics": [')
-    options = AnalysisOptions(positions="none", cross_check=cross_check)
+    options = AnalysisOptions(positions="none", cross_check=cross_check, moves_column=moves_column)
     tally = Tally()
     tally.cross_check_mode = cross_check
     unreadable = False
@@ -1254,6 +1263,12 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     if piped:  # the second reading found the pipe empty: no game was copied, silently
         raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read "
                                f"each input twice: give files, not a pipe ({piped[0]})")
+    from chessscan.readers.tables import is_table
+
+    tables = [p for p in paths if is_table(p)]
+    if tables:  # (the split and the baselines read a game's text, which a table row has not)
+        raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read the "
+                               f"games' text: give PGN or EPD inputs, not a game table ({tables[0]})")
     outputs = [o for o in (clean_output, rejects_output) if o]
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")

@@ -31,7 +31,8 @@ How a run goes:
 
 Workers open the input files and write the output folder themselves: on a real cluster both
 must be on a filesystem every worker sees under the same path (relative paths are made
-absolute on the client; the ``source`` column keeps the path as given).
+absolute on the client; the ``source`` column keeps the path as given), or the inputs are
+URLs, which each worker opens through fsspec. A URL, and a game table, is one shard.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from chessscan.engines.local import (
     DEFAULT_BATCH_ROWS,
     add_no_games_issue,
     analyze_one,
+    game_source,
     is_epd,
     new_sampler,
     new_tables,
@@ -57,7 +59,9 @@ from chessscan.engines.local import (
     tables_for,
 )
 from chessscan.readers.pgn import ReadEnd, count_line_ends, line_at, read_games, sure_game_start
-from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
+from chessscan.readers.sources import detect_compression, detect_utf16, source_name, source_size
+from chessscan.readers.tables import is_table
+from chessscan.readers.urls import is_url
 from chessscan.reports.filters import IssueFilter, held_row
 from chessscan.reports.schema import schema_for
 from chessscan.reports.writers import (TableWriter, buffered_rows, clear, new_buffers, part_name, prepare_output,
@@ -83,7 +87,7 @@ class Shard(NamedTuple):
     ``number``: position in the run (part files are named after it); ``path``: the file to
     open (absolute); ``source``: the name written in the rows (the path as given);
     ``kind``: ``'range'`` (bytes ``start``..``end`` of an uncompressed PGN file), ``'pgn'``
-    (a whole PGN file) or ``'epd'`` (a whole EPD file); ``size``: bytes on disk, for
+    (a whole PGN file), ``'epd'`` (a whole EPD file) or ``'table'`` (a whole game table); ``size``: bytes on disk, for
     progress; ``first``: whether it is the first shard of its file.
     """
 
@@ -142,8 +146,15 @@ def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE) -> l
         p = os.fspath(p)
         if p == "-":
             raise ValueError("stdin ('-') cannot be analyzed on a Dask cluster: give files")
-        path = os.path.abspath(p)
         name = source_name(p)
+        if is_url(p) or is_table(p):
+            # One task a file: the workers open it themselves (a URL through fsspec), and a
+            # table's reader numbers its rows.
+            kind = "table" if is_table(p) else "epd" if is_epd(p) else "pgn"
+            size = source_size(p) or 0
+            shards.append(Shard(len(shards), p if is_url(p) else os.path.abspath(p), name, kind, 0, size, size, True))
+            continue
+        path = os.path.abspath(p)
         size = os.path.getsize(path)
         if is_epd(p) or size <= shard_size or _whole_file(path):
             kind = "epd" if is_epd(p) else "pgn"
@@ -317,12 +328,12 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
         else:
             if shard.kind == "range":
                 stream = _open_range(shard.path, shard.start, shard.end)
-            else:
-                stream = open_source(shard.path, name=shard.source)
+            else:  # a whole PGN file or game table
+                stream = game_source(shard.path, options, shard.source)
             positions = tables["positions"]
             games = tables["games"]["game_index"]
             with stream:
-                for raw in read_games(stream, source=shard.source):
+                for raw in (read_games(stream, source=shard.source) if shard.kind == "range" else stream):
                     if shard.start:
                         raw.rebase(first_index, shard.start, first_line)
                     analyze_one(raw, tables, options, tally, None, deferred)

@@ -59,6 +59,9 @@ the pool recorded it (the pool never told that worker to stop, and Python's exit
 waited for it forever). On a stop, the pool's thread finishes what it is doing before the
 pool is stopped, so the pool knows every worker it has.
 
+Game tables (Parquet, Arrow: :mod:`chessscan.readers.tables`) are read in the main process,
+row group batch by batch, and their games sent to the workers in batches of ``batch_games``.
+
 EPD sources are analyzed in the main process (after the PGN chunks before them are
 written). An input of less than one chunk is analyzed in the main process too: starting
 the pool would cost more than it saves. When every input is a file under a sixteenth of a
@@ -88,6 +91,7 @@ from chessscan.engines.local import (
     add_no_games_issue,
     analyze_one,
     flush_tables,
+    game_source,
     is_epd,
     new_sampler,
     new_tables,
@@ -101,6 +105,7 @@ from chessscan.engines.local import (
 from chessscan.readers.counts import event_lines, termination_marks
 from chessscan.readers.pgn import ReadEnd, count_line_ends, last_sure_game_start, read_games
 from chessscan.readers.sources import TruncatedInput, open_source, source_name, source_size
+from chessscan.readers.tables import is_table
 from chessscan.reports.writers import buffered_rows, new_buffers
 
 __all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "MAX_CHUNK_BYTES", "default_jobs", "auto_jobs", "analyze_batch",
@@ -637,6 +642,26 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 read_here(stream, parts[0], None, name, state, offset0, line0, seen)
                 return
 
+    def read_table(path: str) -> None:
+        """A game table: the main process reads its rows and sends its games in batches of
+        ``batch_games`` (module doc)."""
+        with game_source(path, options) as reader:
+            batch: list = []
+            seen = read = 0
+            for raw in reader:
+                read += 1
+                batch.append(raw)
+                if len(batch) >= batch_games:
+                    full = sampler.full() if sampler is not None else 0
+                    submit(analyze_batch, (batch, options, pgn_names, arrow, full), reader.bytes_read - seen, True)
+                    seen, batch = reader.bytes_read, []
+            if batch or reader.bytes_read > seen:
+                full = sampler.full() if sampler is not None else 0
+                submit(analyze_batch, (batch, options, pgn_names, arrow, full), reader.bytes_read - seen, False)
+            if not read:
+                deliver_all()
+                no_games(reader.name)
+
     def flush_epd() -> None:
         flush_tables(sink, tables, names)
 
@@ -646,6 +671,9 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 deliver_all()  # rows of earlier games first (they share the issues table)
                 run_epd_source(path, tables, tally, flush_epd, bar, batch_rows)
                 flush_epd()
+                continue
+            if is_table(path):
+                read_table(path)
                 continue
             with open_source(path) as stream:
                 read_chunks(stream, source_name(path))

@@ -753,6 +753,11 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     try:
         prepare_output(out_dir, report_files(tables_for(paths, options), dataset=True), check_only=True,
                        inputs=paths)  # before connecting: fail fast
+    except OutputFolderError as exc:
+        raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
+    except OSError as exc:  # a file where the folder should be
+        raise OutputFailure(f"cannot write the report in {shown}: {exc}") from exc
+    try:
         tally = engine.run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
                                 progress=progress, select=select, ignore=ignore, problems=problems,
                                 say=lambda line: click.echo(line, err=True), retried=retried)

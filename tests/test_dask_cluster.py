@@ -445,11 +445,18 @@ def test_workers_that_do_not_see_the_output_folder_fail_the_run(tmp_path):
 
     (tmp_path / "cluster").mkdir()
     c = Cluster(tmp_path / "cluster", workers=1, preload=False, wrap=wrap)
+    hidden_input = blind / "games.pgn"  # (here, not where the worker looks)
+    shutil.copy(MAGNUS, hidden_input)
     try:
         whole = analyze(MAGNUS, "--dask", c.address, "--shard-size", "256K", "-o", blind / "report")
         games = analyze(MAGNUS, "--dask", c.address, "--shard-size", "256K", "-o", half)
+        unread = analyze(hidden_input, "--dask", c.address, "--shard-size", "256K", "-o", tmp_path / "seen")
     finally:
         c.stop()
+    assert unread.returncode == 2, unread.stderr
+    assert re.fullmatch(rf"Error: a worker cannot read the input: shard 0 \({hidden_input}, bytes 0-[\d,]+\): "
+                        rf"FileNotFoundError: .*: the workers must see the inputs under the same path as this "
+                        rf"client; no summary.json is written", _last_line(unread)), unread.stderr
     assert whole.returncode == 4, whole.stderr
     assert _last_line(whole).startswith(f"Error: shard 0 ({MAGNUS}, bytes 0-")
     assert (f"the worker tcp://127.0.0.1:") in _last_line(whole)

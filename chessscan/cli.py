@@ -746,6 +746,12 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     engine.quiet_logs()
     shown = _shown(out_dir)
     retried: list = []
+    try:  # before the folder is made (for its lock): a bad or unreachable address leaves nothing
+        resolved, _ = engine.resolve_address(address)
+        if resolved != "local":
+            engine.probe_scheduler(resolved, engine.connect_timeout())
+    except (engine.AddressError, engine.SchedulerUnreachable) as exc:
+        raise DaskUsageError(f"--dask: {exc}") from None
     try:
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
     except OSError as exc:

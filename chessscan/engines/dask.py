@@ -306,8 +306,9 @@ RUN_MARKER = ".chessscan-dask-run"
 #: publishes): how long a task of a stopped run goes on.
 MARKER_CHECK_SECONDS = 1.0
 # A part being written: hidden (readers of the dataset skip names starting with '.') and
-# unique to the task's attempt; renamed to its part name when whole.
-_TEMP_PART = re.compile(r"\.part-\d{6}\.parquet\.[0-9a-f]+(\.partial)?\Z")
+# unique to the task's attempt, renamed to its part name when whole; or a part's temporary
+# file (NAME.<hex>.partial, reports.files), the client's own or an earlier version's.
+_TEMP_PART = re.compile(r"\.part-\d{6}\.parquet\.[0-9a-f]+\Z|\.?part-\d{6}\.parquet(\.[0-9a-f]+)*\.partial\Z")
 
 
 class RunGone(Exception):
@@ -853,8 +854,8 @@ def _retried(client, futures: list, shards: list[Shard]) -> list[dict]:
 
 
 def sweep_parts(out_dir: str, names: Iterable[str]) -> int:
-    """Remove the parts being written (hidden ``.part-*`` names, and ``part-*.parquet.partial``)
-    in the dataset folders ``names`` of ``out_dir`` that this process sees; returns how
+    """Remove the parts being written (hidden ``.part-*`` names, and the ``*.partial`` files
+    of parts) in the dataset folders ``names`` of ``out_dir`` that this process sees; returns how
     many. (What a killed worker or a stopped run left: never a whole part.)"""
     removed = 0
     for name in names:
@@ -864,7 +865,7 @@ def sweep_parts(out_dir: str, names: Iterable[str]) -> int:
         except OSError:
             continue
         for entry in entries:
-            if _TEMP_PART.match(entry) or (entry.startswith("part-") and entry.endswith(".parquet.partial")):
+            if _TEMP_PART.match(entry):
                 try:
                     os.unlink(os.path.join(folder, entry))
                     removed += 1

@@ -614,7 +614,8 @@ def resolve_address(address: str) -> tuple[str, str]:
         import dask
         import distributed  # noqa: F401  (adds its defaults to dask.config)
 
-        address = str(dask.config.get("scheduler-address", None) or "").strip()
+        key = "scheduler-address"  # (what distributed.Client() reads; DASK_SCHEDULER_ADDRESS sets it)
+        address = str(dask.config.get(key, None) or "").strip()
         if not address:
             return "local", "Dask's configuration names no scheduler: DASK_SCHEDULER_ADDRESS, scheduler-address"
         origin = ("DASK_SCHEDULER_ADDRESS" if os.environ.get("DASK_SCHEDULER_ADDRESS")

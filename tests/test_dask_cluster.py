@@ -496,6 +496,25 @@ def test_check_parts_names_the_first_part_missing_or_short(tmp_path):
         check_parts([(tmp_path / "bad.parquet", 1)])
 
 
+def _in_process(address, jobs):
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    return distributed.Client(cluster, set_as_default=False), cluster
+
+
+def test_the_run_marker_is_a_new_file_and_gone_after_the_run(tmp_path, monkeypatch):
+    """A link planted at the marker's name is replaced, not written through; the marker is
+    gone when the run is."""
+    monkeypatch.setattr(dask_engine, "_client", _in_process)
+    out, victim = tmp_path / "r", tmp_path / "victim"
+    victim.write_text("keep")
+    out.mkdir()
+    (out / dask_engine.RUN_MARKER).symlink_to(victim)
+    result = CliRunner().invoke(main, ["analyze", str(SAMPLES / "sf-books-stalemates-500.epd"), "--dask", "local",
+                                       "-o", str(out), "--silent"])
+    assert result.exit_code == 0, result.output
+    assert victim.read_text() == "keep" and not os.path.lexists(out / dask_engine.RUN_MARKER)
+
+
 def test_a_part_lost_after_its_task_fails_the_run_with_exit_4(tmp_path, monkeypatch):
     """The check of the reported parts is what stands between a lost part and a summary:
     a part gone after its task reported it (here removed as it is published) is exit 4."""
@@ -508,13 +527,8 @@ def test_a_part_lost_after_its_task_fails_the_run_with_exit_4(tmp_path, monkeypa
                 os.unlink(path)
         return parts
 
-    def in_process(address, jobs):
-        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                           dashboard_address=None)
-        return distributed.Client(cluster, set_as_default=False), cluster
-
     monkeypatch.setattr(dask_engine, "_publish", publish)
-    monkeypatch.setattr(dask_engine, "_client", in_process)
+    monkeypatch.setattr(dask_engine, "_client", _in_process)
     out = tmp_path / "r"
     result = CliRunner().invoke(main, ["analyze", str(MAGNUS), "--dask", "local", "--shard-size", "256K",
                                        "-o", str(out), "--silent"])

@@ -77,7 +77,7 @@ from chessscan.readers.urls import is_url
 from chessscan.reports.filters import IssueFilter, held_row
 from chessscan.reports.schema import schema_for
 from chessscan.reports.writers import (OutputError, TableWriter, buffered_rows, clear, new_buffers, part_name,
-                                       prepare_output, report_files)
+                                       prepare_output, replace_file, report_files)
 
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "ShardResult", "plan_shards", "count_range", "settle_shards",
            "analyze_shard", "finish_shards", "run_dask", "resolve_address", "probe_scheduler", "sweep_parts",
@@ -955,9 +955,8 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
         try:
             prepare_output(out_dir, report_files(names, dataset=True), inputs=paths)
             sweep_parts(out_dir, names)
-            with open(marker, "w", encoding="ascii") as f:
-                f.write(run_id + "\n")
-            marked = True
+            marked = True  # (removed on every way out, even when written only in part)
+            replace_file(marker, (run_id + "\n").encode("ascii"), through=False)  # a new file, never a link's
         except OSError as exc:
             if isinstance(exc, OutputError):
                 raise

@@ -1431,6 +1431,7 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
                          rejects_output) -> int:
     """Close the split files, write the baseline, report on stderr (and in ``summary``) what
     the split wrote and the baseline's known and fixed issues. Returns the exit status."""
+    from chessscan.reports.baseline import FIXED_SHOWN
     from chessscan.reports.split import sidecar_path
 
     gate.close()
@@ -1444,12 +1445,16 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
     if gate.baseline is not None:
         fixed = gate.baseline.fixed()
         summary["baseline"] = {"known": gate.known, "fixed": fixed}
-        for e in fixed:
+        shown, more = fixed[:FIXED_SHOWN], fixed[FIXED_SHOWN:]
+        for e in shown:
             ply = "" if e.get("ply") is None else f", ply {e['ply']}"
             times = f" ({e['count']} times)" if e["count"] > 1 else ""
             players = f' "{e["players"]}"' if e.get("players") else ""
             click.echo(_shown(f"fixed: {e.get('severity', 'issue')}[{e['code']}] in game {e['game']}{players}"
                               f"{ply}: {e.get('message', '')}{times}"), err=True)
+        if more:
+            click.echo(f"fixed: {len(more):,} more entries ({sum(e['count'] for e in more):,} issues) not shown: "
+                       "--format json lists every one (summary.baseline.fixed)", err=True)
         click.echo(f"baseline {_shown(baseline_path)}: {gate.known} known issues not shown, "
                    f"{sum(e['count'] for e in fixed)} fixed", err=True)
     if write_baseline:

@@ -1437,11 +1437,15 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
     gate.close()
     if gate.split is not None:
         split = gate.split
-        summary["split"] = {"clean": split.clean_count, "rejects": split.reject_count}
+        summary["split"] = {"clean": split.clean_count, "rejects": split.reject_count, "closed": split.closed}
         where = [f"{split.clean_count} clean" + (f" -> {_shown(clean_output)}" if clean_output else ""),
                  f"{split.reject_count} rejected" + (f" -> {_shown(rejects_output)}" if rejects_output else "")]
         side = sidecar_path(rejects_output) if rejects_output else None
         click.echo("split: " + ", ".join(where) + (f" (issues: {_shown(side)})" if side else ""), err=True)
+        if split.closed:  # what the split adds to a game's text (README: Split, baseline, SARIF)
+            click.echo(f"split: {split.closed} game{'s' if split.closed > 1 else ''} with no termination marker of "
+                       "its own closed, so that the game after it reads apart: a line with a marker (and '}' or "
+                       "')' before it for a comment or variation left open)", err=True)
     if gate.baseline is not None:
         fixed = gate.baseline.fixed()
         summary["baseline"] = {"known": gate.known, "fixed": fixed}

@@ -191,8 +191,13 @@ def _ends_between(data: bytes) -> bool:
     left open, no escape line in the text, and its parentheses (variations, or in tag
     values) closed in order, so none is open at the marker. False when unsure (the reader
     then decides)."""
-    if b"%" in data:
-        return False
+    if data[:1] == b"%" or b"\n%" in data or b"\r%" in data:
+        return False  # (a '%' line: an escape line, or comment text)
+    if b";" not in data and b"(" not in data and b")" not in data:
+        # Brace comments only (Lichess's clocks): the marker is outside them when no '{'
+        # follows the last '}'.
+        tail = data[data.rfind(b"}") + 1:]
+        return b"{" not in tail and _ENDS_WITH_RESULT_B.search(tail.rstrip()[-10:]) is not None
     text = _STRIP_B.sub(b" ", data) if b"{" in data or b";" in data else data
     if b"{" in text or b"}" in text:
         return False

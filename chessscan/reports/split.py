@@ -54,6 +54,7 @@ SIDECAR_COLUMNS = ("game", "line", "column", "game_line", "severity", "code", "p
 _BOM = b"\xef\xbb\xbf"
 _MARKERS = frozenset(RESULTS.values())  # the termination markers (PGN §8.2.6)
 _PAREN_B = re.compile(rb"[()]")
+_SPACE = b" \t\r\n\x0b\x0c"  # what bytes.rstrip() strips
 _SEVERITY_RANK = {"error": 0, "warning": 1}
 
 
@@ -186,18 +187,30 @@ def _read(data: bytes) -> tuple[list[RawGame], ReadEnd]:
 
 
 def _ends_between(data: bytes) -> bool:
-    """A quick test that the reader stands between games at the end of ``data``, the text of
-    one game: its last token outside comments is a termination marker, with no comment
-    left open, no escape line in the text, and its parentheses (variations, or in tag
-    values) closed in order, so none is open at the marker. False when unsure (the reader
-    then decides)."""
+    """A quick test that the reader ends the game of ``data`` (the text of one record) at its
+    termination marker, so that no text after it can go on with it: its last token outside
+    comments is a termination marker, with no comment left open, no escape line in the text,
+    and its parentheses (variations, or in tag values) closed in order, so none is open at
+    the marker. (Closed comments on lines after the marker, which would be the preamble of
+    a game after them, change no game.) False when unsure: the reader then decides."""
+    if b";" not in data and b"(" not in data and b")" not in data:
+        # Brace comments only (Lichess's clocks, their '%' included): the marker is outside
+        # them when no '{' follows the last '}', and that '}' is not on an escape line (§6).
+        j = data.rfind(b"}")
+        if data.find(b"{", j + 1) >= 0 or data.find(b"%", j + 1) >= 0:
+            return False
+        if j >= 0:
+            k = max(data.rfind(b"\n", 0, j), data.rfind(b"\r", 0, j)) + 1
+            if data[k:k + 1] == b"%":
+                return False
+        n = len(data)
+        while n > j + 1 and data[n - 1] in _SPACE:
+            n -= 1
+        # (from 10 bytes before the end, the marker's length and more: from the start, the
+        # regex would try every offset)
+        return _ENDS_WITH_RESULT_B.search(data, max(j + 1, n - 10), n) is not None
     if data[:1] == b"%" or b"\n%" in data or b"\r%" in data:
         return False  # (a '%' line: an escape line, or comment text)
-    if b";" not in data and b"(" not in data and b")" not in data:
-        # Brace comments only (Lichess's clocks): the marker is outside them when no '{'
-        # follows the last '}'.
-        tail = data[data.rfind(b"}") + 1:]
-        return b"{" not in tail and _ENDS_WITH_RESULT_B.search(tail.rstrip()[-10:]) is not None
     text = _STRIP_B.sub(b" ", data) if b"{" in data or b";" in data else data
     if b"{" in text or b"}" in text:
         return False

@@ -297,8 +297,10 @@ def _submit(pool: ProcessPoolExecutor, fn, *args) -> Future:
             raise BrokenProcessPool(f"{dead} process died") from exc
         raise
     except (EOFError, OSError) as exc:
-        raise BrokenProcessPool(f"a worker process could not start ({type(exc).__name__}: {exc}); "
-                                f"{_dead_helpers(wait=0.2) or 'the forkserver'} gone?") from exc
+        dead = _dead_helpers(wait=0.2)
+        raise BrokenProcessPool(f"{dead} process died" if dead else
+                                f"the forkserver could not start a worker process ({type(exc).__name__}: {exc}): "
+                                "killed?") from exc
 
 
 #: Seconds a stopped run waits for its workers to finish the chunks they hold (about a second

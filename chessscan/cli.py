@@ -1443,9 +1443,11 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
         side = sidecar_path(rejects_output) if rejects_output else None
         click.echo("split: " + ", ".join(where) + (f" (issues: {_shown(side)})" if side else ""), err=True)
         if split.closed:  # what the split adds to a game's text (README: Split, baseline, SARIF)
-            click.echo(f"split: {split.closed} game{'s' if split.closed > 1 else ''} with no termination marker of "
-                       "its own closed, so that the game after it reads apart: a line with a marker (and '}' or "
-                       "')' before it for a comment or variation left open)", err=True)
+            n = split.closed
+            click.echo(f"split: {n} game{'s' if n > 1 else ''} with no termination marker of "
+                       f"{'their' if n > 1 else 'its'} own closed, so that the game after {'each' if n > 1 else 'it'} "
+                       "reads apart: a line with a marker (and '}' or ')' before it for a comment or variation "
+                       "left open)", err=True)
     if gate.baseline is not None:
         fixed = gate.baseline.fixed()
         summary["baseline"] = {"known": gate.known, "fixed": fixed}

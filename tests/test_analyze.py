@@ -103,6 +103,20 @@ def test_variants_are_reported_not_analyzed():
     assert tables["summary"]["games_unsupported_variant"] == 8
 
 
+@pytest.mark.parametrize("name", ["Standard", "From Position", "Chess", "Classical", "normal", "Regular",
+                                  "regular", " Standard "])
+def test_standard_chess_under_the_names_exporters_write(tmp_path, name):
+    """lichess, python-chess, xboard/cutechess/TCEC and kokopu ("Regular") name standard
+    chess in the Variant tag: such a game is analyzed (it was an unsupported-variant)."""
+    path = tmp_path / "g.pgn"
+    path.write_text(f'[Event "E"]\n[Variant "{name}"]\n[Result "1-0"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 '
+                    '4. Qxf7# 1-0\n')
+    tables = scan(path, cross_check="off")
+    assert list(tables["issues"].code) == []
+    assert tables["games"].plies[0] == 7 and tables["games"].outcome[0] == "checkmate"
+    assert tables["summary"]["games_unsupported_variant"] == 0
+
+
 BROKEN = """[Event "a"]
 [White "W"]
 [Black "B"]

@@ -188,11 +188,39 @@ def test_a_zip_in_analyze_is_one_error_not_a_game(tmp_path):
     with zipfile.ZipFile(archive, "w") as z:
         z.write(MAGNUS, "magnus.pgn")
     out = tmp_path / "r"
-    res = run("analyze", archive, "-o", out, "--silent", "--jobs", "1")
+    res = run("analyze", archive, MAGNUS, "-o", out, "--silent", "--jobs", "1", "--cross-check", "off")
     assert res.exit_code == 2
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["games_read"] == 0 and summary["cross_check"]["games"] == 0
-    assert issues_of(out).code.tolist() == ["unsupported-input"]
+    assert summary["games_read"] == 300 and summary["sources"] == [str(MAGNUS)]
+    assert issues_of(out).code.tolist()[0] == "unsupported-input"
+
+
+@pytest.mark.parametrize("kind", ["not-text", "unsupported-input", "both"])
+def test_analyze_with_no_input_it_can_analyze_writes_nothing(tmp_path, kind):
+    """Only inputs that cannot be analyzed (not text, an archive): exit 2 before anything is
+    written, as for a missing file (a full, empty report was written, then exit 2)."""
+    import random
+
+    noise = tmp_path / "noise.bin"
+    noise.write_bytes(random.Random(7).randbytes(3000))
+    archive = tmp_path / "games.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(MAGNUS, "magnus.pgn")
+    paths = {"not-text": [noise], "unsupported-input": [archive], "both": [noise, archive]}[kind]
+    out = tmp_path / "r"
+    res = run("analyze", *paths, "-o", out, "--silent", "--jobs", "1")
+    assert res.exit_code == 2 and not out.exists()
+    lines = res.stderr.splitlines()
+    assert [line.split("[")[1].split("]")[0] for line in lines[:-1]] == [
+        {noise: "not-text", archive: "unsupported-input"}[p] for p in paths]
+    assert lines[-1] == "Error: no input could be analyzed: nothing is written"
+    # An empty file beside them gives nothing to analyze either; a file of games does.
+    empty = tmp_path / "empty.pgn"
+    empty.write_bytes(b"")
+    assert run("analyze", *paths, empty, "-o", out, "--silent", "--jobs", "1").exit_code == 2
+    assert not out.exists()
+    assert run("analyze", *paths, MAGNUS, "-o", out, "--silent", "--jobs", "1").exit_code == 2
+    assert json.loads((out / "summary.json").read_text())["games_read"] == 300
 
 
 def test_an_empty_file_warns(tmp_path):

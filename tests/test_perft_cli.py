@@ -303,3 +303,22 @@ def test_the_summary_counts_what_max_nodes_left_unchecked(tmp_path):
     result = invoke("--suite", str(suite), "--max-nodes", "0")
     assert result.exit_code == 1  # all checked: D3 is wrong
     assert result.stdout.splitlines()[-2:] == ["ok   line 2: D6 53896", "1 passed, 1 failed"]
+
+
+@pytest.mark.parametrize("words, shown", [
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 3",
+     '"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" 3'),
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 3",
+     '"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -" 3'),
+    ("--divide 8/8/8/8/8/8/8/K6k b - - 2",
+     '"8/8/8/8/8/8/8/K6k b - -" 2'),
+])
+def test_a_fen_not_quoted_is_shown_quoted(words, shown):
+    """The shell splits a FEN given unquoted: the error shows the command with it quoted (it
+    said "'w' is not a valid integer range")."""
+    res = CliRunner().invoke(main, ["perft", *words.split()])
+    assert res.exit_code == 2
+    assert res.output.splitlines()[-1] == f"Error: the FEN must be one argument: quote it, as in chessscan perft {shown}"
+    quoted = shown.rsplit(" ", 1)
+    res = CliRunner().invoke(main, ["perft", quoted[0].strip('"'), quoted[1]])
+    assert res.exit_code == 0 and res.output.split()[-1] == {"3": "8902", "2": "9"}[quoted[1]]

@@ -278,7 +278,7 @@ def test_the_positions_table_is_only_read_through_filters(tmp_path, samples_repo
 
 def test_report_of_a_folder_that_is_no_report(tmp_path):
     result = CliRunner().invoke(main, ["report", str(tmp_path)])
-    assert result.exit_code == 1 and "holds no summary.json" in result.output and result.exception is not None
+    assert result.exit_code == 2 and "holds no summary.json" in result.output and result.exception is not None
     assert not isinstance(result.exception, (ValueError, KeyError))  # a clean exit, no traceback
     result = CliRunner().invoke(main, ["report", str(tmp_path / "missing")])
     assert result.exit_code == 2 and "no such folder" in result.output
@@ -293,7 +293,7 @@ def test_report_of_a_summary_or_run_json_that_is_no_object(tmp_path):
     assert "no run.json in this folder" in (out / "report.html").read_text()
     (out / "summary.json").write_text("[1, 2]")  # was an AttributeError
     result = CliRunner().invoke(main, ["report", str(out)])
-    assert result.exit_code == 1 and "not a chessscan summary (a JSON list, not an object)" in result.output
+    assert result.exit_code == 2 and "not a chessscan summary (a JSON list, not an object)" in result.output
     assert not isinstance(result.exception, AttributeError)
 
 
@@ -325,11 +325,11 @@ def test_report_of_a_hand_edited_summary(tmp_path, samples_report):
             ("games_read", float("nan"), '"games_read" is nan, not a finite number')]:
         (out / "summary.json").write_text(json.dumps({**written, key: value}))
         result = CliRunner().invoke(main, ["report", str(out)])
-        assert result.exit_code == 1 and problem in result.output, (key, result.output)
+        assert result.exit_code == 2 and problem in result.output, (key, result.output)
         assert isinstance(result.exception, SystemExit)
     (out / "summary.json").write_text("[" * 100_000)  # was a RecursionError
     result = CliRunner().invoke(main, ["report", str(out)])
-    assert result.exit_code == 1 and "cannot read it as JSON" in result.output
+    assert result.exit_code == 2 and "cannot read it as JSON" in result.output
     # run.json is information only: fields of another type are left out, the page is written.
     (out / "summary.json").write_text(json.dumps(written))
     (out / "run.json").write_text(json.dumps({"options": None, "elapsed_seconds": "x", "games_per_second": None,

@@ -1349,7 +1349,7 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
         has_pgn = not has_epd or any(not is_epd(p) for p in sources)
         click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd,
                                 baseline=gate is not None and gate.baseline is not None), err=True)
-        counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden)
+        counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden, reported=issue_filter.reported)
         if counts:
             click.echo(counts, err=True)
     sys.exit(status)

@@ -405,9 +405,11 @@ def test_uci_move_is_reported_once_per_game_with_its_count(uci_file):
     assert len(uci) == 2
     assert uci[0].startswith(f"{uci_file}:6:4: warning[uci-move]: 'e2e4' names its origin square")
     assert "(4 moves of this game are written so; reported once)" in uci[0]
-    assert "(game 2" in uci[1] and "reported once" not in uci[1]  # a single one has no count
-    # The counts on stderr keep every occurrence.
-    assert "  5  warning  uci-move" in res.stderr
+    assert "(game_index 1" in uci[1] and "reported once" not in uci[1]  # a single one has no count
+    # The counts on stderr keep every occurrence, and say how many diagnostics stand for them,
+    # so that the closing line's warnings (the diagnostics printed) add up.
+    assert "  5  warning  uci-move  (2 diagnostics: once a game)" in res.stderr.splitlines()
+    assert res.stderr.splitlines()[0].endswith(", 2 warnings")
 
 
 def test_select_and_ignore(uci_file, tmp_path):
@@ -441,6 +443,7 @@ def test_decode_fallback_once_per_file(tmp_path):
     assert len(lines) == 1
     assert lines[0].startswith(f"{path}:1: warning[decode-fallback]: ")
     assert "5 games of this file are decoded so (reported once)" in lines[0]
+    assert "  5  warning  decode-fallback  (1 diagnostic: once a file)" in res.stderr.splitlines()
     out = tmp_path / "r"
     assert run("analyze", path, "-o", out, "--silent", "--jobs", "1").exit_code == 0
     rows = issues_of(out).query("code == 'decode-fallback'")
@@ -465,7 +468,7 @@ def test_uci_moves_of_the_shared_messy_file_once():
     res = run("validate", "--format", "json", path)
     doc = json.loads(res.stdout)
     uci = [d for d in doc["diagnostics"] if d["code"] == "uci-move"]
-    assert len(uci) == len({d["game"] for d in uci})
+    assert len(uci) == len({d["game_index"] for d in uci})
     assert doc["summary"]["issues_by_code"]["uci-move"] > len(uci)
 
 

@@ -371,8 +371,9 @@ class _WorkerProcess:
     unguarded ``chessscan.scan(..., jobs=2)`` ran the script's body again in every worker,
     which then died starting a pool of its own ("bootstrapping phase"), as did a script with
     no file (``python - < script.py``). The preparation data (``multiprocessing.spawn``)
-    names the main script after ``sys.modules["__main__"]``: while a worker starts, that
-    entry is a blank module, so none is named and the worker imports only what it unpickles.
+    names the main script after ``sys.modules["__main__"]``: while a worker starts (a few
+    milliseconds, under a lock; nothing chessscan runs meanwhile looks that entry up), it is a
+    blank module, so none is named and the worker imports only what it unpickles.
     """
 
     def start(self) -> None:

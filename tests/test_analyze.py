@@ -204,7 +204,8 @@ def test_invalid_fen_tag_lists_every_fault(tmp_path):
 
 def test_cli_analyze_writes_tables_that_pandas_reads(tmp_path):
     out = tmp_path / "report"
-    result = CliRunner().invoke(main, ["analyze", str(MAGNUS), "-o", str(out), "--cross-check", "full"])
+    # (--cross-check full through the CLI: test_engines' jobs_2_equals_jobs_1[magnus-full])
+    result = CliRunner().invoke(main, ["analyze", str(MAGNUS), "-o", str(out)])
     assert result.exit_code == 0, result.output
     positions = pd.read_parquet(out / "positions.parquet")
     games = pd.read_parquet(out / "games.parquet")
@@ -216,7 +217,8 @@ def test_cli_analyze_writes_tables_that_pandas_reads(tmp_path):
 
     summary = json.loads((out / "summary.json").read_text())
     assert summary["games_read"] == 300
-    assert summary["cross_check"]["games"] == 300 and summary["cross_check"]["disagreements"] == 0
+    assert summary["cross_check"]["mode"] == "sample" and summary["cross_check"]["games"] > 0
+    assert summary["cross_check"]["disagreements"] == 0
     assert summary["positions"] == len(positions)
 
 
@@ -350,9 +352,11 @@ def test_odd_counters_and_elos_are_reported_not_a_crash(tmp_path):
     assert list(issues.code) == ["invalid-fen"] and list(issues.line) == [1]
 
 
-def test_scan_takes_bytes_and_pathlike_paths():
-    for path in (bytes(MAGNUS), MAGNUS, [str(MAGNUS)]):
-        assert len(scan(path)["games"]) == 300
+def test_scan_takes_bytes_and_pathlike_paths(tmp_path):
+    games = tmp_path / "three.pgn"  # (the three first of MAGNUS: the path's type is what is tested)
+    games.write_bytes(b"[Event ".join(MAGNUS.read_bytes().split(b"[Event ")[:4]))
+    for path in (bytes(games), games, [str(games)]):
+        assert len(scan(path)["games"]) == 3
 
 
 def test_scan_of_nothing_has_empty_game_tables():

@@ -170,6 +170,7 @@ h3{margin:24px 0 6px}
 table{border-collapse:collapse;margin:8px 0 12px;font-size:13px;max-width:100%}
 th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 td .num{white-space:nowrap}
+@media (min-width:641px){table.dict td:first-child code{white-space:nowrap}}
 th{background:var(--bg)}td.r,th.r{text-align:right}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,540px),1fr));gap:18px}
 figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:10px;break-inside:avoid;min-width:0}

@@ -77,6 +77,10 @@ def test_every_position_agrees_with_python_chess(path):
     assert rows.empty, rows.head(10).to_string()
 
 
+# 2,800 games, 25 s of CPU (50 s more uncompiled): slow. The quick run holds the tables to
+# python-chess on the shipped samples (above, and the full cross-check of test_crosscheck),
+# and the slow whole-corpus runs below cover these three sources whole.
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["lichess-magnus-first1000.pgn", "pgnmentor-Fischer.pgn",
                                   "tcec-nocomments-first1000.pgn"])
 def test_shared_samples_agree_with_python_chess(name):

@@ -429,6 +429,10 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
             raise click.UsageError(f"--dask reads files, not a pipe ({piped[0]})")
     sources, problems = _resolve_cli_inputs(paths, moves_column=moves_column)
     _warn_repeated(paths)
+    if not sources and any(p.severity == "error" for p in problems):
+        for p in problems:
+            click.echo(_problem_line(p), err=True)
+        raise InputError("no input could be analyzed: nothing is written")
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column)
     progress = not silent and sys.stderr.isatty()
     shown_dir = _shown(out_dir)
@@ -554,13 +558,15 @@ def _write_run_facts(out_dir, summary: dict, started: _RunClock, **options) -> N
 
 
 def _need_report_extra() -> None:
-    """Fail before any work when the page's libraries are missing."""
+    """Fail before any work (exit 2) when the page's libraries are missing."""
     try:
         import chess.svg  # noqa: F401
         import matplotlib  # noqa: F401
     except ImportError as exc:
-        raise click.ClickException(
-            f"report.html needs the optional report dependencies: pip install 'chessscan[report]' ({exc})") from exc
+        # The report extra is matplotlib alone: naming it works from a checkout and from a
+        # package index alike ('chessscan[report]' asks an index for chessscan).
+        raise InputError(f"report.html draws its charts with matplotlib, which is not installed: "
+                         f"pip install 'matplotlib>=3.7' (the report extra) and run again ({exc})") from exc
 
 
 def _write_html(report_dir, out=None) -> None:
@@ -579,7 +585,7 @@ def _write_html(report_dir, out=None) -> None:
     try:
         path = build_report(report_dir, out)
     except ReportError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise InputError(str(exc)) from exc
     except OSError as exc:
         raise OutputFailure(f"cannot write the page: {exc}") from exc
     click.echo(f"report written to {_shown(path)} ({time.perf_counter() - start:.1f} s)", err=True)
@@ -854,6 +860,7 @@ class _PerftCommand(click.Command):
 
     def parse_args(self, ctx, args):
         given = list(args)
+        _refuse_unquoted_fen(given, ctx)
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
@@ -863,6 +870,31 @@ class _PerftCommand(click.Command):
                 depth.type.convert(word, depth, ctx)  # raises BadParameter, but for -0
                 return super().parse_args(ctx, [a if a != word else "0" for a in given])  # -0 is 0
             raise
+
+
+# The FEN fields after the placement: side to move, castling, en passant, the two counters.
+_FEN_FIELDS = (r"[wb]", r"-|[KQkqA-Ha-h]+", r"-|[a-h][36]", r"[0-9]+", r"[0-9]+")
+
+
+def _refuse_unquoted_fen(args: list[str], ctx) -> None:
+    """A FEN given as several words (``perft rnbqkbnr/... w KQkq - 0 1 3``: the shell splits
+    it) is a usage error that shows the command with the FEN quoted; click would have read
+    the side to move as DEPTH ("'w' is not a valid integer range")."""
+    words = [a for a in args if not a.startswith("--")]
+    at = next((i for i, a in enumerate(words) if a.count("/") == 7), None)
+    if at is None or at + 1 >= len(words) or not re.fullmatch(_FEN_FIELDS[0], words[at + 1]):
+        return
+    fields = [words[at]]
+    for word, pattern in zip(words[at + 1:], _FEN_FIELDS):
+        if not re.fullmatch(pattern, word):
+            break
+        fields.append(word)
+    rest = words[at + len(fields):]
+    if not rest and len(fields) > 4:  # the last number was DEPTH
+        rest = [fields.pop()]
+    depth = rest[0] if rest else "DEPTH"
+    raise click.UsageError(f"the FEN must be one argument: quote it, as in chessscan perft "
+                           f"\"{' '.join(fields)}\" {depth}", ctx=ctx)
 
 
 @main.command(cls=_PerftCommand, context_settings=CONTEXT)
@@ -1317,7 +1349,7 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
         has_pgn = not has_epd or any(not is_epd(p) for p in sources)
         click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd,
                                 baseline=gate is not None and gate.baseline is not None), err=True)
-        counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden)
+        counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden, reported=issue_filter.reported)
         if counts:
             click.echo(counts, err=True)
     sys.exit(status)

@@ -83,8 +83,10 @@ def single(tmp_path_factory):
 
 
 # (multi, sample) is covered by test_small_batches_keep_order_and_tally, and its --jobs 1
-# report is the Dask test's reference.
-@pytest.mark.parametrize("inputs, cross_check", [("magnus", "sample"), ("magnus", "full"), ("multi", "full")])
+# report is the Dask test's reference. (multi, full), 6 s of CPU, adds no case of its own to
+# those and (magnus, full): slow.
+@pytest.mark.parametrize("inputs, cross_check", [("magnus", "sample"), ("magnus", "full"),
+                                                 pytest.param("multi", "full", marks=pytest.mark.slow)])
 def test_jobs_2_equals_jobs_1(tmp_path, single, inputs, cross_check):
     one = single(inputs, cross_check)
     two = analyze_cli(tmp_path, "two", INPUTS[inputs], "--jobs", "2", "--cross-check", cross_check)

@@ -81,8 +81,8 @@ def test_new_issue_fails_and_only_it_is_shown(here):
     lines = res.stdout.splitlines()
     # The new game, and a third copy of the illegal game (the baseline knows two).
     assert [ln.split(": ")[1] for ln in lines] == ["error[illegal-move]", "error[illegal-move]"]
-    assert "2.Qh6 is illegal" in lines[0] and "(game 1 " in lines[0]
-    assert '(game 8 "Alice - Bob", ply 3)' in lines[1]
+    assert "2.Qh6 is illegal" in lines[0] and "(game_index 0 " in lines[0]
+    assert '(game_index 7 "Alice - Bob", ply 3)' in lines[1]
     assert "5 known issues not shown, 0 fixed" in res.stderr
     # The games counts cover every issue, the diagnostics only the new ones: the line says which.
     assert "8 games: 4 ok, 4 with errors; not in the baseline: 2 errors, 0 warnings" in res.stderr
@@ -229,8 +229,8 @@ def test_sarif_log(here):
             where += f':{loc["region"]["startColumn"]}'
         assert line.startswith(f"{where}: {r['level']}[{r['ruleId']}]: ")
         assert loc["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
-    assert results[0]["message"]["text"].endswith('(game 1 "Alice - Bob", ply 3)')
-    assert results[0]["properties"] == {"game": 1, "ply": 3, "san": "Ke3"}
+    assert results[0]["message"]["text"].endswith('(game_index 0 "Alice - Bob", ply 3)')
+    assert results[0]["properties"] == {"game_index": 0, "ply": 3, "san": "Ke3"}
 
 
 def test_sarif_clean_input_and_baseline(here):

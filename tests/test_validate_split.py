@@ -129,20 +129,20 @@ def read_sidecar(path: Path) -> list[dict]:
 
 
 def test_sidecar_points_into_the_rejects_file(mixed):
-    """The sidecar's game numbers and lines are those a validate of the rejects file reports."""
+    """The sidecar's game indexes and lines are those a validate of the rejects file reports."""
     res = validate("mixed.pgn", "--fail-on", "warning", "--rejects-output", "r.pgn")
     assert res.exit_code == 1
     rows = read_sidecar(mixed / "r.pgn.issues.csv")
-    assert [(r["game"], r["code"], r["source"], r["source_game"]) for r in rows] == [
-        ("1", "illegal-move", "mixed.pgn", "2"), ("2", "missing-result", "mixed.pgn", "3"),
-        ("2", "unclosed-comment", "mixed.pgn", "3"), ("3", "missing-result", "mixed.pgn", "4"),
-        ("4", "null-move", "mixed.pgn", "6")]
+    assert [(r["game_index"], r["code"], r["source"], r["source_game_index"]) for r in rows] == [
+        ("0", "illegal-move", "mixed.pgn", "1"), ("1", "missing-result", "mixed.pgn", "2"),
+        ("1", "unclosed-comment", "mixed.pgn", "2"), ("2", "missing-result", "mixed.pgn", "3"),
+        ("3", "null-move", "mixed.pgn", "5")]
     again = validate("r.pgn", "--format", "json", "--fail-on", "warning")
     import json
 
     diags = json.loads(again.stdout)["diagnostics"]
-    assert [(str(d["game"]), str(d["line"]), d["code"], d["message"]) for d in diags] == [
-        (r["game"], r["line"], r["code"], r["message"]) for r in rows]
+    assert [(str(d["game_index"]), str(d["line"]), d["code"], d["message"]) for d in diags] == [
+        (r["game_index"], r["line"], r["code"], r["message"]) for r in rows]
     lines = (mixed / "r.pgn").read_bytes().replace(b"\r\n", b"\n").split(b"\n")
     for r in rows:  # game_line is where the game's tag section starts
         assert lines[int(r["game_line"]) - 1].startswith(b"[Event ")
@@ -158,8 +158,8 @@ def test_sidecar_columns_of_games_that_start_inside_a_line(tmp_path, monkeypatch
     assert Path("r.pgn").read_text() == "1. d4 d5 2. Qxd8 * \n1. Kd2 *\n1. é4 * \n1. Ke2 Ke7 3. Ke3 *\n"
     rows = read_sidecar(tmp_path / "r.pgn.issues.csv")
     again = json.loads(validate("r.pgn", "--format", "json").stdout)["diagnostics"]
-    assert [(str(d["game"]), str(d["line"]), str(d["column"] or ""), d["code"]) for d in again] == [
-        (r["game"], r["line"], r["column"], r["code"]) for r in rows]
+    assert [(str(d["game_index"]), str(d["line"]), str(d["column"] or ""), d["code"]) for d in again] == [
+        (r["game_index"], r["line"], r["column"], r["code"]) for r in rows]
     assert [(r["line"], r["column"], r["code"], r["source_line"]) for r in rows if r["column"]] == [
         ("1", "13", "illegal-move", "4"), ("2", "4", "illegal-move", "4"),
         ("3", "4", "unexpected-token", "5"), ("4", "4", "illegal-move", "5")]
@@ -235,8 +235,8 @@ def test_split_epd_lines(tmp_path, monkeypatch):
         b'4k3/8/8/8/8/8/8/4K3 w - - id "kings";\n')
     assert decompressed(tmp_path / "r.epd.bz2") == b'hello have a nice day\n\n8/8/8/8/8/8/8/8 w - - id "empty";\n'
     rows = read_sidecar(tmp_path / "r.epd.bz2.issues.csv")
-    assert [(r["game"], r["line"], r["code"], r["source_line"]) for r in rows] == [
-        ("1", "1", "invalid-epd", "3"), ("2", "3", "missing-king", "5"), ("2", "3", "missing-king", "5")]
+    assert [(r["game_index"], r["line"], r["code"], r["source_line"]) for r in rows] == [
+        ("0", "1", "invalid-epd", "3"), ("1", "3", "missing-king", "5"), ("1", "3", "missing-king", "5")]
 
 
 def test_split_to_stdout_moves_diagnostics_to_stderr(mixed):
@@ -320,8 +320,8 @@ def test_split_pgnmentor_rejects_fail_again(tmp_path):
     assert again["summary"]["games_read"] == split["rejects"]
     assert again["summary"]["games_with_errors"] == split["rejects"]
     rows = read_sidecar(tmp_path / "r.pgn.issues.csv")
-    assert Counter((r["game"], r["code"], r["ply"]) for r in rows) == Counter(
-        (str(d["game"]), d["code"], "" if d["ply"] is None else str(d["ply"])) for d in again["diagnostics"])
+    assert Counter((r["game_index"], r["code"], r["ply"]) for r in rows) == Counter(
+        (str(d["game_index"]), d["code"], "" if d["ply"] is None else str(d["ply"])) for d in again["diagnostics"])
 
 
 def test_split_archive_input_copies_nothing(mixed):
@@ -338,8 +338,8 @@ def test_split_archive_input_copies_nothing(mixed):
     assert (mixed / "r.pgn").read_bytes() == joined(rejects)
     assert (mixed / "c.pgn").read_bytes() == joined(clean)
     rows = read_sidecar(mixed / "r.pgn.issues.csv")
-    assert [(r["game"], r["code"]) for r in rows] == [
-        ("1", "illegal-move"), ("2", "missing-result"), ("2", "unclosed-comment")]
+    assert [(r["game_index"], r["code"]) for r in rows] == [
+        ("0", "illegal-move"), ("1", "missing-result"), ("1", "unclosed-comment")]
 
 
 def test_split_epd_in_batches(tmp_path):

@@ -84,10 +84,10 @@ import os
 import signal
 import sys
 import threading
+import types
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.context import ForkServerContext, ForkServerProcess
 from typing import Iterable, Sequence
 
 from chessscan.analysis.game import Tally
@@ -430,8 +430,8 @@ def _process_state(pid: int) -> str | None:
     return stat[stat.rfind(b")") + 2:][:1].decode("ascii", "replace") or None
 
 
-class _WorkerProcess(ForkServerProcess):
-    """A worker of the pool, killed when the pool terminates it. ProcessPoolExecutor
+class _KilledByPid:
+    """A forkserver worker of the pool, killed when the pool terminates it. ProcessPoolExecutor
     terminates the workers of a broken pool (a worker, or the forkserver, died) with SIGTERM,
     which chessscan's workers ignore (a stop signal to the process group is the main
     process's to handle): they lived on, blocked on the pool's queues, and the main process
@@ -450,12 +450,6 @@ class _WorkerProcess(ForkServerProcess):
             os.kill(self.pid, signal.SIGKILL)
         except OSError:
             pass
-
-
-class _WorkerContext(ForkServerContext):
-    """The forkserver start method, with :class:`_WorkerProcess` as its Process."""
-
-    Process = _WorkerProcess
 
 
 def _dead_helpers(wait: float = 0.0) -> str:
@@ -513,27 +507,64 @@ def _mp_context():
     # forkserver where there is one: workers are forked from a clean server process that has
     # imported chessscan once, never from the main process, whose threads (tqdm's monitor,
     # Arrow's pools) make fork unsafe. spawn elsewhere (Windows). Nothing a worker runs
-    # imports pandas (chessscan.analysis.arrow builds the Arrow arrays).
-    # (A main script with no file, read from stdin, is ruled out before: see
-    # _pool_unavailable.)
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        ctx = _WorkerContext()
+    # imports pandas (chessscan.analysis.arrow builds the Arrow arrays), nor the caller's
+    # main script (_WorkerProcess).
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = _ForkServerContext()
         ctx.set_forkserver_preload(["chessscan.engines.parallel"])
         return ctx
-    return multiprocessing.get_context("spawn")
+    return _SpawnContext()
 
 
-def _pool_unavailable() -> str | None:
-    """Why worker processes cannot start here, or None. forkserver and spawn re-run the
-    main script in each worker, which fails for a script with no file (``python - <
-    script.py``); fork from a process with threads can hang. Such a run uses one process."""
-    main = sys.modules.get("__main__")
-    main_file = getattr(main, "__file__", None)
-    if main_file is not None and getattr(getattr(main, "__spec__", None), "name", None) is None \
-            and not os.path.exists(main_file):
-        return f"the main script ({main_file}) is not a file that worker processes can import"
-    return None
+_MAIN_LOCK = threading.Lock()
+
+
+class _WorkerProcess:
+    """A worker process that does not run the caller's main script.
+
+    forkserver and spawn prepare each new process by running the parent's main script again
+    (as ``__mp_main__``), so that the functions it defines can be unpickled there. A worker
+    runs chessscan's functions only, and that re-run broke the API in plain scripts: an
+    unguarded ``chessscan.scan(..., jobs=2)`` ran the script's body again in every worker,
+    which then died starting a pool of its own ("bootstrapping phase"), as did a script with
+    no file (``python - < script.py``). The preparation data (``multiprocessing.spawn``)
+    names the main script after ``sys.modules["__main__"]``: while a worker starts (a few
+    milliseconds, under a lock; nothing chessscan runs meanwhile looks that entry up), it is a
+    blank module, so none is named and the worker imports only what it unpickles.
+    """
+
+    def start(self) -> None:
+        with _MAIN_LOCK:
+            main = sys.modules.get("__main__")
+            sys.modules["__main__"] = _BLANK_MAIN
+            try:
+                super().start()
+            finally:
+                if main is None:
+                    sys.modules.pop("__main__", None)
+                else:
+                    sys.modules["__main__"] = main
+
+
+_BLANK_MAIN = types.ModuleType("__main__")
+
+
+class _SpawnWorker(_WorkerProcess, multiprocessing.context.SpawnProcess):
+    pass
+
+
+class _SpawnContext(type(multiprocessing.get_context("spawn"))):
+    Process = _SpawnWorker
+
+
+if "forkserver" in multiprocessing.get_all_start_methods():
+    # (Not on Windows, which has no forkserver: multiprocessing defines these classes
+    # only where there is one.)
+    class _ForkServerWorker(_WorkerProcess, _KilledByPid, multiprocessing.context.ForkServerProcess):
+        pass
+
+    class _ForkServerContext(multiprocessing.context.ForkServerContext):
+        Process = _ForkServerWorker
 
 
 class _Done:
@@ -587,9 +618,6 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     if in_flight < 1:
         raise ValueError(f"in_flight must be at least 1, not {in_flight}")
     paths = [os.fspath(p) for p in paths]
-    if jobs > 1 and (why := _pool_unavailable()) is not None:
-        print(f"chessscan: note: running in one process, not {jobs} worker processes: {why}", file=sys.stderr)
-        jobs = 1
     if jobs > 1 and _all_under_a_chunk(paths, batch_bytes):
         # Too little work to pay for a pool: the main process would analyze nearly every
         # input as a task of its own, at a cost per task (1,000 one-game files: 5.8 s of

@@ -250,8 +250,8 @@ class RecordSink:
         if display != d.path:
             d = replace(d, path=display)
         rec = None
-        if d.game is not None:
-            rec = self._by_number.get(d.game)
+        if d.game_index is not None:
+            rec = self._by_number.get(d.game_index + 1)
         elif d.line is not None and self._epd_lines:
             i = bisect.bisect_right(self._epd_lines, d.line) - 1
             if i >= 0:

@@ -14,7 +14,7 @@ it would otherwise run on into it or change it; and a UTF-8 byte order mark at t
 an input is kept only at the start of an output file.
 
 Beside the rejects file, ``FILE.issues.csv`` lists each rejected record's diagnostics with
-the record's number and the diagnostic's line *in the rejects file*, and where it came from
+the record's game_index and the diagnostic's line *in the rejects file*, and where it came from
 (text that a spreadsheet would run as a formula gets a leading ``'``, as in the tables' CSV).
 Output compression follows the suffix (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.zstd``);
 ``-`` is stdout. Each file is written as a new file ``NAME.<random hex>.partial``
@@ -44,12 +44,13 @@ from chessscan.reports.writers import OutputError, guard_formula
 
 __all__ = ["SIDECAR_COLUMNS", "SplitWriter", "open_output", "partial_path", "sidecar_path"]
 
-#: Columns of ``FILE.issues.csv``: ``game`` and ``line`` are 1-based in the rejects file
-#: (``game``: the record's number there, EPD lines counted as records; ``line``: the
-#: diagnostic's line, or the record's first line when the diagnostic has none); ``game_line``
-#: the game's first line there; ``source``, ``source_game``, ``source_line`` where it came from.
-SIDECAR_COLUMNS = ("game", "line", "column", "game_line", "severity", "code", "ply", "san", "message",
-                   "source", "source_game", "source_line")
+#: Columns of ``FILE.issues.csv``: ``game_index`` (0-based, as the tables count games) and
+#: ``line`` (1-based) in the rejects file (``game_index``: the record's index there, EPD lines
+#: counted as records; ``line``: the diagnostic's line, or the record's first line when the
+#: diagnostic has none); ``game_line`` the game's first line there; ``source``,
+#: ``source_game_index``, ``source_line`` where it came from.
+SIDECAR_COLUMNS = ("game_index", "line", "column", "game_line", "severity", "code", "ply", "san", "message",
+                   "source", "source_game_index", "source_line")
 
 _BOM = b"\xef\xbb\xbf"
 _MARKERS = frozenset(RESULTS.values())  # the termination markers (PGN §8.2.6)
@@ -425,8 +426,8 @@ class SplitWriter:
             column = d.column
             if column is not None and d.line == rec.first_line:
                 column -= rec.column - 1  # the game starts its line in the rejects file
-            self._sidecar.writerow((number, line, column, game_line, d.severity, d.code, d.ply, d.san,
-                                    d.message, d.path, rec.number if rec.kind == "game" else "",
+            self._sidecar.writerow((number - 1, line, column, game_line, d.severity, d.code, d.ply, d.san,
+                                    d.message, d.path, rec.number - 1 if rec.kind == "game" else "",
                                     d.line if d.line is not None else rec.line))
 
     def close(self, complete: bool = True) -> None:

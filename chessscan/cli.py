@@ -115,6 +115,92 @@ class OutputFailure(click.ClickException):
     exit_code = EXIT_OUTPUT
 
 
+class OutputInUse(click.ClickException):
+    """Another chessscan run is writing the output: exit 2, refused before anything is done."""
+
+    exit_code = EXIT_USAGE
+
+
+def _shown(text) -> str:
+    """A path or any text read (a file name, a baseline's field) as it may be printed: one
+    line, no control character, no workflow command (:func:`~chessscan.reports.diagnostics.printable`)."""
+    from chessscan.reports.diagnostics import printable
+
+    return printable(text)
+
+
+class _OneLineError(click.ClickException):
+    """A ClickException shown on one line, its text made printable: ``Error: MESSAGE``, and for
+    a usage error ``(see 'chessscan CMD -h')`` rather than click's usage block."""
+
+    def __init__(self, exc: click.ClickException) -> None:
+        super().__init__(exc.format_message())
+        self.exit_code = exc.exit_code
+        ctx = getattr(exc, "ctx", None)
+        self.hint = f" (see '{ctx.command_path} -h')" if isinstance(exc, click.UsageError) and ctx else ""
+
+    def show(self, file=None) -> None:
+        click.echo(f"Error: {_shown(self.format_message())}{self.hint}", file=file, err=file is None)
+
+
+def _one_line_error(exc: click.ClickException) -> click.ClickException:
+    if isinstance(exc, (_OneLineError, click.exceptions.NoArgsIsHelpError)):
+        return exc  # (no arguments at all: the help, as asked)
+    return _OneLineError(exc)
+
+
+#: The command line of this run, as a refused run shows it (:func:`_lock_output`).
+_COMMAND_LINE: list[str] = []
+
+
+def _open_std_streams() -> None:
+    """Give every standard stream a file. A stream closed by the caller (``>&-``, ``2>&-``)
+    would otherwise be the number of the next file chessscan opens (a table, a lock), into
+    which anything written to it would go; and Python leaves ``sys.stdout`` None, on which
+    the run crashed. stdin closed reads as empty; stdout closed, or open for reading only,
+    cannot be written (every write fails: exit 4, as for a full disk); stderr closed, or
+    open for reading only, drops the progress, the summary and the messages (the exit
+    status still tells)."""
+    _CLOSED.clear()
+    for fd, flags, name in ((0, os.O_RDONLY, "stdin"), (1, os.O_RDONLY, "stdout"), (2, os.O_WRONLY, "stderr")):
+        if _usable(fd, writing=fd > 0):
+            continue
+        try:
+            null = os.open(os.devnull, flags)
+        except OSError:
+            continue
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if name == "stdout":
+            _CLOSED.add("stdout")
+        if getattr(sys, name) is None or name == "stderr":
+            mode = "r" if fd == 0 else "w"
+            setattr(sys, name, open(fd, mode, buffering=1 if fd == 2 else -1, encoding="utf-8",
+                                    errors="backslashreplace", closefd=False))
+
+
+def _usable(fd: int, writing: bool) -> bool:
+    """Whether ``fd`` is open (and, ``writing``, not for reading only: a shell script run
+    with ``2>&-`` can leave its own file there)."""
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    if writing:
+        try:
+            import fcntl
+
+            return fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY
+        except (ImportError, OSError):
+            pass
+    return True
+
+
+#: Standard streams found closed when the run started.
+_CLOSED: set[str] = set()
+
+
 def _version_message() -> str:
     from chessscan.core import core_mode
 
@@ -126,6 +212,9 @@ class _Group(click.Group):
     128 + N and one line, not click's "Aborted!" and status 1, which means "issues found"."""
 
     def main(self, *args, **kwargs):
+        _open_std_streams()
+        given = kwargs.get("args", args[0] if args else None)
+        _COMMAND_LINE[:] = ["chessscan", *(sys.argv[1:] if given is None else given)]
         try:
             return super().main(*args, **kwargs)
         except SystemExit as exc:
@@ -148,12 +237,21 @@ class _Group(click.Group):
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF):
                 from chessscan.reports.writers import OutputError
 
-                _fail_output(OutputError("<stdout>", exc))
+                closed = exc.errno == errno.EBADF and "stdout" in _CLOSED
+                _fail_output(OutputError("<stdout>", "it is closed" if closed else exc))
             raise
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.ClickException as exc:
+            raise _one_line_error(exc) from None
 
     def invoke(self, ctx):
         try:
             result = super().invoke(ctx)
+        except click.ClickException as exc:
+            raise _one_line_error(exc) from None
         except KeyboardInterrupt as exc:
             _ignore_stop_signals()
             click.echo(f"\n{_stop_name(exc)}", err=True)
@@ -175,6 +273,42 @@ class _Group(click.Group):
         # (which restores the default handlers), it killed a finished run by the signal.
         _ignore_stop_signals()
         return result
+
+
+class _NoFolder(FileNotFoundError):
+    def __str__(self) -> str:
+        return self.args[1]
+
+
+def _lock_output(path, folder: bool = False):
+    """Hold the lock of the output ``path`` (a report folder, created if missing, or one
+    file) until the command ends (:class:`~chessscan.reports.files.OutputLock`). Returns the
+    lock, or None for an output that is not a regular file (``-``, a device, a FIFO: written
+    through, nothing to lock). Raises :class:`OutputInUse` when another run holds it (the
+    message names that run), OSError when the lock cannot be made (no such folder,
+    read-only)."""
+    import shlex
+
+    from chessscan.readers.sources import display_path
+    from chessscan.reports.files import OutputBusy, OutputLock, lock_path_for
+
+    if folder:
+        if os.path.lexists(path) and not os.path.isdir(path):
+            return None  # not a folder: refused as such (prepare_output)
+        os.makedirs(path, exist_ok=True)
+    elif path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
+        return None
+    elif not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise _NoFolder(errno.ENOENT, f"no such folder: {_shown(os.path.dirname(path))}")
+    lock = OutputLock(lock_path_for(path, folder=folder), display_path(path),
+                      " ".join(shlex.quote(a) for a in _COMMAND_LINE))
+    try:
+        lock.acquire()
+    except OutputBusy as exc:
+        raise OutputInUse(f"{exc}: refused, nothing written; wait for it to end or choose another "
+                          "output") from None
+    click.get_current_context().call_on_close(lock.release)
+    return lock
 
 
 def _flush_stdout() -> None:
@@ -235,9 +369,10 @@ def _warn_if_uncompiled() -> None:
               help="Worker processes (default: one per core, or all in this process on 2 cores or "
                    "fewer; 1: all in this process). The tables and the summary are the same for any "
                    "number.")
-@click.option("--dask", "dask_address", metavar="ADDRESS", default=None,
-              help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' "
-                   "(a LocalCluster of --jobs workers). Writes a Parquet dataset per table, "
+@click.option("--dask", "dask_address", metavar="ADDRESS|auto|local", default=None,
+              help="Run on a Dask cluster: a scheduler address (tcp://host:8786), 'auto' (Dask's "
+                   "configured one: DASK_SCHEDULER_ADDRESS or scheduler-address; else as 'local') or "
+                   "'local' (a LocalCluster of --jobs workers). Writes a Parquet dataset per table, "
                    "OUTPUT/<table>/part-*.parquet. Needs chessscan[dask].")
 @click.option("--shard-size", default="32MiB", show_default=True, metavar="SIZE",
               callback=lambda ctx, param, value: _analyze_size(value),
@@ -248,16 +383,20 @@ def _warn_if_uncompiled() -> None:
                    "consistency, input); the summary still counts every issue.")
 @click.option("--ignore", "ignore", multiple=True, metavar="CODE[,CODE...]",
               help="Do not report these issue codes (or groups); the summary still counts them.")
+@click.option("--moves-column", metavar="NAME", default=None,
+              help="The column holding the moves in Parquet/Arrow game tables (default: the first "
+                   "of movetext, moves_san, moves_uci, transcript, in any case).")
 @click.option("--html", "write_html", is_flag=True,
               help="Also write OUTPUT/report.html, the report as one page (see `chessscan report`). "
                    "Needs chessscan[report].")
 def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size,
-            select, ignore, write_html):
+            select, ignore, moves_column, write_html):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD, .pgn PGN, any
-    other name EPD when it starts with a FEN, else PGN), folders (their .pgn and .epd files,
-    recursively) or - for stdin. Writes positions, games, perpetuals,
+    other name EPD when it starts with a FEN, else PGN), game tables (Parquet, Arrow IPC,
+    Feather: one row a game), folders (their .pgn and .epd files and tables, recursively),
+    URLs (s3://, gs://, az://, https://, hf://: objects, folders, globs) or - for stdin. Writes positions, games, perpetuals,
     epd_positions, issues and disagreements tables and summary.json to the output folder.
     Games are analyzed on every core (--jobs), or on a Dask cluster (--dask).
 
@@ -270,7 +409,6 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
 
     from chessscan.analysis.game import Tally
     from chessscan.engines.local import report_input_problems, run, tables_for
-    from chessscan.readers.sources import display_path
     from chessscan.reports.filters import IssueFilter
     from chessscan.reports.writers import (OutputError, OutputFolderError, ReportWriter, prepare_output,
                                            report_files)
@@ -289,19 +427,25 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         piped = [p for p in paths if is_pipe(p)]
         if piped:  # its workers cannot open /dev/fd/N, and a FIFO cannot be read in shards
             raise click.UsageError(f"--dask reads files, not a pipe ({piped[0]})")
-    sources, problems = _resolve_cli_inputs(paths)
+    sources, problems = _resolve_cli_inputs(paths, moves_column=moves_column)
     _warn_repeated(paths)
-    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
+    if not sources and any(p.severity == "error" for p in problems):
+        for p in problems:
+            click.echo(_problem_line(p), err=True)
+        raise InputError("no input could be analyzed: nothing is written")
+    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column)
     progress = not silent and sys.stderr.isatty()
-    shown_dir = display_path(out_dir)
+    shown_dir = _shown(out_dir)
     if dask_address is not None:
         for p in problems:
             click.echo(_problem_line(p), err=True)
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
                                    problems, select_codes, ignore_codes)
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
-                         cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size)
-        click.echo(_render_with_timing(summary, started), err=True)
+                         cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size,
+                         moves_column=moves_column)
+        shown = {k: v for k, v in summary.items() if k != "retried_shards"}
+        click.echo("\n".join([_render_with_timing(shown, started), *_retried_lines(summary)]), err=True)
         click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
             _write_html(out_dir)
@@ -313,6 +457,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     # whole, empty or not), not to leave some of them.
     held = _hold_stops()
     try:
+        _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
         prepare_output(out_dir, report_files(tables, fmt), inputs=sources)
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
     except OutputFolderError as exc:
@@ -354,7 +499,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     except OutputError as exc:
         raise OutputFailure(str(exc)) from None
     _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
-                     cross_check=cross_check, jobs=jobs)
+                     cross_check=cross_check, jobs=jobs, moves_column=moves_column)
     click.echo(_render_with_timing(summary, started), err=True)
     click.echo(f"tables written to {shown_dir}/", err=True)
     _release_stops(done, replay=False)
@@ -381,7 +526,8 @@ class _RunClock:
 def _write_run_facts(out_dir, summary: dict, started: _RunClock, **options) -> None:
     """``run.json`` beside summary.json: what summary.json leaves out so that two runs give
     the same one (the date, the elapsed time and throughput, chessscan's version, the
-    options). ``chessscan report`` shows them in its headline."""
+    options). ``chessscan report`` shows them in its headline. A run.json that cannot be
+    written is :class:`OutputFailure` (exit 4), and none is left."""
     import datetime
     import json
     from importlib.metadata import PackageNotFoundError, version
@@ -402,21 +548,25 @@ def _write_run_facts(out_dir, summary: dict, started: _RunClock, **options) -> N
         "positions_per_second": round(summary.get("positions", 0) / elapsed, 1) if elapsed > 0 else 0,
         "options": {k: v for k, v in options.items() if v is not None},
     }
-    path = Path(out_dir) / "run.json"
-    try:
-        path.write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        click.echo(f"warning: cannot write {path}: {exc}", err=True)
+    from chessscan.reports.writers import OutputError, replace_file
+
+    try:  # (a new file renamed into place: never written through a link standing there)
+        replace_file(Path(out_dir) / "run.json", (json.dumps(facts, indent=2) + "\n").encode("utf-8"),
+                     through=False)
+    except OutputError as exc:
+        raise OutputFailure(f"{exc} (the tables and summary.json are complete)") from None
 
 
 def _need_report_extra() -> None:
-    """Fail before any work when the page's libraries are missing."""
+    """Fail before any work (exit 2) when the page's libraries are missing."""
     try:
         import chess.svg  # noqa: F401
         import matplotlib  # noqa: F401
     except ImportError as exc:
-        raise click.ClickException(
-            f"report.html needs the optional report dependencies: pip install 'chessscan[report]' ({exc})") from exc
+        # The report extra is matplotlib alone: naming it works from a checkout and from a
+        # package index alike ('chessscan[report]' asks an index for chessscan).
+        raise InputError(f"report.html draws its charts with matplotlib, which is not installed: "
+                         f"pip install 'matplotlib>=3.7' (the report extra) and run again ({exc})") from exc
 
 
 def _write_html(report_dir, out=None) -> None:
@@ -435,10 +585,10 @@ def _write_html(report_dir, out=None) -> None:
     try:
         path = build_report(report_dir, out)
     except ReportError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise InputError(str(exc)) from exc
     except OSError as exc:
         raise OutputFailure(f"cannot write the page: {exc}") from exc
-    click.echo(f"report written to {path} ({time.perf_counter() - start:.1f} s)", err=True)
+    click.echo(f"report written to {_shown(path)} ({time.perf_counter() - start:.1f} s)", err=True)
 
 
 @main.command(context_settings=CONTEXT)
@@ -461,6 +611,17 @@ def report(report_dir, out):
     if not Path(report_dir).is_dir():
         raise click.UsageError(f"{'not a folder' if Path(report_dir).exists() else 'no such folder'}: {report_dir}")
     _need_report_extra()
+    try:  # no run may rewrite the folder while it is read (nor another write its page)
+        _lock_output(report_dir, folder=True)
+    except OSError as exc:
+        if out is None:
+            raise OutputFailure(f"cannot write the page in {_shown(report_dir)}: {exc}") from exc
+        # A folder this user cannot write (read-only): no run writes it either; read unlocked.
+    if out is not None:
+        try:
+            _lock_output(out)
+        except OSError as exc:
+            raise OutputFailure(f"cannot write {_shown(out)}: {exc}") from exc
     _write_html(report_dir, out)
 
 
@@ -485,7 +646,7 @@ def _code_options(select, ignore):
         raise click.BadParameter(str(exc), param_hint="--select/--ignore") from exc
 
 
-def _resolve_cli_inputs(paths, ordered: bool = False):
+def _resolve_cli_inputs(paths, ordered: bool = False, moves_column: str | None = None):
     """The sources to read for ``paths`` and the problems of the others
     (:func:`~chessscan.readers.inputs.resolve_each`); with ``ordered``, the one ordered list.
     Refuses ``-`` when stdin is a terminal (nothing is piped in), and exits 2 when no path
@@ -496,7 +657,7 @@ def _resolve_cli_inputs(paths, ordered: bool = False):
         raise click.UsageError("'-' reads PGN or EPD from stdin, but stdin is a terminal: pipe or redirect "
                                "a file into it (chessscan ... - < games.pgn, or zstdcat games.pgn.zst | "
                                "chessscan ... -)")
-    items = resolve_each(paths)
+    items = resolve_each(paths, moves_column)
     problems = [i for i in items if isinstance(i, InputProblem)]
     sources = [i for i in items if not isinstance(i, InputProblem)]
     unreadable = [p for p in problems if p.code == "unreadable-input"]
@@ -506,15 +667,15 @@ def _resolve_cli_inputs(paths, ordered: bool = False):
 
 
 def _problem_line(p) -> str:
-    """One input problem as a diagnostic line (``path: error[code]: message``)."""
-    return f"{p.source}: {p.severity}[{p.code}]: {p.message}"
+    """One input problem as a diagnostic line (``path: error[code]: message``), printable."""
+    return _shown(f"{p.source}: {p.severity}[{p.code}]: {p.message}")
 
 
 def _exit_on_input_errors(problems) -> None:
     """Exit 2 when an input could not be analyzed (missing, unreadable, not text)."""
     bad = [p for p in problems if p.severity == "error"]
     if bad:
-        names = ", ".join(p.source for p in bad[:3]) + (", ..." if len(bad) > 3 else "")
+        names = ", ".join(_shown(p.source) for p in bad[:3]) + (", ..." if len(bad) > 3 else "")
         click.echo(f"error: {len(bad)} input{'s' if len(bad) > 1 else ''} could not be analyzed ({names}): "
                    "exit status 2", err=True)
         sys.exit(2)
@@ -544,15 +705,13 @@ def _render_with_timing(summary: dict, started: "_RunClock") -> str:
 
 def _warn_repeated(paths) -> None:
     """A source given twice is read twice (its rows repeat with the same keys): say so."""
-    from chessscan.readers.sources import display_path
-
     seen = set()
     for p in paths:
         key = p if p == "-" else os.path.realpath(p)
         if key in seen:
             again = ("stdin is read once: the next gives nothing" if p == "-"
                      else "its games are read again")
-            click.echo(f"warning: {display_path(p)} is given more than once: {again}", err=True)
+            click.echo(f"warning: {_shown(p)} is given more than once: {again}", err=True)
         seen.add(key)
 
 
@@ -568,9 +727,12 @@ def _analyze_size(text: str) -> int:
 
 def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
                      select=None, ignore=()) -> dict:
-    """``analyze --dask``: run on the cluster, write summary.json, return the summary."""
-    from chessscan.readers.sources import display_path
+    """``analyze --dask``: run on the cluster, check what the workers wrote, write
+    summary.json, return the summary. Every failure is one line and a documented status:
+    a bad or unreachable address 2, a task that failed or a scheduler lost 3, a part this
+    process cannot see or write 4."""
     from chessscan.engines.local import tables_for
+    from chessscan.reports.parts import PartMissing
     from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output, report_files
 
     if fmt != "parquet":
@@ -581,34 +743,114 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
         import dask  # noqa: F401
         import distributed  # noqa: F401
     except ImportError as exc:
-        raise click.ClickException(
+        raise DaskUsageError(
             f"--dask needs the optional dask dependencies: pip install 'chessscan[dask]' ({exc})") from exc
-    from chessscan.engines.dask import run_dask
+    from chessscan.engines import dask as engine
 
+    # The client's own log lines (a lost connection, each reconnect attempt, a closing
+    # cluster's chatter) would bury the one line that says what happened.
+    engine.quiet_logs()
+    shown = _shown(out_dir)
+    retried: list = []
+    try:  # before the folder is made (for its lock): a bad or unreachable address leaves nothing
+        resolved, _ = engine.resolve_address(address)
+        if resolved != "local":
+            engine.probe_scheduler(resolved, engine.connect_timeout())
+    except (engine.AddressError, engine.SchedulerUnreachable) as exc:
+        raise DaskUsageError(f"--dask: {exc}") from None
+    try:
+        _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
+    except OSError as exc:
+        raise OutputFailure(f"cannot write the report in {_shown(out_dir)}: {exc}") from exc
     try:
         prepare_output(out_dir, report_files(tables_for(paths, options), dataset=True), check_only=True,
                        inputs=paths)  # before connecting: fail fast
-        tally = run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
-                         progress=progress, select=select, ignore=ignore, problems=problems)
+    except OutputFolderError as exc:
+        raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
+    except OSError as exc:  # a file where the folder should be
+        raise OutputFailure(f"cannot write the report in {shown}: {exc}") from exc
+    try:
+        tally = engine.run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
+                                progress=progress, select=select, ignore=ignore, problems=problems,
+                                say=lambda line: click.echo(line, err=True), retried=retried)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:
-        _exit_stopped(exc, f"the datasets in {display_path(out_dir)}/ hold only the parts finished before")
-    except ConnectionError as exc:
-        raise click.ClickException(str(exc)) from exc
+        _exit_stopped(exc, f"the datasets in {shown}/ hold only the parts finished before")
+    except (engine.AddressError, engine.SchedulerUnreachable) as exc:
+        raise DaskUsageError(f"--dask: {exc}") from None
+    except engine.SchedulerLost as exc:
+        raise WorkerDied(f"{exc}; no summary.json is written") from None
+    except engine.ShardFailed as exc:
+        _fail_shard(exc, shown)
+    except PartMissing as exc:
+        raise OutputFailure(f"{exc}; no summary.json is written") from None
     except OutputError as exc:
-        raise OutputFailure(str(exc)) from None
-    except OSError as exc:
-        raise click.ClickException(f"cannot read input or write {display_path(out_dir)}: {exc}") from exc
+        raise OutputFailure(f"{exc}; no summary.json is written") from None
+    except OSError as exc:  # an input, read here to cut it in shards
+        raise InputError(f"cannot read input: {exc}") from exc
+    except ImportError as exc:
+        raise DaskUsageError(str(exc)) from None
+    except click.ClickException:
+        raise
+    except Exception as exc:  # a chessscan bug: exit 3, not the traceback's 1 ("issues found")
+        import traceback
+
+        traceback.print_exc()
+        raise InternalError(f"internal error on Dask: {type(exc).__name__}: {exc} (a chessscan bug: please "
+                            "report it with the input); no summary.json is written") from None
     from chessscan.engines.local import report_input_problems
 
     report_input_problems(problems or [], _NoSink(), tally)
     summary = _finish_summary(tally, paths)
+    if retried:
+        summary["retried_shards"] = retried
     try:
         ReportWriter(out_dir, tables=()).write_summary(summary)
     except OutputError as exc:
         raise OutputFailure(str(exc)) from None
     return summary
+
+
+def _retried_lines(summary: dict) -> list[str]:
+    """One line per shard of a --dask run that was run again after a worker died."""
+    lines = []
+    for r in summary.get("retried_shards", ()):
+        start, end = r["bytes"]
+        times = r["workers_died"]
+        lines.append(f"retried: shard {r['shard']} ({r['source']}, bytes {start:,}-{end:,}) was run again: "
+                     f"{'the worker' if times == 1 else f'{times} workers'} it was given to died")
+    return lines
+
+
+def _fail_shard(exc, shown: str) -> None:
+    """A --dask task failed: one line naming its shard and the cause, and the status."""
+    from chessscan.engines.dask import RUN_MARKER, SHARED_FOLDER_HINT, RunGone, describe_shard
+    from chessscan.reports.writers import OutputError
+
+    cause = exc.cause
+    tail = "; no summary.json is written"
+    if isinstance(cause, RunGone):  # the run was live: the worker does not see its folder
+        seen = "no" if cause.found is None else "another run's"
+        worker = f"the worker {cause.worker}" if cause.worker else "a worker"
+        raise OutputFailure(f"{describe_shard(exc.shard)}: {worker} does not see the output folder {shown}/ as this "
+                            f"client does ({seen} {RUN_MARKER} there): {SHARED_FOLDER_HINT}{tail}")
+    if isinstance(cause, OutputError):
+        raise OutputFailure(f"{cause} (on a worker, {describe_shard(exc.shard)}){tail}")
+    if isinstance(cause, ImportError):
+        raise DaskUsageError(f"a Dask worker cannot run chessscan ({exc.reason()}): install chessscan[dask] "
+                             f"on every worker, the same version as here{tail}")
+    if isinstance(cause, OSError):
+        raise InputError(f"a worker cannot read the input: {exc}: the workers must see the inputs under the "
+                         f"same path as this client{tail}")
+    if exc.killed:
+        raise WorkerDied(f"{exc}{tail}")
+    # Bad content never raises in a task: this is a chessscan bug.
+    import traceback
+
+    if exc.traceback is not None:
+        click.echo("".join(traceback.format_exception(type(cause), cause, exc.traceback)).rstrip(), err=True)
+    raise InternalError(f"internal error in {exc} (a chessscan bug: please report it with the input){tail}")
 
 
 class _PerftCommand(click.Command):
@@ -618,6 +860,7 @@ class _PerftCommand(click.Command):
 
     def parse_args(self, ctx, args):
         given = list(args)
+        _refuse_unquoted_fen(given, ctx)
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
@@ -627,6 +870,31 @@ class _PerftCommand(click.Command):
                 depth.type.convert(word, depth, ctx)  # raises BadParameter, but for -0
                 return super().parse_args(ctx, [a if a != word else "0" for a in given])  # -0 is 0
             raise
+
+
+# The FEN fields after the placement: side to move, castling, en passant, the two counters.
+_FEN_FIELDS = (r"[wb]", r"-|[KQkqA-Ha-h]+", r"-|[a-h][36]", r"[0-9]+", r"[0-9]+")
+
+
+def _refuse_unquoted_fen(args: list[str], ctx) -> None:
+    """A FEN given as several words (``perft rnbqkbnr/... w KQkq - 0 1 3``: the shell splits
+    it) is a usage error that shows the command with the FEN quoted; click would have read
+    the side to move as DEPTH ("'w' is not a valid integer range")."""
+    words = [a for a in args if not a.startswith("--")]
+    at = next((i for i, a in enumerate(words) if a.count("/") == 7), None)
+    if at is None or at + 1 >= len(words) or not re.fullmatch(_FEN_FIELDS[0], words[at + 1]):
+        return
+    fields = [words[at]]
+    for word, pattern in zip(words[at + 1:], _FEN_FIELDS):
+        if not re.fullmatch(pattern, word):
+            break
+        fields.append(word)
+    rest = words[at + len(fields):]
+    if not rest and len(fields) > 4:  # the last number was DEPTH
+        rest = [fields.pop()]
+    depth = rest[0] if rest else "DEPTH"
+    raise click.UsageError(f"the FEN must be one argument: quote it, as in chessscan perft "
+                           f"\"{' '.join(fields)}\" {depth}", ctx=ctx)
 
 
 @main.command(cls=_PerftCommand, context_settings=CONTEXT)
@@ -780,7 +1048,7 @@ def _perft_suite(path: str, max_nodes: int) -> int:
         # a position with no count at all has nothing to pass, so it fails.
         if any(error_severity(e[0]) == "error" or e[0] == "no-depths" for e in case.errors):
             failed += 1
-            click.echo(f"FAIL {label}: {'; '.join(messages)}")
+            click.echo(_shown(f"FAIL {label}: {'; '.join(messages)}"))
             continue
         warned = f" (warning: {'; '.join(messages)})" if messages else ""
         try:
@@ -788,7 +1056,7 @@ def _perft_suite(path: str, max_nodes: int) -> int:
             pos = _perft_position(case.fen, True)
         except InvalidFen as exc:
             failed += 1
-            click.echo(f"FAIL {label}: {exc}")
+            click.echo(_shown(f"FAIL {label}: {exc}"))
             continue
         results = []
         ok = True
@@ -831,7 +1099,7 @@ def _perft_suite(path: str, max_nodes: int) -> int:
         else:
             skipped += 1
             status = "skip"
-        click.echo(f"{status} {label}: {', '.join(results) or 'no depth given'}{warned}")
+        click.echo(_shown(f"{status} {label}: {', '.join(results) or 'no depth given'}{warned}"))
     click.echo(f"checked in {time.perf_counter() - start:.1f} s", err=True)
     # What the cap left out is said: a wrong count over it (D6 1e12) cannot fail the run.
     click.echo(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
@@ -870,6 +1138,19 @@ class WorkerDied(click.ClickException):
     exit_code = EXIT_INTERNAL
 
 
+class InternalError(click.ClickException):
+    """A chessscan bug met in a task (its traceback printed before): exit 3."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class DaskUsageError(click.ClickException):
+    """``--dask`` cannot be used as given: a bad or unreachable address, what answers there
+    is not a scheduler, or the dask extra is missing: exit 2, one line."""
+
+    exit_code = EXIT_USAGE
+
+
 @main.command(context_settings=CONTEXT)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
@@ -898,29 +1179,34 @@ class WorkerDied(click.ClickException):
 @click.option("--write-baseline", metavar="FILE", default=None,
               help="Record every issue found in a baseline file (sorted JSON, keyed on the game's "
                    "content, the code and the ply).")
+@click.option("--moves-column", metavar="NAME", default=None,
+              help="The column holding the moves in Parquet/Arrow game tables (default: the first "
+                   "of movetext, moves_san, moves_uci, transcript, in any case).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: one per core, or all in this process on 2 cores or "
                    "fewer; 1: all in this process). The diagnostics, their order and the counts are "
                    "the same for any number.")
 @click.option("--silent", is_flag=True, help="No progress bar (shown on stderr when it is a terminal).")
-def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, clean_output, rejects_output,
-             baseline_path, write_baseline):
+def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, select, ignore, clean_output,
+             rejects_output, baseline_path, write_baseline):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
     `path:line:column: severity[code]: message (game N "White - Black", ply P)` on stdout,
-    in input order; the counts, and the issues by code, go to stderr. PATHS are files,
-    folders (their .pgn and .epd files, recursively) or - for stdin. Codes are listed in the
+    in input order; the counts, and the issues by code, go to stderr. PATHS are files (PGN,
+    EPD, game tables), folders (their .pgn and .epd files and tables, recursively), URLs or
+    - for stdin. Codes are listed in the
     README ("Issue codes"); --select and --ignore choose which are reported.
 
     \b
     Exit status:
       0  nothing at or above --fail-on
       1  issues at or above --fail-on
-      2  usage error, or an input that cannot be read
+      2  usage error, an input that cannot be read, or an output another run is writing
       3  internal error (a chessscan bug)
-      4  stdout could not be written (disk full, closed)
-      128+N  stopped by signal N (130 Ctrl-C, 143 SIGTERM); the counts so far on stderr
+      4  stdout or an output file could not be written (disk full, closed)
+      128+N  stopped by signal N (130 Ctrl-C, 143 SIGTERM); the counts so far on stderr;
+             141 quietly when stdout's reader went away (| head)
 
     \b
     Examples:
@@ -941,8 +1227,10 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     from chessscan.reports.filters import IssueFilter
     from chessscan.reports.writers import OutputError
 
+    if "stdout" in _CLOSED:  # its diagnostics would go nowhere: refused before any reading
+        _fail_output(OutputError("<stdout>", "it is closed"))
     select_codes, ignore_codes = _code_options(select, ignore)
-    items = _resolve_cli_inputs(paths, ordered=True)
+    items = _resolve_cli_inputs(paths, ordered=True, moves_column=moves_column)
     sources = [i for i in items if not isinstance(i, InputProblem)]
     _warn_repeated(paths)
 
@@ -975,11 +1263,11 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     # (given '-', the gate refuses it: stdin cannot be read twice)
     gate = _validate_gate(list(paths) if "-" in paths else sources, fmt, fail_on, emit, clean_output,
                           rejects_output, baseline_path, write_baseline)
-    sink = DiagnosticSink(emit) if gate is None else _gate_sink(gate)
+    sink = DiagnosticSink(emit) if gate is None else _gate_sink(gate, sources)
     issue_filter = IssueFilter(sink, select_codes, ignore_codes)
     if fmt == "json":
         write('{"diagnostics": [')
-    options = AnalysisOptions(positions="none", cross_check=cross_check)
+    options = AnalysisOptions(positions="none", cross_check=cross_check, moves_column=moves_column)
     tally = Tally()
     tally.cross_check_mode = cross_check
     unreadable = False
@@ -1010,7 +1298,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
             import traceback
 
             traceback.print_exc()
-            click.echo(f"chessscan: internal error while reading {p}: {type(exc).__name__}: {exc} "
+            click.echo(f"chessscan: internal error while reading {_shown(p)}: {type(exc).__name__}: {_shown(exc)} "
                        "(a chessscan bug: please report it with the input)", err=True)
             sys.exit(EXIT_INTERNAL)
         try:
@@ -1053,20 +1341,15 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     if stopped is not None:
         click.echo(f"\n{_stop_name(stopped)}: {errors} errors and {warnings} warnings so far "
                    f"(games of the files finished: {summary['games_read']})", err=True)
-        if gate is not None and gate.split is not None:
-            from chessscan.reports.split import partial_path, sidecar_path
-
-            kept = [partial_path(o) for o in (clean_output, rejects_output,
-                                               rejects_output and sidecar_path(rejects_output)) if o]
-            kept = [k for k in kept if k]
-            if kept:
-                click.echo(f"the split is partial, kept as: {', '.join(kept)}", err=True)
+        if gate is not None and gate.split is not None and gate.split.kept:
+            kept = ", ".join(_shown(k) for k in gate.split.kept)
+            click.echo(f"the split is partial, kept as: {kept}", err=True)
     elif fmt != "json":
         has_epd = any(is_epd(p) for p in sources)
         has_pgn = not has_epd or any(not is_epd(p) for p in sources)
         click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd,
                                 baseline=gate is not None and gate.baseline is not None), err=True)
-        counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden)
+        counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden, reported=issue_filter.reported)
         if counts:
             click.echo(counts, err=True)
     sys.exit(status)
@@ -1079,7 +1362,7 @@ def _fail_output(exc: BaseException) -> None:
     process ended by SIGPIPE."""
     broken_pipe = getattr(exc, "errno", None) == errno.EPIPE
     if not broken_pipe:
-        click.echo(f"chessscan: {exc}", err=True)
+        click.echo(f"chessscan: {_shown(exc)}", err=True)
     try:
         sys.stdout = open(os.devnull, "w")
     except OSError:
@@ -1106,6 +1389,12 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     if piped:  # the second reading found the pipe empty: no game was copied, silently
         raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read "
                                f"each input twice: give files, not a pipe ({piped[0]})")
+    from chessscan.readers.tables import is_table
+
+    tables = [p for p in paths if is_table(p)]
+    if tables:  # (the split and the baselines read a game's text, which a table row has not)
+        raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read the "
+                               f"games' text: give PGN or EPD inputs, not a game table ({tables[0]})")
     outputs = [o for o in (clean_output, rejects_output) if o]
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")
@@ -1127,6 +1416,12 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
                                "or EPD inputs, not both")
     if write_baseline and not Path(write_baseline).resolve().parent.is_dir():
         raise click.BadParameter(f"no such folder: {Path(write_baseline).parent}", param_hint="--write-baseline")
+    # Each output locked for the whole run: a second run into one of them is refused.
+    for out, opt in named:
+        try:
+            _lock_output(out)
+        except OSError as exc:
+            raise click.BadParameter(f"cannot write there: {exc}", param_hint=opt) from exc
     baseline = None
     if baseline_path:
         try:
@@ -1151,13 +1446,16 @@ def _same_file(a: str, b: str) -> bool:
         return Path(a).resolve() == Path(b).resolve()
 
 
-def _gate_sink(gate):
+def _gate_sink(gate, sources=()):
     """The run's sink when a gate is used: a DiagnosticSink whose diagnostics reach the gate
-    with their game's bytes, in input order."""
+    with their game's bytes, in input order. ``sources``: the paths read, each read again by
+    its own bytes (the rows name it by its display name, ``Caf\\xe9.pgn``)."""
+    from chessscan.readers.sources import source_name
     from chessscan.reports.diagnostics import DiagnosticSink
     from chessscan.reports.records import RecordSink
 
-    records = RecordSink(gate, want_bytes=gate.needs_bytes)
+    paths = {source_name(p): (p, source_name(p)) for p in sources}
+    records = RecordSink(gate, paths=paths, want_bytes=gate.needs_bytes)
     return records.wrap(DiagnosticSink(records.add), counts=gate.counts)
 
 
@@ -1165,33 +1463,44 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
                          rejects_output) -> int:
     """Close the split files, write the baseline, report on stderr (and in ``summary``) what
     the split wrote and the baseline's known and fixed issues. Returns the exit status."""
+    from chessscan.reports.baseline import FIXED_SHOWN
     from chessscan.reports.split import sidecar_path
 
     gate.close()
     if gate.split is not None:
         split = gate.split
-        summary["split"] = {"clean": split.clean_count, "rejects": split.reject_count}
-        where = [f"{split.clean_count} clean" + (f" -> {clean_output}" if clean_output else ""),
-                 f"{split.reject_count} rejected" + (f" -> {rejects_output}" if rejects_output else "")]
+        summary["split"] = {"clean": split.clean_count, "rejects": split.reject_count, "closed": split.closed}
+        where = [f"{split.clean_count} clean" + (f" -> {_shown(clean_output)}" if clean_output else ""),
+                 f"{split.reject_count} rejected" + (f" -> {_shown(rejects_output)}" if rejects_output else "")]
         side = sidecar_path(rejects_output) if rejects_output else None
-        click.echo("split: " + ", ".join(where) + (f" (issues: {side})" if side else ""), err=True)
+        click.echo("split: " + ", ".join(where) + (f" (issues: {_shown(side)})" if side else ""), err=True)
+        if split.closed:  # what the split adds to a game's text (README: Split, baseline, SARIF)
+            n = split.closed
+            click.echo(f"split: {n} game{'s' if n > 1 else ''} with no termination marker of "
+                       f"{'their' if n > 1 else 'its'} own closed, so that the game after {'each' if n > 1 else 'it'} "
+                       "reads apart: a line with a marker (and '}' or ')' before it for a comment or variation "
+                       "left open)", err=True)
     if gate.baseline is not None:
         fixed = gate.baseline.fixed()
         summary["baseline"] = {"known": gate.known, "fixed": fixed}
-        for e in fixed:
+        shown, more = fixed[:FIXED_SHOWN], fixed[FIXED_SHOWN:]
+        for e in shown:
             ply = "" if e.get("ply") is None else f", ply {e['ply']}"
             times = f" ({e['count']} times)" if e["count"] > 1 else ""
             players = f' "{e["players"]}"' if e.get("players") else ""
-            click.echo(f"fixed: {e.get('severity', 'issue')}[{e['code']}] in game {e['game']}{players}"
-                       f"{ply}: {e.get('message', '')}{times}", err=True)
-        click.echo(f"baseline {baseline_path}: {gate.known} known issues not shown, "
+            click.echo(_shown(f"fixed: {e.get('severity', 'issue')}[{e['code']}] in game {e['game']}{players}"
+                              f"{ply}: {e.get('message', '')}{times}"), err=True)
+        if more:
+            click.echo(f"fixed: {len(more):,} more entries ({sum(e['count'] for e in more):,} issues) not shown: "
+                       "--format json lists every one (summary.baseline.fixed)", err=True)
+        click.echo(f"baseline {_shown(baseline_path)}: {gate.known} known issues not shown, "
                    f"{sum(e['count'] for e in fixed)} fixed", err=True)
     if write_baseline:
         try:
             n = gate.recorder.write(write_baseline)
         except OSError as exc:
             raise OutputFailure(f"cannot write the baseline: {exc}") from exc
-        click.echo(f"baseline written to {write_baseline}: {n} entries", err=True)
+        click.echo(f"baseline written to {_shown(write_baseline)}: {n} entries", err=True)
         if gate.baseline is None:
             status = 0  # every issue found is now a known one
             summary["exit_status"] = 0

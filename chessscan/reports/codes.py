@@ -47,6 +47,9 @@ ISSUE_CODES: dict[str, IssueCode] = {
         ("unclosed-comment", "error", "a '{' comment is never closed: its game ends at the tag section the "
                                       "comment runs into, or at the end of the input; its moves after the '{' "
                                       "are not read"),
+        ("game-in-comment", "warning", "a '{' comment runs over a line beginning with an [Event] tag, with no "
+                                       "blank line before it: read as comment text up to its '}', it may "
+                                       "hold a game"),
         ("unbalanced-variation", "error", "a ')' without its '(' or a '(' never closed"),
         ("unexpected-token", "error", "a token that is not a move, move number, NAG, comment or result; "
                                       "later moves of the game are ignored"),
@@ -114,10 +117,12 @@ ISSUE_CODES: dict[str, IssueCode] = {
     **_codes(
         "input",
         ("decode-fallback", "warning", "the text is not valid UTF-8; decoded as CP1252 or Latin-1"),
-        ("truncated-input", "error", "a compressed stream ends early or is corrupt; the game it cuts "
-                                     "is incomplete"),
-        ("unsupported-input", "error", "an archive (zip, 7z, rar, tar) given as an input: unpack it first"),
-        ("not-text", "error", "an input that is not text (a Parquet file, an image, random bytes): "
+        ("truncated-input", "error", "a compressed stream or a game table ends early or is corrupt; the "
+                                     "game it cuts is incomplete (a table whose footer cannot be read: "
+                                     "nothing is read from it)"),
+        ("unsupported-input", "error", "an archive (zip, 7z, rar, tar) given as an input: unpack it first; "
+                                       "or a game table with no moves column (the message names its columns)"),
+        ("not-text", "error", "an input that is not text (an image, an executable, random bytes): "
                               "nothing is read from it"),
         ("unreadable-input", "error", "a path that does not exist or cannot be read (permission denied, "
                                       "I/O error); the other inputs are analyzed"),

@@ -137,6 +137,37 @@ class ReportTables:
             if found is not None:
                 self.paths[name] = found
         self._datasets: dict[str, ds.Dataset] = {}
+        self._dirfd: int | None = None
+
+    def close(self) -> None:
+        """Let go of the folder (see :meth:`_arrow_path`); the tables cannot be read after."""
+        self._datasets.clear()
+        fd, self._dirfd = self._dirfd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _arrow_path(self, path: Path) -> str:
+        """``path`` (in the folder) as Arrow can open it. Arrow takes paths as UTF-8 text, so
+        in a folder whose name is not UTF-8 (Latin-1 bytes, on Linux) each file is opened
+        through the folder opened once, ``/proc/self/fd/N/<table file>``: the same bytes."""
+        text = os.fspath(path)
+        try:
+            text.encode("utf-8")
+            return text
+        except UnicodeEncodeError:
+            pass
+        if self._dirfd is None:
+            if not os.path.isdir("/proc/self/fd"):
+                raise ReportError(f"{self.folder}: a folder whose name is not UTF-8 cannot be read on this "
+                                  "system (rename it)")
+            self._dirfd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        return f"/proc/self/fd/{self._dirfd}/{os.path.relpath(text, os.fspath(self.folder))}"
 
     def _locate(self, name: str) -> tuple[str, Path] | None:
         folder = self.folder / name
@@ -165,10 +196,11 @@ class ReportTables:
             fmt, path = self.paths[table]
             try:
                 if fmt == "parquet":
-                    source = sorted(str(p) for p in path.glob("part-*.parquet")) if path.is_dir() else str(path)
+                    source = ([self._arrow_path(p) for p in sorted(path.glob("part-*.parquet"))]
+                              if path.is_dir() else self._arrow_path(path))
                     self._datasets[table] = ds.dataset(source, format="parquet")
                 else:
-                    self._datasets[table] = ds.dataset(str(path), format=_csv_format(table, path))
+                    self._datasets[table] = ds.dataset(self._arrow_path(path), format=_csv_format(table, path))
             except (pa.ArrowException, OSError) as exc:
                 raise ReportError(f"{path}: cannot read the {table} table ({exc})") from exc
         return self._datasets[table]

@@ -11,7 +11,7 @@ import math
 from numbers import Integral, Real
 from typing import Any, Mapping
 
-__all__ = ["render_summary", "percent", "LABELS", "ORDER"]
+__all__ = ["render_summary", "percent", "sources_line", "LABELS", "ORDER"]
 
 #: key -> display label; keys not listed get ``key.replace("_", " ")``.
 LABELS: dict[str, str] = {
@@ -70,6 +70,9 @@ def render_summary(summary: Mapping[str, Any], *, title: str | None = "chessscan
       lists of scalars are comma-joined.
     * ints get thousands separators, floats 2 decimals, bools yes/no, None
       ``-``; games_ok / games_with_errors get a percentage of games_read.
+    * Text (source names, above all) is made printable, on one line
+      (:func:`~chessscan.reports.diagnostics.printable`): a file name cannot clear the
+      terminal or start a line of its own in a CI log.
 
     Example::
 
@@ -79,8 +82,11 @@ def render_summary(summary: Mapping[str, Any], *, title: str | None = "chessscan
         checks by kind
           direct               812
     """
+    from chessscan.reports.diagnostics import printable
+
     rows: list[tuple[int, str, str | None, bool]] = []  # depth, label, value, numeric
     _collect(summary, 0, rows, top=True)
+    rows = [(d, printable(lbl), v if v is None or num else printable(v), num) for d, lbl, v, num in rows]
     if not rows:
         return title + "\n(empty)" if title else "(empty)"
 
@@ -135,8 +141,7 @@ def _collect(d: Mapping[Any, Any], depth: int, rows: list, *, top: bool = False,
         if parent == "issues_by_code":
             label = f"{key} ({_severity(key)})"
         if top and key == "sources" and isinstance(value, (list, tuple)) and len(value) > MAX_SOURCES_NAMED:
-            shown = ", ".join(str(v) for v in value[:MAX_SOURCES_NAMED])
-            rows.append((depth, label, f"{len(value)} files: {shown}, ...", False))
+            rows.append((depth, label, sources_line(value), False))
             continue
         if isinstance(value, Mapping):
             if not value:
@@ -160,6 +165,15 @@ def _collect(d: Mapping[Any, Any], depth: int, rows: list, *, top: bool = False,
                     and games_read > 0):
                 text += f"  ({percent(value, games_read)})"
             rows.append((depth, label, text, numeric))
+
+
+def sources_line(sources) -> str:
+    """The sources of a run in one line: their names, comma-separated, up to
+    :data:`MAX_SOURCES_NAMED`; more as ``59 files: a.pgn, b.pgn, c.pgn, ...``."""
+    names = [str(v) for v in sources]
+    if len(names) > MAX_SOURCES_NAMED:
+        return f"{len(names)} files: {', '.join(names[:MAX_SOURCES_NAMED])}, ..."
+    return ", ".join(names)
 
 
 def percent(part: float, whole: float) -> str:

@@ -30,6 +30,7 @@ with nulls into float64, which loses Zobrist hashes >= 2**53.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import queue
@@ -45,6 +46,8 @@ import pyarrow.parquet as pq
 
 from chessscan.analysis.arrow import from_list, from_numpy
 
+from . import files as _files
+from .files import PARTIAL_SUFFIX
 from .schema import OPTIONAL_COLUMNS, TABLE_NAMES, column_names, schema_for
 
 __all__ = [
@@ -105,6 +108,8 @@ POSITIONS_ENCODINGS: dict[str, tuple[str, str, bool]] = {
     "zobrist": ("PLAIN", "none", False),  # random: zstd saves 5% at 2.4 times the CPU
     "repetition": ("PLAIN", "zstd", False),
 }
+#: Bytes Arrow gathers before each write to a table's file.
+_WRITE_BUFFER = 1 << 20
 DEFAULT_TABLES: tuple[str, ...] = ("positions", "games", "issues")
 
 Buffers = MutableMapping[str, list]
@@ -179,16 +184,21 @@ def part_name(number: int, fmt: str = "parquet") -> str:
     return f"part-{number:06d}.{fmt}"
 
 
-_PART = re.compile(r"part-\d{6}\.parquet(\.partial)?\Z")
+_PART = re.compile(r"part-\d{6}\.parquet((\.[0-9a-f]{16})?\.partial)?\Z")
 
 #: The file in an output folder that lists what chessscan runs wrote there (JSON: ``{"tool":
 #: "chessscan", "files": [...]}``, names relative to the folder, a dataset folder as
 #: ``"<table>/"``). Only what it lists is ever removed.
 MANIFEST_NAME = ".chessscan-manifest.json"
-#: Suffix of a table file while it is written: renamed to its name once closed, so a table
-#: file either reads back whole or is absent.
-PARTIAL_SUFFIX = ".partial"
+# PARTIAL_SUFFIX (from .files): a file is written as NAME.<random>.partial and renamed to its
+# name once closed, so a table file either reads back whole or is absent.
 SUMMARY_NAME = "summary.json"
+
+
+def _shown(path: str | os.PathLike) -> str:
+    from chessscan.readers.sources import display_path  # (a name that is not UTF-8: \xNN)
+
+    return display_path(path)
 
 
 class OutputError(OSError):
@@ -201,7 +211,7 @@ class OutputError(OSError):
             found = re.search(r"\[errno (\d+)\]", str(cause), re.I)
             code = int(found.group(1)) if found else None
         reason = os.strerror(code) if code else (getattr(cause, "strerror", None) or str(cause))
-        super().__init__(code or 0, f"cannot write {os.fspath(path)}: {reason}")
+        super().__init__(code or 0, f"cannot write {_shown(path)}: {reason}")
         self.path = os.fspath(path)
 
     def __str__(self) -> str:
@@ -218,7 +228,7 @@ class OutputFolderError(Exception):
         shown = ", ".join(self.files[:5]) + (f" and {len(self.files) - 5} more" if len(self.files) > 5 else "")
         why = why or (f"which chessscan did not write there (it removes only what its {MANIFEST_NAME} "
                       f"lists)")
-        super().__init__(f"{os.fspath(out_dir)} holds {shown}, {why}: move them away or choose another "
+        super().__init__(f"{_shown(out_dir)} holds {shown}, {why}: move them away or choose another "
                          f"output folder")
 
 
@@ -227,25 +237,27 @@ class OutputFolderError(Exception):
 RUN_FILES = (SUMMARY_NAME, "run.json", "report.html")
 
 
-def replace_file(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that a reader never sees half of it: a temporary file in
-    the same folder, renamed over ``path``. A ``path`` that is a symlink or not a regular file
-    (``/dev/stdout``, a FIFO, ``/dev/full``) is written through instead, never replaced:
-    renaming over it would replace the device or the link. Raises :class:`OutputError`."""
+def replace_file(path: str | os.PathLike, data: bytes, through: bool = True) -> None:
+    """Write ``data`` to ``path`` so that a reader never sees half of it: a new temporary file
+    beside it (:func:`~chessscan.reports.files.create_temporary`), renamed over ``path``.
+    With ``through`` (a path the user named), a ``path`` that is a symlink or not a regular
+    file (``/dev/stdout``, a FIFO, ``/dev/full``) is written through instead, never replaced:
+    renaming over it would replace the device or the link. Without it (a file of a report
+    folder), whatever stands at ``path`` is replaced, never written through. Raises
+    :class:`OutputError`."""
     target = Path(path)
     try:
-        special = target.is_symlink() or (target.exists() and not target.is_file())
-        if special:
+        if through and (target.is_symlink() or (target.exists() and not target.is_file())):
             with open(target, "wb") as f:
                 f.write(data)
             return
-        tmp = target.with_name(f"{target.name}.partial{os.getpid()}")
+        tmp, f = _files.create_temporary(target)
         try:
-            with open(tmp, "wb") as f:
+            with f:
                 f.write(data)
-            os.replace(tmp, target)
+            _files.commit(tmp, target)
         except BaseException:
-            tmp.unlink(missing_ok=True)
+            _files.discard(tmp)
             raise
     except OSError as exc:
         raise OutputError(os.fsdecode(os.fspath(path)), exc) from None
@@ -276,7 +288,7 @@ def _report_named(out: Path) -> list[str]:
     tables = set(TABLE_NAMES)
     for entry in sorted(out.iterdir(), key=lambda e: e.name):
         name = entry.name
-        base = name[: -len(PARTIAL_SUFFIX)] if name.endswith(PARTIAL_SUFFIX) else name
+        base = _files.temporary_of(name) or name
         if _is_report_name(base):
             found.append(name)
         elif name in tables and entry.is_symlink():
@@ -300,9 +312,13 @@ def _read_manifest(out: Path) -> set[str]:
 
 
 def _owned(name: str, owned: set[str]) -> bool:
-    if name.endswith(PARTIAL_SUFFIX):
-        name = name[: -len(PARTIAL_SUFFIX)]
-    return name in owned
+    return (_files.temporary_of(name) or name) in owned
+
+
+def _temporaries(folder: Path, name: str) -> list[Path]:
+    """The files a run left in ``folder`` while writing ``name`` (``NAME.<hex>.partial``,
+    and ``NAME.partial`` of earlier versions)."""
+    return [Path(p) for p in _files.temporaries_of(folder / name)]
 
 
 def _inputs_here(out: Path, names: Iterable[str], inputs: Iterable[str]) -> list[str]:
@@ -320,7 +336,7 @@ def _inputs_here(out: Path, names: Iterable[str], inputs: Iterable[str]) -> list
     found = []
     for name in sorted(set(names)):
         base = out / name.rstrip("/")
-        for path in (base, base.with_name(base.name + PARTIAL_SUFFIX)):
+        for path in (base, *_temporaries(out, base.name)):
             try:
                 if path.is_symlink():
                     continue  # removing or replacing a link leaves what it points to
@@ -377,14 +393,15 @@ def prepare_output(out_dir: str | os.PathLike, files: Sequence[str], check_only:
                     if not any(path.iterdir()):
                         path.rmdir()
             else:
-                for p in (path, path.with_name(path.name + PARTIAL_SUFFIX)):
+                for p in (path, *_temporaries(out, path.name)):
                     if p.is_file():
                         p.unlink()
+        for p in _temporaries(out, MANIFEST_NAME):  # a manifest a killed run was writing
+            if p.is_file() or p.is_symlink():
+                p.unlink()
     out.mkdir(parents=True, exist_ok=True)
     manifest = json.dumps({"tool": "chessscan", "files": sorted(set(files))}, indent=1) + "\n"
-    tmp = out / (MANIFEST_NAME + PARTIAL_SUFFIX)
-    tmp.write_text(manifest, encoding="utf-8")
-    os.replace(tmp, out / MANIFEST_NAME)
+    replace_file(out / MANIFEST_NAME, manifest.encode("utf-8"), through=False)
 
 
 def check_run_file(out_dir: str | os.PathLike, name: str) -> None:
@@ -496,6 +513,12 @@ def to_record_batch(columns: Mapping[str, Any], schema: pa.Schema,
 _FORMULA_START = r"^[=+\-@\t\r]"
 
 
+def guard_formula(text: str) -> str:
+    """``text`` with a leading ``'`` when it starts like a spreadsheet formula (the rule of
+    :func:`guard_formulas`, for one value)."""
+    return "'" + text if re.match(_FORMULA_START, text) else text
+
+
 def guard_formulas(batch: pa.RecordBatch) -> pa.RecordBatch:
     """``batch`` with every text value that starts like a spreadsheet formula (``=``, ``+``,
     ``-``, ``@``, tab, CR) prefixed with ``'``, as OWASP advises against CSV injection.
@@ -563,7 +586,8 @@ def parquet_options(schema: pa.Schema, compression: str = "zstd",
 class TableWriter:
     """Append-only writer of one table to one file with a fixed schema.
 
-    ``TableWriter(path, schema, fmt)`` opens ``path + ".partial"`` at once and
+    ``TableWriter(path, schema, fmt)`` creates ``path.<random hex>.partial`` at once (a new
+    file, never one or a link planted there: :mod:`chessscan.reports.files`) and
     renames it to ``path`` when closed, so ``path`` is either absent or a whole,
     readable table (a table that never receives a row still carries the schema
     (parquet) or the header (csv)); a run killed midway leaves only the
@@ -599,7 +623,7 @@ class TableWriter:
         if row_group_size < 1:
             raise ValueError("row_group_size must be >= 1")
         self.path = Path(path)
-        self.partial_path = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
+        self.partial_path: Path | None = None  # NAME.<random>.partial, once made
         self.schema = schema
         self.fmt = fmt
         self.table = table
@@ -612,18 +636,25 @@ class TableWriter:
         self._closed = True  # until the sink is open, close() has nothing to do
         self._sink: Any = None
         self._encoding: _Encoding | None = None  # the row group being written in the background
-        self._file: Any = None  # a Python file under the sink, for paths Arrow cannot take
+        self._file: Any = None  # the new file under the sink (Arrow writes to it, never opens a path)
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Made by us, new (never a file or link planted at the name), then handed to Arrow.
+            self.partial_path, self._file = _files.create_temporary(self.path, "wb")
+            if fmt != "jsonl":
+                # Arrow's own buffer in front of the Python file: Arrow's writes reach Python
+                # once a MiB, not a few hundred times a row group, each waiting for the GIL the
+                # analysis holds (which made a row group's write several times slower).
+                self._file = pa.output_stream(self._file, buffer_size=_WRITE_BUFFER)
             if fmt == "parquet":
-                self._sink = pq.ParquetWriter(self._arrow_path(), schema,
+                self._sink = pq.ParquetWriter(self._file, schema,
                                               **parquet_options(schema, compression))
             elif fmt == "csv":
                 # CSVWriter writes the header immediately; bools come out as true/false.
-                self._sink = pacsv.CSVWriter(self._arrow_path(), schema)
+                self._sink = pacsv.CSVWriter(self._file, schema)
             else:
-                self._sink = open(self.partial_path, "w", encoding="utf-8", newline="\n")
+                self._sink = io.TextIOWrapper(self._file, encoding="utf-8", newline="\n")
         except (OSError, pa.ArrowException) as exc:
             self._discard()
             raise OutputError(self.path, exc) from None
@@ -632,18 +663,6 @@ class TableWriter:
     @property
     def closed(self) -> bool:
         return self._closed
-
-    def _arrow_path(self):
-        """The partial path for Arrow's writers: the path itself, or, when it is not valid
-        UTF-8 (a Latin-1 folder name), a file opened by Python with the path's exact bytes,
-        which Arrow cannot take as text. The file is closed with the writer."""
-        text = os.fspath(self.partial_path)
-        try:
-            text.encode("utf-8")
-            return text
-        except UnicodeEncodeError:
-            self._file = open(self.partial_path, "wb")
-            return self._file
 
     def write(self, columns: Mapping[str, Any]) -> int:
         """Append one batch of rows given as column buffers; returns its row count.
@@ -728,7 +747,7 @@ class TableWriter:
             self._sink.close()
             if self._file is not None:
                 self._file.close()
-            os.replace(self.partial_path, self.path)
+            _files.commit(self.partial_path, self.path)
         except (OSError, pa.ArrowException) as exc:
             self._discard()
             raise OutputError(self.path, exc) from None
@@ -752,10 +771,8 @@ class TableWriter:
                     closing.close()
                 except Exception:
                     pass
-        try:
-            self.partial_path.unlink(missing_ok=True)
-        except OSError:
-            pass
+        if self.partial_path is not None:
+            _files.discard(self.partial_path)
 
     def __enter__(self) -> "TableWriter":
         return self
@@ -876,17 +893,8 @@ class ReportWriter:
         file. Returns the path.
         """
         text = json.dumps(summary, indent=2, ensure_ascii=False, default=_json_default)
-        tmp = self.summary_path.with_name(self.summary_path.name + PARTIAL_SUFFIX)
-        try:
-            # Never invalid UTF-8, even for a name that slipped through unescaped.
-            tmp.write_bytes((text + "\n").encode("utf-8", "backslashreplace"))
-            os.replace(tmp, self.summary_path)
-        except OSError as exc:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
-            raise OutputError(self.summary_path, exc) from None
+        # Never invalid UTF-8, even for a name that slipped through unescaped.
+        replace_file(self.summary_path, (text + "\n").encode("utf-8", "backslashreplace"), through=False)
         return self.summary_path
 
     def close(self) -> None:

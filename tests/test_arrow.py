@@ -16,7 +16,7 @@ from chessscan.analysis.arrow import from_list, from_numpy
 
 REPO = Path(__file__).resolve().parents[1]
 DICT = pa.dictionary(pa.int32(), pa.string())
-TYPES = [pa.string(), DICT, pa.bool_(), pa.int8(), pa.int32(), pa.int64(), pa.uint8(), pa.uint64()]
+TYPES = [pa.string(), DICT, pa.bool_(), pa.int8(), pa.int32(), pa.int64(), pa.uint8(), pa.uint64(), pa.float64()]
 
 # Values of every kind a column buffer may hold, and some it should not: the result (or the
 # exception's type) must be pyarrow.array's.
@@ -74,6 +74,8 @@ def test_from_list_text_columns(values, arrow_type) -> None:
     ([2**31], pa.int32()), ([-1], pa.uint64()), ([2**64 - 1, None], pa.uint64()),
     ([True, 2], pa.int64()), ([1, "1"], pa.string()), (["a", 1], DICT), ([1.0], pa.int32()),
     (["\udcff"], pa.string()), (["x", None, "x", "y", None, "x"], DICT),
+    ([], pa.float64()), ([300.0, None, 5.232, 0.001], pa.float64()), ([None] * 9, pa.float64()),
+    ([1.5, 2], pa.float64()), ([1.5, True], pa.float64()),
 ])
 def test_from_list_edges(values, arrow_type) -> None:
     _assert_same(values, arrow_type)

@@ -495,7 +495,7 @@ def test_truncated_between_games_yields_issue_only_game(tmp_path):
 
 def test_every_issue_code_has_a_severity():
     assert set(ISSUE_CODES.values()) == {"error", "warning"}
-    assert len(ISSUE_CODES) == 13
+    assert len(ISSUE_CODES) == 14
 
 
 # --------------------------------------------------------------------------

@@ -44,6 +44,10 @@ def position_rows(n: int, fen: bool = False, start: int = 0) -> dict[str, list]:
         b["halfmove_clock"].append(i % 50)
         b["zobrist"].append(None if i % 4 == 3 else BIG - i)
         b["repetition"].append(None if i % 2 else 1)
+        b["clock_ms"].append(None if i % 5 == 4 else 60_000 - 1000 * i)
+        b["emt_ms"].append(None)
+        b["eval_cp"].append(None if i % 3 == 0 else 17 - i)
+        b["eval_mate"].append(-3 if i % 3 == 0 else None)
         if fen:
             b["fen"].append(f"fen{i}")
     return b
@@ -54,7 +58,7 @@ def game_row(**over) -> dict[str, list]:
     row = {c: None for c in b}
     row.update(source="a.pgn", game_index=0, byte_offset=0, line=1, plies=4,
                checks=1, direct_checks=1, discovered_checks=0, double_checks=0,
-               outcome="checkmate")
+               outcome="checkmate", clock_plies=0, eval_plies=0)
     row.update(over)
     for c, v in row.items():
         b[c].append(v)
@@ -71,7 +75,10 @@ def test_schema_declarations():
     assert sch.GAMES_SCHEMA.field("white_elo").type == pa.int32()
     assert sch.GAMES_SCHEMA.field("white_elo").nullable
     assert not sch.GAMES_SCHEMA.field("source").nullable
-    assert len(sch.GAMES_COLUMNS) == 29
+    assert len(sch.GAMES_COLUMNS) == 33
+    assert sch.GAMES_SCHEMA.field("time_control_base_s").type == pa.float64()
+    assert sch.POSITIONS_SCHEMA.field("clock_ms").type == pa.int64()
+    assert sch.POSITIONS_SCHEMA.field("eval_cp").nullable
     for t in sch.TABLE_NAMES:
         assert tuple(sch.schema_for(t).names) == sch.column_names(t)
     assert sch.EPD_POSITIONS_COLUMNS[:4] == ("source", "line", "id", "fen")

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 from chessscan.analysis.rows import CHECK_KINDS, COLORS, PositionRows
+from chessscan.readers.movetext import NOTE_NA
 from chessscan.reports.schema import schema_for
 
 FLAGS = ("in_check", "by_en_passant", "by_castling", "by_promotion", "is_checkmate", "is_stalemate")
@@ -34,6 +35,15 @@ def make_row(k: int) -> tuple:
             k % 4, checkers, flags, k % 101, (k * 0x9E3779B97F4A7C15) % 2**64, k % 6 + 1)
 
 
+def make_notes(k: int) -> tuple:
+    """Row ``k``'s clock_ms, emt_ms, eval_cp, eval_mate (None: no value; none at all in
+    every eleventh row, which is then written without set_notes)."""
+    if k % 11 == 10:
+        return None, None, None, None
+    return (None if k % 4 == 3 else 60_000 - 7 * k, 1000 * k if k % 5 == 0 else None,
+            None if k % 3 == 0 else k - 1500, -(k % 9) if k % 3 == 0 and k % 2 else None)
+
+
 def expected(k: int, sources=("a.pgn", "b.pgn")) -> dict:
     (sid, gi, ply, move_number, white, san, frm, to, promotion, kind, checkers, flags, clock, zobrist,
      repetition) = make_row(k)
@@ -43,6 +53,7 @@ def expected(k: int, sources=("a.pgn", "b.pgn")) -> dict:
            "checkers": " ".join(square(sq) for sq in range(64) if checkers >> sq & 1),
            "halfmove_clock": clock, "zobrist": zobrist, "repetition": repetition}
     row.update({name: bool(flags >> i & 1) for i, name in enumerate(FLAGS)})
+    row.update(zip(("clock_ms", "emt_ms", "eval_cp", "eval_mate"), make_notes(k)))
     return row
 
 
@@ -50,7 +61,10 @@ def fill(rows: PositionRows, ks) -> None:
     for k in ks:
         rows.source_number(("a.pgn", "b.pgn")[0])
         rows.source_number(("a.pgn", "b.pgn")[1])
-        assert rows.add(*make_row(k)) == len(rows) - 1
+        i = rows.add(*make_row(k))
+        assert i == len(rows) - 1
+        if k % 11 != 10:
+            rows.set_notes(i, *(NOTE_NA if v is None else v for v in make_notes(k)))
 
 
 def as_rows(arrays: dict) -> list[dict]:

@@ -4,7 +4,7 @@ The first ``pyarrow.array`` call in a process imports pandas (pyarrow checks whe
 input is a pandas object), which costs ~0.7 s of CPU: a third of analyzing 10,000 games
 with ``--positions none``. chessscan never needs pandas to write its tables, so the column
 buffers become arrays here, from NumPy arrays (one copy at most) and from Python lists of
-``str`` / ``int`` / ``bool`` / ``None``, via ``pyarrow.Array.from_buffers`` (Arrow columnar
+``str`` / ``int`` / ``float`` / ``bool`` / ``None``, via ``pyarrow.Array.from_buffers`` (Arrow columnar
 format: validity bitmap, offsets, data).
 
 Anything else — a value of another Python type, an int that does not fit, a string over
@@ -24,6 +24,7 @@ import pyarrow as pa
 _INTEGERS = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
              pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32,
              pa.uint64(): np.uint64}
+_FLOAT64 = pa.float64()
 _MAX_OFFSET = 2**31 - 1   # a string array's offsets are int32
 _STRING = pa.string()
 _BOOL = pa.bool_()
@@ -74,8 +75,8 @@ def from_numpy(values: np.ndarray, type: pa.DataType) -> pa.Array:
 
 def from_list(values: list, type: pa.DataType) -> pa.Array:
     """The Arrow array of type ``type`` holding ``values`` (``None`` is null), equal to
-    ``pyarrow.array(values, type=type)``: string, bool, integer and dictionary-of-string
-    types from ``str`` / ``bool`` / ``int`` values are built here, anything else by
+    ``pyarrow.array(values, type=type)``: string, bool, integer, float64 and
+    dictionary-of-string types from ``str`` / ``bool`` / ``int`` / ``float`` values (float64: ``float`` only) are built here, anything else by
     ``pyarrow.array`` (which raises ``pyarrow.ArrowException`` / ``TypeError`` /
     ``OverflowError`` on a value that does not fit)."""
     try:
@@ -87,6 +88,8 @@ def from_list(values: list, type: pa.DataType) -> pa.Array:
             array = _bools(values)
         elif type in _INTEGERS:
             array = _integers(values, type)
+        elif type == _FLOAT64:
+            array = _floats(values)
         else:
             array = None
     except (OverflowError, UnicodeEncodeError, ValueError):
@@ -156,3 +159,13 @@ def _integers(values: list, arrow_type: pa.DataType) -> pa.Array | None:
     data = np.fromiter(values if not nulls else [0 if v is None else v for v in values], dtype=dtype,
                        count=len(values))  # (np.array discovers a dtype and shape first)
     return pa.Array.from_buffers(arrow_type, len(values), [validity, _buffer(data)], null_count=nulls)
+
+
+def _floats(values: list) -> pa.Array | None:
+    types = _types(values)
+    if not types <= {float, _NONE}:
+        return None
+    validity, nulls = _validity(values, types)
+    data = np.fromiter(values if not nulls else [0.0 if v is None else v for v in values], dtype=np.float64,
+                       count=len(values))
+    return pa.Array.from_buffers(_FLOAT64, len(values), [validity, _buffer(data)], null_count=nulls)

@@ -63,6 +63,40 @@ def _int_or_none(text: str | None) -> int | None:
     return None
 
 
+def time_control(value: str | None) -> tuple[float | None, float | None]:
+    """(base, increment) in seconds of a ``TimeControl`` tag (PGN standard §9.6.1), from its
+    first period: ``300+3`` is (300, 3); ``40/7200:3600`` (40 moves in 7200 s, then 3600 s)
+    is (7200, 0), as is a sudden-death ``7200``; ``40/5400+30:1800+30`` is (5400, 30); a
+    sandclock ``*180`` is (180, None). ``-`` (no time control), ``?`` (unknown), no tag and
+    anything else is (None, None). Seconds may have a fraction (``1800+5.232``)."""
+    if value is None:
+        return None, None
+    first = value.strip().split(":", 1)[0].strip()
+    if first.startswith("*"):
+        base = _seconds(first[1:])
+        return base, None
+    moves, slash, rest = first.partition("/")
+    if slash:
+        if not moves.isdigit() or not moves.isascii():
+            return None, None
+        first = rest
+    base, plus, increment = first.partition("+")
+    base_s = _seconds(base)
+    increment_s = _seconds(increment) if plus else 0.0
+    if base_s is None or increment_s is None:
+        return None, None
+    return base_s, increment_s
+
+
+def _seconds(text: str) -> float | None:
+    """A non-negative number of seconds written as digits with an optional fraction, else None."""
+    whole, point, fraction = text.partition(".")
+    if (not whole.isdigit() or not whole.isascii() or len(whole) > 9
+            or (point and (not fraction.isdigit() or not fraction.isascii()))):
+        return None
+    return float(text)
+
+
 # Memos of pure functions of a tag value read every game: a dataset repeats a few spellings of
 # Variant and a few thousand Elo values, and a dict hit costs less than the call. Bounded,
 # so a file of ever-new values only stops filling them.
@@ -70,6 +104,7 @@ _MEMO_SIZE = 8192
 _UNSEEN = object()
 _KIND_MEMO: dict = {None: "standard"}   # Variant tag value (None: no tag) -> variant kind
 _ELO_MEMO: dict = {None: None}          # Elo tag value -> _int_or_none(value)
+_TIME_CONTROL_MEMO: dict = {None: (None, None)}  # TimeControl tag value -> time_control(value)
 
 
 def _memoized(memo: dict, fn, value):
@@ -273,6 +308,8 @@ class GameState:
     final_clock = 0
     mate_move_number = 0  # PGN move number of the mating move (0: a setup already mated)
     mate_kind = 0         # the mating check's kind (1..3) + 4 * (route + 1) if by a route
+    clock_plies = 0       # plies played whose move carries a clock annotation
+    eval_plies = 0        # ... an evaluation annotation
 
     def __init__(self) -> None:
         # checks by kind, and by route: "en_passant", "castling", "promotion"
@@ -403,14 +440,17 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     n_direct, n_discovered, n_double = counts[DIRECT], counts[DISCOVERED], counts[DOUBLE]
     white_elo = _memoized(_ELO_MEMO, _int_or_none, tags.get("WhiteElo"))
     black_elo = _memoized(_ELO_MEMO, _int_or_none, tags.get("BlackElo"))
+    time_control_tag = tags.get("TimeControl")
+    base_s, increment_s = _memoized(_TIME_CONTROL_MEMO, time_control, time_control_tag)
     # One definition of perpetuals with the summary's perpetual_checks: runs whose position
     # stood a third time (twofold cycles are rows of the perpetuals table too, occurrences 2).
     _append_row(_game_columns(games), (
         tags.get("Event"), tags.get("Site"), tags.get("Date"), tags.get("Round"), tags.get("White"),
-        tags.get("Black"), tag, tags.get("ECO"), tags.get("TimeControl"), tags.get("Termination"), variant,
+        tags.get("Black"), tag, tags.get("ECO"), time_control_tag, tags.get("Termination"), variant,
         source, gi, raw.byte_offset, raw.line, white_elo, black_elo, start_fen, plies,
         n_direct + n_discovered + n_double, n_direct, n_discovered, n_double, outcome, winner,
-        n_perpetual, result_consistent, error_code, error_ply))
+        n_perpetual, result_consistent, error_code, error_ply, base_s, increment_s, state.clock_plies,
+        state.eval_plies))
 
     tally.positions += plies
     checks = cython.declare(dict, tally.checks)
@@ -449,7 +489,7 @@ _columns_of = itemgetter("event", "site", "date", "round", "white", "black", "re
                          "termination", "variant", "source", "game_index", "byte_offset", "line", "white_elo",
                          "black_elo", "start_fen", "plies", "checks", "direct_checks", "discovered_checks",
                          "double_checks", "outcome", "winner", "perpetuals", "result_consistent", "error_code",
-                         "error_ply")
+                         "error_ply", "time_control_base_s", "time_control_increment_s", "clock_plies", "eval_plies")
 # The last games buffers and their columns' lists: a run appends to the same lists (clearing
 # empties them in place), so they are looked up once, not per game. One tuple, read once, so
 # that a thread always gets the lists of the buffers it asked for.

@@ -29,6 +29,7 @@ cdef class _TokenCache:
 
 cdef uint64_t _LOOSE
 cdef str _NO_TEXT
+cdef int64_t _NOTE_NA
 @cython.locals(n=int, text=char[8])
 cpdef long _key_token(uint64_t key) except -1
 @cython.locals(piece=int, from_mask=uint64_t, to=int, promotion=int, file=int, rank=int, uci_like=int, sq=int,
@@ -76,7 +77,9 @@ cdef tuple _scratch()
                to=int, move=int, frm=int, promotion=int, castling=bint, en_passant=bint, arrived=uint64_t,
                kind=int, flags=int, clock=int, zobrist=uint64_t, mate=bint, suffix=int, gi=int64_t,
                king=int, blockers=uint64_t, keys=bytes, kp=ccharp, key=uint64_t,
-               checks_by_move=dict, check_routes=dict, route=int)
+               checks_by_move=dict, check_routes=dict, route=int, n_notes=Py_ssize_t, n_clock=int, n_eval=int,
+               np_=ccharp, note_clock=int64_t, note_emt=int64_t, note_cp=int64_t, note_mate=int64_t,
+               row=Py_ssize_t)
 cpdef play_plies(raw, Position pos, tables, options, tally, state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)

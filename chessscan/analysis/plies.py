@@ -22,7 +22,8 @@ For each token, in order (compiled, this is C; the same source runs uncompiled):
    automatic end, play goes on with one ``moves-after-end`` warning.
 7. A written ``+``/``#`` that the position contradicts is a ``suffix-mismatch`` warning.
 8. The row goes to the ``positions`` column buffers
-   (:class:`~chessscan.analysis.rows.PositionRows`).
+   (:class:`~chessscan.analysis.rows.PositionRows`), with the move's clock, move time and
+   evaluation annotations when the reader found any (``raw.notes``), which are also counted.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from chessscan.analysis.rows import PositionRows
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES
 from chessscan.core.san import IllegalMove, SanError, parse_san
-from chessscan.readers.movetext import LOOSE_KEY, key_list, key_text
+from chessscan.readers.movetext import LOOSE_KEY, NOTE_NA, key_list, key_text, note_values
 
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING
@@ -74,6 +75,7 @@ _TOKENS_MAX = 100_000
 _KEY_TOKENS: dict = {}  # uncompiled: packed token by SAN key (the _TokenCache's role)
 _LOOSE = LOOSE_KEY      # keys from here on stand for tokens without a key (their index)
 _NO_TEXT = ""           # the SAN text resolve_known is given (its errors: see play_plies)
+_NOTE_NA = NOTE_NA      # no annotation value (raw.notes)
 
 
 def _token(san: str) -> int:
@@ -249,7 +251,8 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     ``pos`` (mutated: the position after the last ply played),
     appending ``positions`` rows (as ``options.positions`` says) and issues, and filling
     ``state`` (a :class:`~chessscan.analysis.game.GameState`): plies, outcome-relevant end,
-    winner, error, check counts, repetition keys (when a position repeated), checks given."""
+    winner, error, check counts, repetition keys (when a position repeated), checks given,
+    plies with a clock and with an evaluation annotation."""
     source = raw.source
     gi = raw.index
     issues = tables["issues"]
@@ -294,6 +297,14 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         kp = PyBytes_AS_STRING(keys)
     else:
         key_values = key_list(keys)
+    notes = raw.notes
+    n_notes = 0 if notes is None else len(notes) // 32  # plies with annotations, from the first
+    n_clock = n_eval = 0
+    if n_notes:
+        if cython.compiled:
+            np_ = PyBytes_AS_STRING(notes)
+        else:
+            note_list = note_values(notes)
     for i in range(n_tokens):
         if cython.compiled:
             memcpy(cython.address(key), kp + 8 * i, 8)
@@ -456,15 +467,29 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 add_issue(issues, tally, source, gi, line, col, plies, "warning", "suffix-mismatch",
                           f"{move_number}{'.' if mover else '...'}{san}: {problem}", san)
 
+        if i < n_notes:
+            if cython.compiled:
+                memcpy(cython.address(note_clock), np_ + 32 * i, 8)
+                memcpy(cython.address(note_emt), np_ + 32 * i + 8, 8)
+                memcpy(cython.address(note_cp), np_ + 32 * i + 16, 8)
+                memcpy(cython.address(note_mate), np_ + 32 * i + 24, 8)
+            else:
+                note_clock, note_emt, note_cp, note_mate = note_list[4 * i:4 * i + 4]
+            if note_clock != _NOTE_NA:
+                n_clock += 1
+            if note_cp != _NOTE_NA or note_mate != _NOTE_NA:
+                n_eval += 1
         if keep_all or (keep_checks and checking):
             loose = _text_of(raw, key) if key >= _LOOSE else None
             if move:
-                rows.add_key(sid, gi, plies, move_number, mover, key, loose, frm, to if pos.chess960 or not castling
-                             else (frm & 56) + (2 if to < frm else 6), promotion, kind, checking, flags, clock,
-                             zobrist, rep)
+                row = rows.add_key(sid, gi, plies, move_number, mover, key, loose, frm,
+                                   to if pos.chess960 or not castling else (frm & 56) + (2 if to < frm else 6),
+                                   promotion, kind, checking, flags, clock, zobrist, rep)
             else:
-                rows.add_key(sid, gi, plies, move_number, mover, key, loose, 0, 0, 0, kind, checking, flags, clock,
-                             zobrist, rep)
+                row = rows.add_key(sid, gi, plies, move_number, mover, key, loose, 0, 0, 0, kind, checking, flags,
+                                   clock, zobrist, rep)
+            if i < n_notes:
+                rows.set_notes(row, note_clock, note_emt, note_cp, note_mate)
             if want_fen:
                 rows.add_fen(pos.fen())
 
@@ -475,6 +500,9 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     counts["castling"] += n_castling
     counts["promotion"] += n_promotion
     state.plies = plies
+    if n_notes:
+        state.clock_plies = n_clock
+        state.eval_plies = n_eval
     state.repeated = repeated
     if repeated:
         # Copies as arrays: find_perpetuals reads them as they are; the buffers serve the next game.

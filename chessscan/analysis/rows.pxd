@@ -6,6 +6,7 @@ from chessscan.core._bits cimport lsb
 
 cdef Py_ssize_t _MIN_ROWS, _SAN_ROW_BYTES, _UCI_ROW_BYTES
 cdef uint64_t _LOOSE
+cdef int64_t _NOTE_NA
 
 
 @cython.final
@@ -34,6 +35,11 @@ cdef class PositionRows:
     cdef public uint8_t[::1] san_data
     cdef public uint8_t[::1] uci_data
     cdef public uint8_t[::1] checkers_data
+    cdef public int64_t[::1] clock_ms
+    cdef public int64_t[::1] emt_ms
+    cdef public int32_t[::1] eval_cp
+    cdef public int32_t[::1] eval_mate
+    cdef public uint8_t[::1] note_bits
 
     cpdef truncate(self, Py_ssize_t n)
     cpdef int source_number(self, str source) except -1
@@ -50,5 +56,7 @@ cdef class PositionRows:
     cdef int _add_san(self, str san) except -1
     @cython.locals(j=Py_ssize_t, k=int)
     cdef int _add_uci(self, int frm, int to, int promotion) except -1
+    @cython.locals(nbytes=Py_ssize_t, byte=Py_ssize_t, bit=uint8_t)
+    cpdef int set_notes(self, Py_ssize_t i, int64_t clock, int64_t emt, int64_t cp, int64_t mate) except -1
     @cython.locals(j=Py_ssize_t, first=bint, sq=int)
     cdef int _add_checkers(self, uint64_t checkers) except -1

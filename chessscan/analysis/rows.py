@@ -4,7 +4,10 @@ The per-ply loop (:mod:`chessscan.analysis.plies`) writes each row's values stra
 typed buffers (NumPy arrays, C-typed memoryviews once compiled), with no Python object per
 row: integers as numbers, the dictionary columns (``source``, ``color``, ``check_kind``) as
 their int32 codes, the six flag columns as bitmaps (bit ``i % 8`` of byte ``i // 8``), and
-the text columns (``san``, ``uci``, ``checkers``) as int32 offsets plus one byte buffer each.
+the text columns (``san``, ``uci``, ``checkers``) as int32 offsets plus one byte buffer each,
+and the nullable annotation columns (``clock_ms``, ``emt_ms``, ``eval_cp``, ``eval_mate``) as
+their values plus one validity bitmap each (bits set where a row holds a value; the values
+under a null are left unwritten, as Arrow allows).
 
 :meth:`PositionRows.to_arrays` hands those buffers to Arrow without a copy
 (``pyarrow.Array.from_buffers`` over the NumPy memory); from then on the buffers are Arrow's,
@@ -28,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from chessscan.analysis.arrow import from_list
-from chessscan.readers.movetext import LOOSE_KEY
+from chessscan.readers.movetext import LOOSE_KEY, NOTE_NA
 
 if cython.compiled:
     from cython.cimports.libc.string import memcpy
@@ -39,6 +42,8 @@ else:
 COLORS = ("black", "white")                            # color: 0 black, 1 white
 CHECK_KINDS = ("none", "direct", "discovered", "double")   # check_kind codes 0..3
 _FLAGS = ("in_check", "by_en_passant", "by_castling", "by_promotion", "is_checkmate", "is_stalemate")
+_NOTES = ("clock_ms", "emt_ms", "eval_cp", "eval_mate")  # nullable: NOTE_NA is no value
+_NOTE_NA = NOTE_NA
 _MIN_ROWS = 1024
 # Bytes a row takes in the text buffers at most: a SAN move of the strict form (its key) 7, a
 # UCI move 5; longer SAN text (loose tokens) and checkers grow their buffer as needed.
@@ -75,7 +80,9 @@ class PositionRows:
                    np.asarray(self.halfmove_clock), np.asarray(self.zobrist), np.asarray(self.repetition),
                    np.asarray(self.san_offsets), np.asarray(self.uci_offsets), np.asarray(self.checkers_offsets),
                    np.asarray(self.flag_bits), self.bitmap_bytes,
-                   np.asarray(self.san_data), np.asarray(self.uci_data), np.asarray(self.checkers_data))
+                   np.asarray(self.san_data), np.asarray(self.uci_data), np.asarray(self.checkers_data),
+                   np.asarray(self.clock_ms), np.asarray(self.emt_ms), np.asarray(self.eval_cp),
+                   np.asarray(self.eval_mate), np.asarray(self.note_bits))
         game_index = np.empty(rows, np.int64)
         source_id = np.empty(rows, np.int32)
         ply = np.empty(rows, np.int32)
@@ -92,6 +99,11 @@ class PositionRows:
         san_data = np.empty(max(_SAN_ROW_BYTES * rows, self.san_len + _SAN_ROW_BYTES), np.uint8)
         uci_data = np.empty(_UCI_ROW_BYTES * rows, np.uint8)
         checkers_data = np.empty(max(rows // 4, self.checkers_len + 8, 64), np.uint8)
+        clock_ms = np.empty(rows, np.int64)
+        emt_ms = np.empty(rows, np.int64)
+        eval_cp = np.empty(rows, np.int32)
+        eval_mate = np.empty(rows, np.int32)
+        note_bits = np.zeros(4 * nbytes, np.uint8)  # bits are only ever set
         san_offsets[0] = uci_offsets[0] = checkers_offsets[0] = 0
         if old is not None:
             for new, column in zip((game_index, source_id, ply, move_number, color, check_kind, halfmove_clock,
@@ -107,6 +119,14 @@ class PositionRows:
                 mask = (1 << (keep & 7)) - 1
                 for k in range(6):
                     flag_bits[k * nbytes + used - 1] &= mask
+            for new, column in zip((clock_ms, emt_ms, eval_cp, eval_mate), old[17:21]):
+                new[:keep] = column[:keep]
+            old_notes = old[21]
+            for k in range(4):
+                note_bits[k * nbytes:k * nbytes + used] = old_notes[k * old_nbytes:k * old_nbytes + used]
+            if keep & 7:
+                for k in range(4):
+                    note_bits[k * nbytes + used - 1] &= mask
             san_data[:self.san_len] = old[14][:self.san_len]
             uci_data[:self.uci_len] = old[15][:self.uci_len]
             checkers_data[:self.checkers_len] = old[16][:self.checkers_len]
@@ -127,6 +147,11 @@ class PositionRows:
         self.san_data = san_data
         self.uci_data = uci_data
         self.checkers_data = checkers_data
+        self.clock_ms = clock_ms
+        self.emt_ms = emt_ms
+        self.eval_cp = eval_cp
+        self.eval_mate = eval_mate
+        self.note_bits = note_bits
         self.cap = rows
         self.size = rows
 
@@ -161,6 +186,7 @@ class PositionRows:
             self._allocate(self.size, 0)
         else:
             np.asarray(self.flag_bits)[:] = 0
+            np.asarray(self.note_bits)[:] = 0
 
     def truncate(self, n: int) -> None:
         """Keep the first ``n`` rows (0 <= n <= len), forget the others."""
@@ -170,6 +196,7 @@ class PositionRows:
             mask = np.zeros(self.bitmap_bytes * 8, dtype=bool)
             mask[:n] = True
             bits &= np.packbits(mask, bitorder="little")
+            np.asarray(self.note_bits).reshape(4, self.bitmap_bytes)[:] &= np.packbits(mask, bitorder="little")
         self.n = n
         self.san_len = self.san_offsets[n]
         self.uci_len = self.uci_offsets[n]
@@ -308,6 +335,27 @@ class PositionRows:
         if stalemate:
             self.flag_bits[5 * nbytes + (i >> 3)] |= 1 << (i & 7)
 
+    def set_notes(self, i: int, clock: int, emt: int, cp: int, mate: int) -> None:
+        """Set row ``i``'s annotation columns (``clock_ms``, ``emt_ms``, ``eval_cp``,
+        ``eval_mate``) to the values that are not ``NOTE_NA``; the others stay null."""
+        if i >= self.cap:  # handed over: a copy of the rows to write in
+            self._allocate(self.size, self.n)
+        nbytes = self.bitmap_bytes
+        byte = i >> 3
+        bit = 1 << (i & 7)
+        if clock != _NOTE_NA:
+            self.clock_ms[i] = clock
+            self.note_bits[byte] |= bit
+        if emt != _NOTE_NA:
+            self.emt_ms[i] = emt
+            self.note_bits[nbytes + byte] |= bit
+        if cp != _NOTE_NA:
+            self.eval_cp[i] = cp
+            self.note_bits[2 * nbytes + byte] |= bit
+        if mate != _NOTE_NA:
+            self.eval_mate[i] = mate
+            self.note_bits[3 * nbytes + byte] |= bit
+
     def add_fen(self, fen: str) -> None:
         self.fens.append(fen)
 
@@ -366,6 +414,11 @@ class PositionRows:
             "zobrist": _numbers(pa.uint64(), self.zobrist, n),
             "repetition": _numbers(_INT32, self.repetition, n),
         }
+        notes = np.asarray(self.note_bits)
+        for k, (name, arrow_type, values) in enumerate(zip(_NOTES, (_INT64, _INT64, _INT32, _INT32),
+                                                           (self.clock_ms, self.emt_ms, self.eval_cp, self.eval_mate))):
+            out[name] = pa.Array.from_buffers(arrow_type, n, [pa.py_buffer(notes[k * nbytes:(k + 1) * nbytes]),
+                                                              pa.py_buffer(values)])
         if self.fens is not None:
             out["fen"] = from_list(self.fens, pa.string())
         return out
@@ -378,6 +431,7 @@ def _text(data, offsets, i: int) -> str:
 # Arrow building blocks.
 _BOOL = pa.bool_()
 _INT32 = pa.int32()
+_INT64 = pa.int64()
 _CONSTANT_DICTIONARIES: dict = {}
 _SOURCES_MEMO: dict = {}  # the sources of recent batches -> their dictionary array
 

@@ -66,3 +66,39 @@ cdef dict _scan_tags(cbytes p, Py_ssize_t n)
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
                e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t)
 cdef tuple _fast_keys_c(cbytes p, Py_ssize_t n)
+
+
+from libc.stdint cimport int64_t
+
+ctypedef int64_t* int64_p
+
+cdef int64_t _NA
+cdef Py_ssize_t _NOTE_HOURS_DIGITS, _NOTE_PAWN_DIGITS
+
+
+@cython.final
+cdef class _NoteReader:
+    cdef Py_ssize_t ply, count, cap
+    cdef int64_t clock, emt, cp, mate
+    cdef list problems
+    cdef int64_t* buf
+
+    @cython.locals(i=Py_ssize_t, c=uchar, start=Py_ssize_t, j=Py_ssize_t, kind=int, close=Py_ssize_t,
+                   vs=Py_ssize_t, ve=Py_ssize_t, ok=bint)
+    cdef int read(self, cbytes p, Py_ssize_t s, Py_ssize_t e, Py_ssize_t ply) except -1
+    @cython.locals(h=int64_t, k=Py_ssize_t, m1=int, m2=int, s1=int, s2=int, ms=int64_t, scale=int64_t)
+    cdef bint _time(self, cbytes p, Py_ssize_t i, Py_ssize_t e, int kind) noexcept
+    @cython.locals(k=Py_ssize_t, d=Py_ssize_t, mate=bint, negative=bint, value=int64_t, digits=Py_ssize_t, c=uchar)
+    cdef bint _eval(self, cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
+    @cython.locals(n=Py_ssize_t, cap=Py_ssize_t, k=Py_ssize_t, grown=int64_p)
+    cdef int _flush(self) except -1
+    cpdef list take_problems(self)
+    cpdef tuple finish(self)
+
+
+@cython.locals(reader=_NoteReader)
+cpdef tuple read_notes(bytes mt)
+cpdef comment_notes(_NoteReader reader, bytes comment, Py_ssize_t ply)
+@cython.locals(ply=Py_ssize_t, i=Py_ssize_t, c=uchar, e=Py_ssize_t, s=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t)
+cdef Py_ssize_t _scan_notes(_NoteReader reader, cbytes p, Py_ssize_t n) except -1
+cdef bint _is_marker(cbytes p, Py_ssize_t j, Py_ssize_t length) noexcept

@@ -22,7 +22,7 @@ if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_FromStringAndSize
     from cython.cimports.cpython.ref import PyObject
     from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
-    from cython.cimports.libc.stdint import uint64_t
+    from cython.cimports.libc.stdint import int64_t, uint64_t
     from cython.cimports.libc.stdlib import free, malloc, realloc
     from cython.cimports.libc.string import memchr, memcmp
 
@@ -573,3 +573,316 @@ def _fast_keys_c(p, n):
         return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
     finally:
         free(keys)
+
+
+# --- Annotations in comments: clocks, move times, evaluations ------------------------------
+#
+# Embedded commands (the PGN specification supplement's ``[%command value]`` inside a brace
+# comment, as Lichess, ChessBase, Arena and Scid write them): ``[%clk H:MM:SS]`` the clock of
+# the side that just moved, after its move; ``[%emt H:MM:SS]`` the time it spent on the move
+# (both with an optional fraction of a second, ``.f`` to ``.fff``: milliseconds, further
+# digits dropped); ``[%eval 0.17]`` an evaluation in pawns from White's point of view
+# (optional sign, up to 7 integer digits, any decimals, rounded to the centipawn half away
+# from zero; an optional ``,depth`` is ignored) and ``[%eval #-3]`` a signed count of moves
+# to mate. A command belongs to the main-line move whose comments hold it (every brace
+# comment between that move and the next); the first value of each kind there counts.
+# Other commands (``[%cal]``, ``[%csl]``...) and rest-of-line comments are not read.
+#
+# A game's annotations are handed on as 4 signed 64-bit numbers per ply (clock ms, emt ms,
+# eval cp, eval mate; NOTE_NA where there is none), in the machine's byte order, for the
+# plies up to the last annotated one.
+
+NOTE_NA = -(1 << 63)
+_NA = NOTE_NA  # (compiled: a C constant)
+NOTE_NAMES = ("clk", "emt", "eval")  # the commands read, by kind
+_NOTE_HOURS_DIGITS = 9   # more: not a clock (and no overflow)
+_NOTE_PAWN_DIGITS = 7    # more: not an evaluation (centipawns fit 32 bits)
+
+
+class _NoteReader:
+    """Reads the annotations of one game's comments, ply by ply (:func:`read_notes`, and the
+    general tokenizer comment by comment through :meth:`read`), then :meth:`finish`."""
+
+    def __init__(self):
+        self.ply = 0        # the ply whose comments are being read (0: none yet)
+        self.clock = self.emt = self.cp = self.mate = _NA
+        self.count = 0      # plies stored
+        self.cap = 0
+        self.problems = []  # (offset, ply, command text) of each malformed command
+        if not cython.compiled:
+            self.buf = []
+
+    def __dealloc__(self):
+        if cython.compiled:
+            free(self.buf)
+
+    def read(self, p, s, e, ply):
+        """Read the commands in the comment text ``p[s:e]`` (its braces excluded), standing
+        after ply ``ply`` (1-based)."""
+        if ply != self.ply:
+            self._flush()
+            self.ply = ply
+        i = s
+        while i < e:
+            c = p[i]
+            i += 1
+            if c != 91 or i >= e or p[i] != 37:  # "[%"
+                continue
+            start = i - 1
+            j = i + 1
+            while j < e and (97 <= p[j] <= 122 or 65 <= p[j] <= 90):
+                j += 1
+            kind = -1
+            if j - i == 4 and p[i + 1] == 99 and p[i + 2] == 108 and p[i + 3] == 107:  # clk
+                kind = 0
+            elif j - i == 4 and p[i + 1] == 101 and p[i + 2] == 109 and p[i + 3] == 116:  # emt
+                kind = 1
+            elif j - i == 5 and p[i + 1] == 101 and p[i + 2] == 118 and p[i + 3] == 97 and p[i + 4] == 108:  # eval
+                kind = 2
+            close = j
+            while close < e and p[close] != 93:  # ']'
+                close += 1
+            i = close + 1
+            if kind < 0 or (j < e and p[j] != 93 and not _is_space(p[j])):
+                continue  # another command
+            vs = j
+            while vs < close and _is_space(p[vs]):
+                vs += 1
+            ve = close
+            while ve > vs and _is_space(p[ve - 1]):
+                ve -= 1
+            ok = close < e
+            if ok and kind < 2:
+                ok = self._time(p, vs, ve, kind)
+            elif ok:
+                ok = self._eval(p, vs, ve)
+            if not ok:
+                self.problems.append((start, ply, p[start:close + 1 if close < e else e]))
+
+    def _time(self, p, i, e, kind):
+        """``H:MM:SS(.f)`` in ``p[i:e]`` as milliseconds into the clock (kind 0) or emt (1),
+        unless one is already set; False when malformed."""
+        h = 0
+        k = i
+        while k < e and 48 <= p[k] <= 57:
+            h = h * 10 + (p[k] - 48)
+            k += 1
+        if k == i or k - i > _NOTE_HOURS_DIGITS or e - k < 6 or p[k] != 58 or p[k + 3] != 58:  # ':'
+            return False
+        m1, m2, s1, s2 = p[k + 1] - 48, p[k + 2] - 48, p[k + 4] - 48, p[k + 5] - 48
+        if not (0 <= m1 <= 5 and 0 <= m2 <= 9 and 0 <= s1 <= 5 and 0 <= s2 <= 9):
+            return False
+        ms = ((h * 60 + m1 * 10 + m2) * 60 + s1 * 10 + s2) * 1000
+        k += 6
+        if k < e:
+            if p[k] != 46 or k + 1 == e:  # '.' and at least one digit
+                return False
+            scale = 100
+            k += 1
+            while k < e:
+                if not 48 <= p[k] <= 57:
+                    return False
+                ms += (p[k] - 48) * scale
+                scale //= 10
+                k += 1
+        if kind == 0:
+            if self.clock == _NA:
+                self.clock = ms
+        elif self.emt == _NA:
+            self.emt = ms
+        return True
+
+    def _eval(self, p, i, e):
+        """``[+-]pawns`` or ``#[+-]moves`` (optionally ``,depth``) in ``p[i:e]`` into the eval,
+        unless one is already set; False when malformed."""
+        k = e
+        while k > i and p[k - 1] != 44:  # ','
+            k -= 1
+        if k > i:  # a depth after the comma: digits
+            if k == e:
+                return False
+            d = k
+            while d < e:
+                if not 48 <= p[d] <= 57:
+                    return False
+                d += 1
+            e = k - 1
+        mate = i < e and p[i] == 35  # '#'
+        if mate:
+            i += 1
+        negative = False
+        if i < e and (p[i] == 45 or p[i] == 43):  # '-' '+'
+            negative = p[i] == 45
+            i += 1
+        value = 0
+        k = i
+        while k < e and 48 <= p[k] <= 57:
+            value = value * 10 + (p[k] - 48)
+            k += 1
+        digits = k - i
+        if digits > _NOTE_PAWN_DIGITS:
+            return False
+        if mate:
+            if digits == 0 or k != e:
+                return False
+        else:
+            value *= 100
+            if k < e:
+                if p[k] != 46:  # '.'
+                    return False
+                k += 1
+                if k == e and digits == 0:
+                    return False
+                d = 0  # decimals read: two make the centipawns, the third rounds (half away from zero)
+                while k < e:
+                    c = p[k]
+                    if not 48 <= c <= 57:
+                        return False
+                    if d < 2:
+                        value += (c - 48) * (10 if d == 0 else 1)
+                    elif d == 2 and c >= 53:
+                        value += 1
+                    d += 1
+                    k += 1
+            elif digits == 0:
+                return False
+        if self.cp == _NA and self.mate == _NA:
+            if mate:
+                self.mate = -value if negative else value
+            else:
+                self.cp = -value if negative else value
+        return True
+
+    def _flush(self):
+        """Store the values read for ``self.ply`` (if any), the plies before it NA."""
+        if self.clock == _NA and self.emt == _NA and self.cp == _NA and self.mate == _NA:
+            return 0
+        n = 4 * self.ply
+        if cython.compiled:
+            if n > self.cap:
+                cap = max(n, 2 * self.cap, 4 * 64)
+                grown = cython.cast(cython.pointer(int64_t), realloc(self.buf, cap * 8))
+                if grown == cython.NULL:
+                    raise MemoryError()
+                self.buf = grown
+                self.cap = cap
+            k = 4 * self.count
+            while k < n - 4:
+                self.buf[k] = _NA
+                k += 1
+            self.buf[n - 4] = self.clock
+            self.buf[n - 3] = self.emt
+            self.buf[n - 2] = self.cp
+            self.buf[n - 1] = self.mate
+        else:
+            self.buf.extend([_NA] * (n - 4 - len(self.buf)))
+            self.buf.extend((self.clock, self.emt, self.cp, self.mate))
+        self.count = self.ply
+        self.clock = self.emt = self.cp = self.mate = _NA
+
+    def take_problems(self):
+        """The malformed commands read since the last call (see :meth:`finish`)."""
+        problems = self.problems
+        self.problems = []
+        return problems
+
+    def finish(self):
+        """(notes, problems): the values per ply (bytes, 32 per ply up to the last annotated
+        one; None when none is), and the malformed commands (offset, ply, text)."""
+        self._flush()
+        if self.count == 0:
+            return None, self.problems
+        if cython.compiled:
+            return PyBytes_FromStringAndSize(cython.cast(cython.p_char, self.buf), self.count * 32), self.problems
+        import array
+
+        return array.array("q", self.buf).tobytes(), self.problems
+
+
+def read_notes(mt: bytes) -> tuple[bytes | None, list, int]:
+    """The annotations of plain movetext ``mt`` (comments not blanked; what
+    :func:`fast_keys` read as moves): (notes, problems, plies), ``notes`` and ``problems`` as
+    :meth:`_NoteReader.finish` gives them, ``plies`` the moves counted (to check against the
+    keys). Move number indications, rest-of-line comments and escape lines (a '%' starting
+    a line) are passed over; the termination marker ends the reading. Raises nothing."""
+    reader = _NoteReader()
+    plies = _scan_notes(reader, mt, len(mt))
+    notes, problems = reader.finish()
+    return notes, problems, plies
+
+
+def note_values(notes: bytes | None) -> list:
+    """``notes`` (see :func:`read_notes`) as a flat list of ints (4 per ply)."""
+    import array
+
+    out = array.array("q")
+    if notes:
+        out.frombytes(notes)
+    return out.tolist()
+
+
+def comment_notes(reader, comment: bytes, ply: int) -> None:
+    """Read one brace comment's commands (``comment``: its text without the braces) into
+    ``reader`` (a :class:`_NoteReader`), standing after ply ``ply``."""
+    reader.read(comment, 0, len(comment), ply)
+
+
+def new_note_reader():
+    """A fresh :class:`_NoteReader`."""
+    return _NoteReader()
+
+
+def _scan_notes(reader, p, n):
+    """:func:`read_notes`' pass over the ``n`` bytes at ``p``: the plies counted."""
+    ply = 0
+    i = 0
+    while i < n:
+        c = p[i]
+        if c == 123:  # '{'
+            e = i + 1
+            while e < n and p[e] != 125:  # '}'
+                e += 1
+            if ply:
+                reader.read(p, i + 1, e, ply)
+            i = e + 1
+            continue
+        if c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
+            while i < n and p[i] != 10 and p[i] != 13:
+                i += 1
+            continue
+        if _is_space(c):
+            i += 1
+            continue
+        s = i
+        while i < n and not _is_space(p[i]) and p[i] != 123 and p[i] != 59:
+            i += 1
+        # Move number indications: digits, then a run of periods (as fast_keys reads them).
+        j = s
+        k = s
+        while k < i:
+            c = p[k]
+            if c == 46:
+                k += 1
+                while k < i and p[k] == 46:
+                    k += 1
+                j = k
+            elif 48 <= c <= 57:
+                k += 1
+            else:
+                break
+        if j == i:
+            continue
+        if _is_marker(p, j, i - j):
+            break
+        ply += 1
+    return ply
+
+
+def _is_marker(p, j, length):
+    """Whether ``p[j:j + length]`` is a termination marker (§8.2.6)."""
+    if length == 1:
+        return p[j] == 42  # '*'
+    if length == 3:
+        return p[j + 1] == 45 and ((p[j] == 49 and p[j + 2] == 48) or (p[j] == 48 and p[j + 2] == 49))
+    return (length == 7 and p[j] == 49 and p[j + 1] == 47 and p[j + 2] == 50 and p[j + 3] == 45
+            and p[j + 4] == 49 and p[j + 5] == 47 and p[j + 6] == 50)

@@ -59,7 +59,8 @@ if cython.compiled:
 
 from .counts import line_ends
 from .movetext import (_COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME,
-                       blank_comments, fast_keys, key_list, key_text, san_keys, tag_pairs)
+                       blank_comments, comment_notes, fast_keys, key_list, key_text, new_note_reader, read_notes,
+                       san_keys, tag_pairs)
 from .sources import TruncatedInput, open_source, source_name
 
 __all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "MAX_GAME_BYTES", "sure_game_start",
@@ -80,6 +81,7 @@ ISSUE_CODES = {
     "not-text": "error",
     "game-too-long": "error",
     "game-in-comment": "warning",
+    "malformed-annotation": "warning",
 }
 
 
@@ -134,12 +136,15 @@ class RawGame:
       issues: list of :class:`ReaderIssue`.
       first_comment: a brace comment before the first move (or before the tag
         section, like the pgn-extract file comment), else None.
+      notes: the main-line moves' clock, move time and evaluation annotations
+        (:func:`chessscan.readers.movetext.read_notes`: 4 int64 per ply, bytes), or None
+        when no comment after a main-line move holds one.
     """
 
     __slots__ = (
         "source", "index", "byte_offset", "line", "tags", "_sans", "_keys", "result",
         "movetext_line", "variations", "comments", "nags", "issues",
-        "first_comment", "_mt", "_codec", "_tags", "_tag_line",
+        "first_comment", "_mt", "_codec", "_tags", "_tag_line", "notes",
     )
 
     def __init__(
@@ -162,6 +167,7 @@ class RawGame:
         _tags: bytes = b"",
         _tag_line: int = 0,
         _keys: bytes | None = None,
+        notes: bytes | None = None,
     ) -> None:
         self.source = source
         self.index = index
@@ -181,6 +187,7 @@ class RawGame:
         self._codec = _codec
         self._tags = _tags          # the tag section's text, for tag_line()
         self._tag_line = _tag_line  # its first line (0: none)
+        self.notes = notes
 
     @property
     def sans(self) -> list[str]:
@@ -1233,8 +1240,9 @@ def _finish(
             tags = _parse_tags_slow(tag_lines, tag_line0, codec, issues)
 
     # Movetext (§8.2).
-    sans = keys = None
+    sans = keys = notes = None
     first_comment = None
+    annotated = b"[%" in mt_b  # (clock, move time and evaluation commands in comments)
     if mt_lines and not unclosed:
         # Plain SAN movetext (most of it): a subset of what _scan_movetext reads, same result,
         # the moves as keys.
@@ -1246,11 +1254,21 @@ def _finish(
                 fc = _FIRST_COMMENT_B.match(mt_b)
                 if fc is not None:
                     first_comment = fc.group(1).decode(codec, "replace").strip()
+            if annotated:
+                notes, problems, plies = read_notes(mt_b)
+                if plies == len(keys) // 8:  # (always: both read the same moves)
+                    issues.extend(note_issues(mt_b, codec, mt_line0, problems))
+                else:
+                    notes = None
     if sans is None and keys is None:
         if mt_lines:
             text = _movetext_str(mt_b, codec)
-            sans, result, variations, comments, nags, first_comment, mt_issues, _ = _scan_movetext(text, mt_line0)
+            reader = new_note_reader() if annotated else None
+            sans, result, variations, comments, nags, first_comment, mt_issues, _ = _scan_movetext(
+                text, mt_line0, notes=reader)
             issues.extend(mt_issues)
+            if reader is not None:
+                notes = reader.finish()[0]
         else:
             sans, result, variations, comments, nags = [], None, 0, 0, 0
         comments += pre_comments
@@ -1279,8 +1297,35 @@ def _finish(
     game = RawGame(
         source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0,
         variations, comments, nags, issues, first_comment, mt_b, codec, tag_b, tag_line0 if tag_b else 0, keys,
+        notes,
     )
     return game, end_off
+
+
+_NOTE_KINDS = ((b"[%clk", "clock (H:MM:SS, minutes and seconds below 60)"),
+               (b"[%emt", "move time (H:MM:SS, minutes and seconds below 60)"),
+               (b"[%eval", "evaluation (pawns like 0.17, or moves to mate like #-3)"))
+
+
+def _note_issue(line: int, column: int | None, ply: int, command: bytes, codec: str) -> ReaderIssue:
+    """The ``malformed-annotation`` warning of ``command`` (its text, from "[%"), standing after
+    ply ``ply``."""
+    what = next(d for prefix, d in _NOTE_KINDS if command.startswith(prefix))
+    text = command.decode(codec, "replace")
+    return _issue("malformed-annotation", line, column,
+                  f"{_quoted(text[:60])} is not a valid {what}: the move counts, without it", ply)
+
+
+def note_issues(mt: bytes, codec: str, line0: int, problems: list) -> list[ReaderIssue]:
+    """``malformed-annotation`` warnings of :func:`~chessscan.readers.movetext.read_notes`'
+    problems (byte offsets in the movetext ``mt``, which starts on line ``line0``)."""
+    found = []
+    for offset, ply, command in problems:
+        before = mt[:offset]
+        start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
+        column = len(before[start:].decode(codec, "replace")) + 1
+        found.append(_note_issue(line0 + count_line_ends(before), column, ply, command, codec))
+    return found
 
 
 def _games_in_comments(text: bytes, line0: int) -> list[ReaderIssue]:
@@ -1438,12 +1483,14 @@ def _parse_tags_slow(tag_lines: list[bytes], line0: int, codec: str, issues: lis
     return tags
 
 
-def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
+def _scan_movetext(text: str, line0: int, stop_ply: int = -1, notes=None):
     """Tokenize movetext (§8.2); the general path, also used by locate().
 
     Returns (sans, result, variations, comments, nags, first_comment, issues,
     pos) where pos is the offset in ``text`` of ``sans[stop_ply]`` (-1 if not
     asked or not reached). Stops at the first termination marker outside RAVs.
+    ``notes``: a :func:`~chessscan.readers.movetext.new_note_reader` that the brace
+    comments after main-line moves are read into (their malformed commands are issues).
     """
     sans: list[str] = []
     issues: list[ReaderIssue] = []
@@ -1496,6 +1543,12 @@ def _scan_movetext(text: str, line0: int, stop_ply: int = -1):
                 body = c[1:-1]
             if not seen and first_comment is None:
                 first_comment = body.strip()
+            if notes is not None and sans and not depth and not stopped and "[%" in body:
+                raw = body.encode("utf-8", "replace")
+                comment_notes(notes, raw, len(sans))
+                for offset, ply, command in notes.take_problems():
+                    ln, col = _line_col(text, m.start() + 1 + len(raw[:offset].decode("utf-8", "replace")), line0)
+                    issues.append(_note_issue(ln, col, ply, command, "utf-8"))
         elif k == 3:
             seen = True
             if m.group(3) == "(":

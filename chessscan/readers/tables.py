@@ -44,8 +44,8 @@ from collections import deque
 from itertools import repeat
 from typing import Iterator, NamedTuple, Sequence
 
-from .pgn import MAX_GAME_BYTES, RawGame, _cut_between_tokens, _FIRST_COMMENT_B, _issue, _scan_movetext
-from .movetext import blank_comments, fast_movetext
+from .pgn import MAX_GAME_BYTES, RawGame, _cut_between_tokens, _FIRST_COMMENT_B, _issue, _scan_movetext, note_issues
+from .movetext import blank_comments, fast_movetext, new_note_reader, read_notes
 from .sources import STDIN, source_name, source_size
 from .urls import is_url, open_url
 
@@ -347,7 +347,8 @@ def _movetext_game(cell: bytes | None, name: str, index: int, tags: dict) -> Tab
         cell = cell[:_cut_between_tokens(cell, MAX_GAME_BYTES)]
         cut = _issue("game-too-long", row, None, f"movetext longer than {MAX_GAME_BYTES >> 20} MiB: "
                                                   "its text from here to its end is not read")
-    sans = None
+    sans = notes = None
+    annotated = b"[%" in cell
     if b"{" in cell or b";" in cell:
         clean, comments, left_open = blank_comments(cell)
         if not left_open:
@@ -356,18 +357,28 @@ def _movetext_game(cell: bytes | None, name: str, index: int, tags: dict) -> Tab
                 fc = _FIRST_COMMENT_B.match(cell)
                 if fc is not None:
                     first_comment = fc.group(1).decode("utf-8", "replace").strip()
+            if annotated and sans is not None:
+                notes, problems, plies = read_notes(cell)
+                if plies == len(sans):
+                    if problems:
+                        issues = _at_row(note_issues(cell, "utf-8", 1, problems), cell.decode("utf-8", "replace"), row)
+                else:
+                    notes = None
     else:
         sans, result = fast_movetext(cell)
     if sans is None:
         text = cell.decode("utf-8", "replace")
-        sans, result, variations, comments, nags, first_comment, found, _ = _scan_movetext(text, 1)
+        reader = new_note_reader() if annotated else None
+        sans, result, variations, comments, nags, first_comment, found, _ = _scan_movetext(text, 1, notes=reader)
+        if reader is not None:
+            notes = reader.finish()[0]
         issues = _at_row(found, text, row)
     if cut is not None:
         issues.append(cut._replace(ply=len(sans) + 1))
     elif result is None:
         issues.append(_issue("missing-result", row, None, "game has no termination marker (1-0, 0-1, 1/2-1/2, *)"))
     game = TableGame(name, index, index, row, tags, sans, result, row, variations, comments, nags, issues,
-                     first_comment, cell)
+                     first_comment, cell, notes=notes)
     game._kind = "movetext"
     return game
 

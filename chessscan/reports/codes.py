@@ -57,6 +57,9 @@ ISSUE_CODES: dict[str, IssueCode] = {
         ("duplicate-tag", "warning", "a tag given twice; the first value is kept"),
         ("missing-tags", "warning", "movetext with no tag section before it"),
         ("missing-result", "warning", "the game has no termination marker (1-0, 0-1, 1/2-1/2, *)"),
+        ("malformed-annotation", "warning", "a [%clk], [%emt] or [%eval] command in a move's comment whose value "
+                                            "is not H:MM:SS (minutes and seconds below 60) or an evaluation "
+                                            "(0.17, #-3): the move counts, and its column stays None"),
         # EPD reader (readers/epd.py)
         ("invalid-epd", "error", "an EPD line with fewer than 4 fields or a field of impossible shape"),
         ("bad-operation", "error", "a D<n>/hmvc/fmvn operand that is not a non-negative integer"),

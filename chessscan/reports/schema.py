@@ -70,7 +70,7 @@ class Column:
         return pa.field(self.name, self.type, nullable=self.nullable, metadata=meta)
 
 
-S, I32, I64, U64, B = pa.string(), pa.int32(), pa.int64(), pa.uint64(), pa.bool_()
+S, I32, I64, U64, B, F64 = pa.string(), pa.int32(), pa.int64(), pa.uint64(), pa.bool_(), pa.float64()
 #: Text with few distinct values (a side, a kind, a code, a file name): an Arrow dictionary,
 #: which Parquet keeps and pandas reads as a ``category`` (one small code per row instead of
 #: a string). CSV writes the text.
@@ -105,6 +105,15 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("halfmove_clock", I32, "50-move-rule clock after the move, in plies"),
         _c("zobrist", U64, "Polyglot Zobrist hash of the position", null=True),
         _c("repetition", I32, "occurrence count of this position so far", null=True),
+        _c("clock_ms", I64, "clock of the side that just moved, after its move, in milliseconds, from the "
+                            "[%clk H:MM:SS] command in the move's comment; None without one", null=True),
+        _c("emt_ms", I64, "time the side that just moved spent on the move, in milliseconds, from the "
+                          "[%emt H:MM:SS] command in the move's comment; None without one", null=True),
+        _c("eval_cp", I32, "evaluation after the move in centipawns from White's point of view, from the "
+                           "[%eval 0.17] command in the move's comment; None without one or with a mate "
+                           "score", null=True),
+        _c("eval_mate", I32, "moves to mate after the move, signed (positive: White mates), from the "
+                             "[%eval #-3] command in the move's comment; None without one", null=True),
         _c("fen", S, "FEN after the move", null=True, optional=True),
     ),
     "games": (
@@ -123,10 +132,19 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("black_elo", I32, "BlackElo tag, when a number", null=True),
         _c("eco", D, "ECO tag: opening code", null=True),
         _c("time_control", D, "TimeControl tag", null=True),
+        _c("time_control_base_s", F64, "base time in seconds of the TimeControl tag's first period "
+                                       "(300+3: 300; 40/7200:3600: 7200); None for '-', '?', no tag or "
+                                       "another form", null=True),
+        _c("time_control_increment_s", F64, "increment per move in seconds of the TimeControl tag's first "
+                                            "period (300+3: 3; 0 for a period without one; None for a "
+                                            "sandclock '*180', '-', '?', no tag or another form)", null=True),
         _c("termination", D, "Termination tag", null=True),
         _c("variant", D, "Variant tag (standard, Chess960, or an unsupported variant)", null=True),
         _c("start_fen", S, "FEN/SetUp start position if not standard", null=True),
         _c("plies", I32, "plies successfully replayed"),
+        _c("clock_plies", I32, "plies replayed whose move carries a clock annotation (positions.clock_ms)"),
+        _c("eval_plies", I32, "plies replayed whose move carries an evaluation annotation (positions.eval_cp or "
+                              "eval_mate)"),
         _c("checks", I32, "moves giving check"),
         _c("direct_checks", I32, "checks given by the piece that arrived"),
         _c("discovered_checks", I32, "checks given by a piece that did not move"),

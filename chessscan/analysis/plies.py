@@ -300,6 +300,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     notes = raw.notes
     n_notes = 0 if notes is None else len(notes) // 32  # plies with annotations, from the first
     n_clock = n_eval = 0
+    note_clock = note_emt = note_cp = note_mate = _NOTE_NA
     if n_notes:
         if cython.compiled:
             np_ = PyBytes_AS_STRING(notes)

@@ -88,7 +88,7 @@ cdef class _NoteReader:
     cdef int read(self, cbytes p, Py_ssize_t s, Py_ssize_t e, Py_ssize_t ply) except -1
     @cython.locals(h=int64_t, k=Py_ssize_t, m1=int, m2=int, s1=int, s2=int, ms=int64_t, scale=int64_t)
     cdef bint _time(self, cbytes p, Py_ssize_t i, Py_ssize_t e, int kind) noexcept
-    @cython.locals(k=Py_ssize_t, d=Py_ssize_t, mate=bint, negative=bint, value=int64_t, digits=Py_ssize_t, c=uchar)
+    @cython.locals(k=Py_ssize_t, d=Py_ssize_t, mate=bint, negative=bint, value=int64_t, digits=Py_ssize_t)
     cdef bint _eval(self, cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
     @cython.locals(n=Py_ssize_t, cap=Py_ssize_t, k=Py_ssize_t, grown=int64_p)
     cdef int _flush(self) except -1
@@ -102,3 +102,5 @@ cpdef comment_notes(_NoteReader reader, bytes comment, Py_ssize_t ply)
 @cython.locals(ply=Py_ssize_t, i=Py_ssize_t, c=uchar, e=Py_ssize_t, s=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t)
 cdef Py_ssize_t _scan_notes(_NoteReader reader, cbytes p, Py_ssize_t n) except -1
 cdef bint _is_marker(cbytes p, Py_ssize_t j, Py_ssize_t length) noexcept
+@cython.locals(q=cbytes)
+cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noexcept

@@ -624,9 +624,8 @@ class _NoteReader:
             self.ply = ply
         i = s
         while i < e:
-            c = p[i]
-            i += 1
-            if c != 91 or i >= e or p[i] != 37:  # "[%"
+            i = _find(p, i, e, 91) + 1  # '['
+            if i >= e or p[i] != 37:  # '%'
                 continue
             start = i - 1
             j = i + 1
@@ -640,7 +639,7 @@ class _NoteReader:
             elif j - i == 5 and p[i + 1] == 101 and p[i + 2] == 118 and p[i + 3] == 97 and p[i + 4] == 108:  # eval
                 kind = 2
             close = j
-            while close < e and p[close] != 93:  # ']'
+            while close < e and p[close] != 93:  # ']' (a value is short: no memchr call)
                 close += 1
             i = close + 1
             if kind < 0 or (j < e and p[j] != 93 and not _is_space(p[j])):
@@ -695,18 +694,6 @@ class _NoteReader:
     def _eval(self, p, i, e):
         """``[+-]pawns`` or ``#[+-]moves`` (optionally ``,depth``) in ``p[i:e]`` into the eval,
         unless one is already set; False when malformed."""
-        k = e
-        while k > i and p[k - 1] != 44:  # ','
-            k -= 1
-        if k > i:  # a depth after the comma: digits
-            if k == e:
-                return False
-            d = k
-            while d < e:
-                if not 48 <= p[d] <= 57:
-                    return False
-                d += 1
-            e = k - 1
         mate = i < e and p[i] == 35  # '#'
         if mate:
             i += 1
@@ -723,29 +710,32 @@ class _NoteReader:
         if digits > _NOTE_PAWN_DIGITS:
             return False
         if mate:
-            if digits == 0 or k != e:
+            if digits == 0:
                 return False
         else:
             value *= 100
-            if k < e:
-                if p[k] != 46:  # '.'
-                    return False
+            if k < e and p[k] == 46:  # '.'
                 k += 1
-                if k == e and digits == 0:
-                    return False
                 d = 0  # decimals read: two make the centipawns, the third rounds (half away from zero)
-                while k < e:
-                    c = p[k]
-                    if not 48 <= c <= 57:
-                        return False
+                while k < e and 48 <= p[k] <= 57:
                     if d < 2:
-                        value += (c - 48) * (10 if d == 0 else 1)
-                    elif d == 2 and c >= 53:
+                        value += (p[k] - 48) * (10 if d == 0 else 1)
+                    elif d == 2 and p[k] >= 53:
                         value += 1
                     d += 1
                     k += 1
+                if digits == 0 and d == 0:
+                    return False
             elif digits == 0:
                 return False
+        if k < e:  # only a depth may follow: ",digits"
+            if p[k] != 44 or k + 1 == e:  # ','
+                return False
+            k += 1
+            while k < e:
+                if not 48 <= p[k] <= 57:
+                    return False
+                k += 1
         if self.cp == _NA and self.mate == _NA:
             if mate:
                 self.mate = -value if negative else value
@@ -839,9 +829,7 @@ def _scan_notes(reader, p, n):
     while i < n:
         c = p[i]
         if c == 123:  # '{'
-            e = i + 1
-            while e < n and p[e] != 125:  # '}'
-                e += 1
+            e = _find(p, i + 1, n, 125)  # '}'
             if ply:
                 reader.read(p, i + 1, e, ply)
             i = e + 1
@@ -876,6 +864,15 @@ def _scan_notes(reader, p, n):
             break
         ply += 1
     return ply
+
+
+def _find(p, i, e, c):
+    """The offset of the first byte ``c`` in ``p[i:e]``, else ``e``."""
+    if cython.compiled:
+        q = cython.cast(cbytes, memchr(p + i, c, e - i))
+        return e if q == cython.NULL else q - p
+    k = p.find(c, i, e)
+    return e if k < 0 else k
 
 
 def _is_marker(p, j, length):

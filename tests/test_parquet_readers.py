@@ -17,7 +17,8 @@ from chessscan.reports.writers import POSITIONS_ENCODINGS, ReportWriter
 from conftest import SAMPLES
 
 SAMPLE = SAMPLES / "lichess-magnus-300.pgn.zst"
-INTS = ("game_index", "ply", "move_number", "halfmove_clock", "repetition")
+INTS = ("game_index", "ply", "move_number", "halfmove_clock", "repetition", "clock_ms", "emt_ms", "eval_cp",
+        "eval_mate")
 BOOLS = ("in_check", "by_en_passant", "by_castling", "by_promotion", "is_checkmate", "is_stalemate")
 TEXT = ("source", "color", "san", "uci", "check_kind", "checkers")
 
@@ -37,7 +38,7 @@ def positions(tmp_path_factory):
 def summary_of(columns: dict) -> dict:
     """What every reader must agree on: the rows in order, column by column (ints as ints,
     text as str, bools as bool), and the zobrist keys as unsigned 64-bit values."""
-    return {name: [None if v is None else (int(v) if name in INTS + ("zobrist",) else
+    return {name: [None if v is None or type(v).__name__ == "NAType" else (int(v) if name in INTS + ("zobrist",) else
                                            bool(v) if name in BOOLS else str(v)) for v in values]
             for name, values in columns.items()}
 

@@ -76,7 +76,8 @@ def from_numpy(values: np.ndarray, type: pa.DataType) -> pa.Array:
 def from_list(values: list, type: pa.DataType) -> pa.Array:
     """The Arrow array of type ``type`` holding ``values`` (``None`` is null), equal to
     ``pyarrow.array(values, type=type)``: string, bool, integer, float64 and
-    dictionary-of-string types from ``str`` / ``bool`` / ``int`` / ``float`` values (float64: ``float`` only) are built here, anything else by
+    dictionary-of-string types from ``str`` / ``bool`` / ``int`` / ``float`` values (float64:
+    ``float`` only) are built here, anything else by
     ``pyarrow.array`` (which raises ``pyarrow.ArrowException`` / ``TypeError`` /
     ``OverflowError`` on a value that does not fit)."""
     try:

@@ -624,7 +624,9 @@ class _NoteReader:
             self.ply = ply
         i = s
         while i < e:
-            i = _find(p, i, e, 91) + 1  # '['
+            while i < e and p[i] != 91:  # '[' (a byte loop: it is usually a byte or two away)
+                i += 1
+            i += 1
             if i >= e or p[i] != 37:  # '%'
                 continue
             start = i - 1

@@ -28,12 +28,8 @@ from chessscan.analysis.sampling import SAMPLE_EVERY, first_games
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
-# Exit statuses, the same for every command (README, "Exit status"):
-EXIT_ISSUES = 1    # validate: issues at or above --fail-on; perft: a count differs
-EXIT_USAGE = 2     # bad option, missing or unreadable input, refused output folder
-EXIT_INTERNAL = 3  # a chessscan bug, or a worker process that died (killed, out of memory)
-EXIT_OUTPUT = 4    # a table, summary.json or stdout could not be written (disk full...)
-# 128 + N: stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), as a shell reports it.
+# Exit statuses, the same for every command: the table in chessscan/exits.py (documented from it).
+from chessscan.exits import EXIT_INTERNAL, EXIT_ISSUES, EXIT_OUTPUT, EXIT_USAGE  # noqa: E402
 
 
 class Stopped(KeyboardInterrupt):

@@ -1,0 +1,134 @@
+"""MkDocs hook: the reference tables, generated from the code at every build.
+
+A page asks for a generated block with a marker line of its own:
+
+* ``<!-- chessscan:table NAME -->``: the columns of report table NAME, from
+  ``chessscan/reports/schema.py`` (name, Arrow type, pandas dtype, null, meaning);
+* ``<!-- chessscan:issue-codes -->``: every issue code by group, with its severity and
+  meaning, from the registry ``chessscan/reports/codes.py``;
+* ``<!-- chessscan:exit-statuses -->``: the exit statuses, from ``chessscan/exits.py``.
+
+An unknown marker, a table asked for twice, or a declared table or code the pages never show
+fails the build (``mkdocs build --strict`` turns the hook's errors into a failed build too).
+The functions below are plain: the tests call them to compare the built site with the code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mkdocs.exceptions import PluginError
+
+MARKER = re.compile(r"^<!-- chessscan:([a-z-]+)(?: ([a-z_]+))? -->$", re.M)
+
+
+def escape(text: str) -> str:
+    """Text from the code as the content of a Markdown table cell: ``|`` would end the cell,
+    ``<`` open an HTML tag (``D<n>``), ``*`` start emphasis; spans in backticks stay code."""
+    parts = re.split(r"(`[^`]*`)", text)
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:  # a code span: only the cell separator needs escaping
+            out.append(part.replace("|", "\\|"))
+        else:
+            out.append(part.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("*", "\\*"))
+    return "".join(out)
+
+
+def arrow_type_name(arrow_type) -> str:
+    """``int32``, ``uint64``, ``bool``, ``string``, or ``dictionary<string>`` for the
+    low-cardinality text columns."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arrow_type):
+        return f"dictionary<{arrow_type.value_type}>"
+    return str(arrow_type)
+
+
+def pandas_type_name(arrow_type) -> str:
+    """The pandas dtype :func:`chessscan.read_report` and :func:`chessscan.scan` give."""
+    import pyarrow as pa
+
+    from chessscan.reports.reader import pandas_dtype
+
+    if pa.types.is_dictionary(arrow_type):
+        return "category"
+    dtype = pandas_dtype(arrow_type)
+    return str(dtype) if dtype is not None else str(arrow_type)
+
+
+def table_markdown(table: str) -> str:
+    """The column table of report ``table``, in on-disk order."""
+    from chessscan.reports.schema import TABLE_SPECS
+
+    if table not in TABLE_SPECS:
+        raise PluginError(f"no report table {table!r} (tables: {', '.join(TABLE_SPECS)})")
+    rows = ["| column | type | pandas | null | meaning |", "|---|---|---|---|---|"]
+    for col in TABLE_SPECS[table]:
+        note = " (optional: written only when asked for)" if col.optional else ""
+        rows.append(f"| `{col.name}` | `{arrow_type_name(col.type)}` | `{pandas_type_name(col.type)}` | "
+                    f"{'yes' if col.nullable else 'no'} | {escape(col.doc)}{note} |")
+    return "\n".join(rows)
+
+
+def issue_codes_markdown() -> str:
+    """Every registered code, a section per group: heading, what the group's codes share, and
+    a table of code (with an anchor of its name: ``issue-codes.md#illegal-move``), severity
+    and meaning."""
+    from chessscan.reports.codes import GROUP_DESCRIPTIONS, GROUPS, ISSUE_CODES
+
+    out = []
+    for group in GROUPS:
+        out += [f"## {group.capitalize()} {{#{group}}}", "", escape(GROUP_DESCRIPTIONS[group]), "",
+                "| code | severity | meaning |", "|---|---|---|"]
+        for entry in ISSUE_CODES.values():
+            if entry.group == group:
+                out.append(f'| <span id="{entry.code}"></span>`{entry.code}` | {entry.severity} | '
+                           f"{escape(entry.title)} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def exit_statuses_markdown() -> str:
+    """The exit status table of every command."""
+    from chessscan.exits import EXIT_STATUSES
+
+    rows = ["| status | meaning |", "|---|---|"]
+    rows += [f"| {row.status} | {escape(row.meaning)} |" for row in EXIT_STATUSES]
+    return "\n".join(rows)
+
+
+_shown: dict[str, str] = {}  # what was generated, and on which page (to catch a second or missing one)
+
+
+def on_pre_build(config) -> None:
+    _shown.clear()
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    def generate(match: re.Match) -> str:
+        kind, arg = match.group(1), match.group(2)
+        if kind == "table" and arg:
+            key, text = f"table {arg}", table_markdown(arg)
+        elif kind == "issue-codes" and not arg:
+            key, text = kind, issue_codes_markdown()
+        elif kind == "exit-statuses" and not arg:
+            key, text = kind, exit_statuses_markdown()
+        else:
+            raise PluginError(f"{page.file.src_uri}: unknown marker {match.group(0)}")
+        if key in _shown:
+            raise PluginError(f"{page.file.src_uri}: {key} is generated on {_shown[key]} already")
+        _shown[key] = page.file.src_uri
+        return text
+
+    return MARKER.sub(generate, markdown)
+
+
+def on_post_build(config) -> None:
+    """Every table, the codes and the exit statuses are on some page."""
+    from chessscan.reports.schema import TABLE_NAMES
+
+    wanted = [f"table {t}" for t in TABLE_NAMES] + ["issue-codes", "exit-statuses"]
+    missing = [key for key in wanted if key not in _shown]
+    if missing:
+        raise PluginError(f"the reference does not show: {', '.join(missing)}")

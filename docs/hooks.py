@@ -24,12 +24,13 @@ MARKER = re.compile(r"^<!-- chessscan:([a-z-]+)(?: ([a-z_]+))? -->$", re.M)
 
 def escape(text: str) -> str:
     """Text from the code as the content of a Markdown table cell: ``|`` would end the cell,
-    ``<`` open an HTML tag (``D<n>``), ``*`` start emphasis; spans in backticks stay code."""
+    ``<`` open an HTML tag (``D<n>``), ``*`` start emphasis; spans in backticks stay code, as
+    written."""
     parts = re.split(r"(`[^`]*`)", text)
     out = []
     for i, part in enumerate(parts):
-        if i % 2:  # a code span: only the cell separator needs escaping
-            out.append(part.replace("|", "\\|"))
+        if i % 2:  # a code span: as it is (Python-Markdown's tables split no cell inside one)
+            out.append(part)
         else:
             out.append(part.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("*", "\\*"))
     return "".join(out)
@@ -98,6 +99,58 @@ def exit_statuses_markdown() -> str:
     return "\n".join(rows)
 
 
+def help_markdown(text: str) -> list[str]:
+    """A command's help text (written for a terminal) as Markdown lines: each paragraph one
+    escaped line (so a line that starts with ``-`` starts no list, ``<table>`` opens no tag),
+    and each block click keeps as written (a paragraph that starts with ``\\b``: examples, the
+    exit statuses) a code block."""
+    import inspect
+
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", inspect.cleandoc(text)):
+        lines = para.splitlines()
+        if lines and lines[0].strip() == "\b":
+            out += ["```text", *lines[1:], "```", ""]
+        elif para.strip():
+            out += [escape(" ".join(line.strip() for line in lines)), ""]
+    return out
+
+
+def _escaped_click_docs() -> None:
+    """mkdocs-click writes the commands' and options' help into its Markdown as it is, where
+    a ``<table>`` in a help text opens an HTML table and a ``\\b`` block runs together: its
+    description and option rows are made to go through :func:`help_markdown` and
+    :func:`escape` first."""
+    import copy
+
+    try:
+        from mkdocs_click import _docs
+        make_description, format_row = _docs._make_description, _docs._format_table_option_row
+    except (ImportError, AttributeError) as exc:  # a mkdocs-click whose internals moved
+        raise PluginError(f"docs/hooks.py cannot adapt this mkdocs-click: {exc}") from exc
+    if getattr(make_description, "chessscan", False):
+        return
+
+    def description(ctx, remove_ascii_art: bool = False):
+        text = ctx.command.help or ctx.command.short_help
+        if text:
+            yield from help_markdown(text)
+
+    def option_row(option):
+        if option.help:
+            option = copy.copy(option)
+            option.help = escape(" ".join(option.help.split()))
+        return format_row(option)
+
+    description.chessscan = True
+    _docs._make_description, _docs._format_table_option_row = description, option_row
+
+
+def on_config(config):
+    _escaped_click_docs()
+    return config
+
+
 _shown: dict[str, str] = {}  # what was generated, and on which page (to catch a second or missing one)
 
 
@@ -122,6 +175,14 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         return text
 
     return MARKER.sub(generate, markdown)
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    """mkdocs-click shows an option with no default as ``None``, or as click's internal
+    ``Sentinel.UNSET`` (a ``multiple`` option, click 8.3 and later): shown as a dash."""
+    if page.file.src_uri == "reference/cli.md":
+        html = html.replace("<td><code>Sentinel.UNSET</code></td>", "<td>—</td>").replace("<td>None</td>", "<td>—</td>")
+    return html
 
 
 def on_post_build(config) -> None:

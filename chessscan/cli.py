@@ -1066,7 +1066,7 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
     in input order; the counts, and the issues by code, go to stderr. PATHS are files (PGN,
     EPD, game tables), folders (their .pgn and .epd files and tables, recursively), URLs or
     - for stdin. Codes are listed in the
-    README ("Issue codes"); --select and --ignore choose which are reported.
+    documentation ("Issue codes"); --select and --ignore choose which are reported.
 
     \b
     Exit status:

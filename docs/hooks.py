@@ -177,9 +177,15 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     return MARKER.sub(generate, markdown)
 
 
+_SPHINX_ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc):<code>(~?)([\w.]+)</code>")
+
+
 def on_page_content(html: str, page, config, files) -> str:
-    """mkdocs-click shows an option with no default as ``None``, or as click's internal
-    ``Sentinel.UNSET`` (a ``multiple`` option, click 8.3 and later): shown as a dash."""
+    """The docstrings' Sphinx roles (``:class:`~chessscan.Report` ``) shown as the code they
+    name (``~``: its last part), as Sphinx would; and on the commands page, an option with
+    no default, which mkdocs-click shows as ``None`` or as click's internal ``Sentinel.UNSET``
+    (a ``multiple`` option, click 8.3 and later), shown as a dash."""
+    html = _SPHINX_ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}</code>", html)
     if page.file.src_uri == "reference/cli.md":
         html = html.replace("<td><code>Sentinel.UNSET</code></td>", "<td>—</td>").replace("<td>None</td>", "<td>—</td>")
     return html

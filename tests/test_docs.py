@@ -224,6 +224,7 @@ def test_the_python_api_page_documents_the_public_functions(site):
                  "resolve_san", "classify_move", "core_mode"):
         assert re.search(rf"\b{name}\b", text), name
     assert "FileNotFoundError" in text  # scan's and read_report's docstrings, rendered
+    assert not re.search(r":(func|class|meth|mod):", text)  # Sphinx roles shown as the code they name
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -137,9 +137,11 @@ def _escaped_click_docs() -> None:
             yield from help_markdown(text)
 
     def option_row(option):
-        if option.help:
-            option = copy.copy(option)
-            option.help = escape(" ".join(option.help.split()))
+        if not (option.help or "").strip():  # an option the reference would show as a name alone
+            raise PluginError(f"option {'/'.join(option.opts)} of chessscan has no help text: "
+                              "give it help= in chessscan/cli.py")
+        option = copy.copy(option)
+        option.help = escape(" ".join(option.help.split()))
         return format_row(option)
 
     description.chessscan = True

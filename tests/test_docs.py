@@ -182,6 +182,7 @@ def test_the_commands_page_shows_every_option_with_its_help(site):
             for opt in param.opts + param.secondary_opts:
                 assert f"<code>{html.escape(opt)}</code>" in section, f"{path} {opt} is not in the reference"
             # its help, as click shows it (without a trailing [default: ...])
+            assert param.help, f"{path} {param.opts[0]} has no help text"
             help_text = re.sub(r"\s*\[default: [^\]]*\]\s*$", "", param.help)
             assert _text(_unquoted(help_text)) in text, f"{path} {param.opts[0]}: its help is not shown"
     assert "Sentinel" not in page

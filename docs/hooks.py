@@ -66,6 +66,9 @@ def table_markdown(table: str) -> str:
         raise PluginError(f"no report table {table!r} (tables: {', '.join(TABLE_SPECS)})")
     rows = ["| column | type | pandas | null | meaning |", "|---|---|---|---|---|"]
     for col in TABLE_SPECS[table]:
+        if not col.doc.strip():
+            raise PluginError(f"column {table}.{col.name} has no description: give it one in "
+                              "chessscan/reports/schema.py")
         note = " (optional: written only when asked for)" if col.optional else ""
         rows.append(f"| `{col.name}` | `{arrow_type_name(col.type)}` | `{pandas_type_name(col.type)}` | "
                     f"{'yes' if col.nullable else 'no'} | {escape(col.doc)}{note} |")
@@ -84,6 +87,8 @@ def issue_codes_markdown() -> str:
                 "| code | severity | meaning |", "|---|---|---|"]
         for entry in ISSUE_CODES.values():
             if entry.group == group:
+                if not entry.title.strip():
+                    raise PluginError(f"issue code {entry.code} has no meaning in chessscan/reports/codes.py")
                 out.append(f'| <span id="{entry.code}"></span>`{entry.code}` | {entry.severity} | '
                            f"{escape(entry.title)} |")
         out.append("")

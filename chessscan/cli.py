@@ -365,9 +365,10 @@ def _warn_if_uncompiled() -> None:
               help="Worker processes (default: one per core, or all in this process on 2 cores or "
                    "fewer; 1: all in this process). The tables and the summary are the same for any "
                    "number.")
-@click.option("--dask", "dask_address", metavar="ADDRESS", default=None,
-              help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' "
-                   "(a LocalCluster of --jobs workers). Writes a Parquet dataset per table, "
+@click.option("--dask", "dask_address", metavar="ADDRESS|auto|local", default=None,
+              help="Run on a Dask cluster: a scheduler address (tcp://host:8786), 'auto' (Dask's "
+                   "configured one: DASK_SCHEDULER_ADDRESS or scheduler-address; else as 'local') or "
+                   "'local' (a LocalCluster of --jobs workers). Writes a Parquet dataset per table, "
                    "OUTPUT/<table>/part-*.parquet. Needs chessscan[dask].")
 @click.option("--shard-size", default="32MiB", show_default=True, metavar="SIZE",
               callback=lambda ctx, param, value: _analyze_size(value),
@@ -435,7 +436,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                          cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size,
                          moves_column=moves_column)
-        click.echo(_render_with_timing(summary, started), err=True)
+        shown = {k: v for k, v in summary.items() if k != "retried_shards"}
+        click.echo("\n".join([_render_with_timing(shown, started), *_retried_lines(summary)]), err=True)
         click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
             _write_html(out_dir)
@@ -715,9 +717,12 @@ def _analyze_size(text: str) -> int:
 
 def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
                      select=None, ignore=()) -> dict:
-    """``analyze --dask``: run on the cluster, write summary.json, return the summary."""
-    from chessscan.readers.sources import display_path
+    """``analyze --dask``: run on the cluster, check what the workers wrote, write
+    summary.json, return the summary. Every failure is one line and a documented status:
+    a bad or unreachable address 2, a task that failed or a scheduler lost 3, a part this
+    process cannot see or write 4."""
     from chessscan.engines.local import tables_for
+    from chessscan.reports.parts import PartMissing
     from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output, report_files
 
     if fmt != "parquet":
@@ -728,10 +733,21 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
         import dask  # noqa: F401
         import distributed  # noqa: F401
     except ImportError as exc:
-        raise click.ClickException(
+        raise DaskUsageError(
             f"--dask needs the optional dask dependencies: pip install 'chessscan[dask]' ({exc})") from exc
-    from chessscan.engines.dask import run_dask
+    from chessscan.engines import dask as engine
 
+    # The client's own log lines (a lost connection, each reconnect attempt, a closing
+    # cluster's chatter) would bury the one line that says what happened.
+    engine.quiet_logs()
+    shown = _shown(out_dir)
+    retried: list = []
+    try:  # before the folder is made (for its lock): a bad or unreachable address leaves nothing
+        resolved, _ = engine.resolve_address(address)
+        if resolved != "local":
+            engine.probe_scheduler(resolved, engine.connect_timeout())
+    except (engine.AddressError, engine.SchedulerUnreachable) as exc:
+        raise DaskUsageError(f"--dask: {exc}") from None
     try:
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
     except OSError as exc:
@@ -739,27 +755,92 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     try:
         prepare_output(out_dir, report_files(tables_for(paths, options), dataset=True), check_only=True,
                        inputs=paths)  # before connecting: fail fast
-        tally = run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
-                         progress=progress, select=select, ignore=ignore, problems=problems)
+    except OutputFolderError as exc:
+        raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
+    except OSError as exc:  # a file where the folder should be
+        raise OutputFailure(f"cannot write the report in {shown}: {exc}") from exc
+    try:
+        tally = engine.run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
+                                progress=progress, select=select, ignore=ignore, problems=problems,
+                                say=lambda line: click.echo(line, err=True), retried=retried)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:
-        _exit_stopped(exc, f"the datasets in {_shown(out_dir)}/ hold only the parts finished before")
-    except ConnectionError as exc:
-        raise click.ClickException(str(exc)) from exc
+        _exit_stopped(exc, f"the datasets in {shown}/ hold only the parts finished before")
+    except (engine.AddressError, engine.SchedulerUnreachable) as exc:
+        raise DaskUsageError(f"--dask: {exc}") from None
+    except engine.SchedulerLost as exc:
+        raise WorkerDied(f"{exc}; no summary.json is written") from None
+    except engine.ShardFailed as exc:
+        _fail_shard(exc, shown)
+    except PartMissing as exc:
+        raise OutputFailure(f"{exc}; no summary.json is written") from None
     except OutputError as exc:
-        raise OutputFailure(str(exc)) from None
-    except OSError as exc:
-        raise click.ClickException(f"cannot read input or write {display_path(out_dir)}: {exc}") from exc
+        raise OutputFailure(f"{exc}; no summary.json is written") from None
+    except OSError as exc:  # an input, read here to cut it in shards
+        raise InputError(f"cannot read input: {exc}") from exc
+    except ImportError as exc:
+        raise DaskUsageError(str(exc)) from None
+    except click.ClickException:
+        raise
+    except Exception as exc:  # a chessscan bug: exit 3, not the traceback's 1 ("issues found")
+        import traceback
+
+        traceback.print_exc()
+        raise InternalError(f"internal error on Dask: {type(exc).__name__}: {exc} (a chessscan bug: please "
+                            "report it with the input); no summary.json is written") from None
     from chessscan.engines.local import report_input_problems
 
     report_input_problems(problems or [], _NoSink(), tally)
     summary = _finish_summary(tally, paths)
+    if retried:
+        summary["retried_shards"] = retried
     try:
         ReportWriter(out_dir, tables=()).write_summary(summary)
     except OutputError as exc:
         raise OutputFailure(str(exc)) from None
     return summary
+
+
+def _retried_lines(summary: dict) -> list[str]:
+    """One line per shard of a --dask run that was run again after a worker died."""
+    lines = []
+    for r in summary.get("retried_shards", ()):
+        start, end = r["bytes"]
+        times = r["workers_died"]
+        lines.append(f"retried: shard {r['shard']} ({r['source']}, bytes {start:,}-{end:,}) was run again: "
+                     f"{'the worker' if times == 1 else f'{times} workers'} it was given to died")
+    return lines
+
+
+def _fail_shard(exc, shown: str) -> None:
+    """A --dask task failed: one line naming its shard and the cause, and the status."""
+    from chessscan.engines.dask import RUN_MARKER, SHARED_FOLDER_HINT, RunGone, describe_shard
+    from chessscan.reports.writers import OutputError
+
+    cause = exc.cause
+    tail = "; no summary.json is written"
+    if isinstance(cause, RunGone):  # the run was live: the worker does not see its folder
+        seen = "no" if cause.found is None else "another run's"
+        worker = f"the worker {cause.worker}" if cause.worker else "a worker"
+        raise OutputFailure(f"{describe_shard(exc.shard)}: {worker} does not see the output folder {shown}/ as this "
+                            f"client does ({seen} {RUN_MARKER} there): {SHARED_FOLDER_HINT}{tail}")
+    if isinstance(cause, OutputError):
+        raise OutputFailure(f"{cause} (on a worker, {describe_shard(exc.shard)}){tail}")
+    if isinstance(cause, ImportError):
+        raise DaskUsageError(f"a Dask worker cannot run chessscan ({exc.reason()}): install chessscan[dask] "
+                             f"on every worker, the same version as here{tail}")
+    if isinstance(cause, OSError):
+        raise InputError(f"a worker cannot read the input: {exc}: the workers must see the inputs under the "
+                         f"same path as this client{tail}")
+    if exc.killed:
+        raise WorkerDied(f"{exc}{tail}")
+    # Bad content never raises in a task: this is a chessscan bug.
+    import traceback
+
+    if exc.traceback is not None:
+        click.echo("".join(traceback.format_exception(type(cause), cause, exc.traceback)).rstrip(), err=True)
+    raise InternalError(f"internal error in {exc} (a chessscan bug: please report it with the input){tail}")
 
 
 class _PerftCommand(click.Command):
@@ -1019,6 +1100,19 @@ class WorkerDied(click.ClickException):
     """A worker process died (killed, out of memory): exit 3, the run could not finish."""
 
     exit_code = EXIT_INTERNAL
+
+
+class InternalError(click.ClickException):
+    """A chessscan bug met in a task (its traceback printed before): exit 3."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class DaskUsageError(click.ClickException):
+    """``--dask`` cannot be used as given: a bad or unreachable address, what answers there
+    is not a scheduler, or the dask extra is missing: exit 2, one line."""
+
+    exit_code = EXIT_USAGE
 
 
 @main.command(context_settings=CONTEXT)

@@ -18,9 +18,9 @@ __all__ = ["ExitStatus", "EXIT_STATUSES", "EXIT_OK", "EXIT_ISSUES", "EXIT_USAGE"
 
 EXIT_OK = 0        # done
 EXIT_ISSUES = 1    # validate: issues at or above --fail-on; perft: a count differs
-EXIT_USAGE = 2     # bad option, missing or unreadable input, refused output folder, output in use
-EXIT_INTERNAL = 3  # a chessscan bug, or a worker process that died (killed, out of memory)
-EXIT_OUTPUT = 4    # a table, summary.json or stdout could not be written (disk full...)
+EXIT_USAGE = 2     # bad option, missing or unreadable input, refused output folder, output in use, no scheduler
+EXIT_INTERNAL = 3  # a chessscan bug, a worker process that died (killed, out of memory), a shard given up
+EXIT_OUTPUT = 4    # a table, summary.json or stdout could not be written (disk full...), a part not seen
 EXIT_SIGNAL_BASE = 128  # 128 + N: stopped by signal N, as a shell reports it
 
 
@@ -39,14 +39,20 @@ EXIT_STATUSES: tuple[ExitStatus, ...] = (
     ExitStatus(str(EXIT_USAGE),
                "usage error (one line: `Error: ... (see 'chessscan validate -h')`), an input that could "
                "not be analyzed (missing, unreadable, not text, an archive; the other inputs are analyzed "
-               "and reported), an output folder refused, an output another chessscan run is writing"),
+               "and reported), an output folder refused, an output another chessscan run is writing; with "
+               "`--dask`: an address that is not one, no scheduler answering there within Dask's "
+               "connect timeout, the dask extra missing, workers that cannot read the inputs or run "
+               "chessscan"),
     ExitStatus(str(EXIT_INTERNAL),
                "internal error (a chessscan bug, printed with a traceback), or a worker process died "
-               "(killed, out of memory)"),
+               "(killed, out of memory); with `--dask`: a shard whose workers died each time it ran "
+               "(Dask's retries used up), the scheduler lost midway"),
     ExitStatus(str(EXIT_OUTPUT),
                "output could not be written: a table, summary.json, run.json (the tables and "
                "summary.json are then complete; no run.json is left) or stdout (disk full, read-only, "
-               "`/dev/full`, closed: `>&-`); the message names the file. `validate` with stdout closed "
+               "`/dev/full`, closed: `>&-`); the message names the file; with `--dask`: a part a worker "
+               "wrote that this machine does not see (workers and client must share the output "
+               "folder). `validate` with stdout closed "
                "stops before reading anything: its diagnostics would go nowhere; `analyze` writes "
                "nothing there and is not concerned"),
     ExitStatus(f"{EXIT_SIGNAL_BASE}+N",

@@ -26,9 +26,10 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     an ``issues`` row, as with the CLI. ``positions``: ``'all'``, ``'checks'`` or ``'none'``;
     ``fen``: add the FEN after each move; ``cross_check``: ``'off'``, ``'sample'`` or
     ``'full'``; ``jobs``: worker processes (None: every core, or this process only on 2 cores
-    or fewer; 1: this process only; the tables are the same for any number). Game tables
-    (Parquet, Arrow IPC, Feather) and URLs (``s3://``, ``hf://``, ...) are read as by the
-    CLI; ``moves_column``: a table's moves column (``--moves-column``).
+    or fewer; 1: this process only; the tables are the same for any number; workers never
+    run the calling script, so a script needs no ``if __name__ == "__main__":`` guard). Game
+    tables (Parquet, Arrow IPC, Feather) and URLs (``s3://``, ``hf://``, ...) are read as by
+    the CLI; ``moves_column``: a table's moves column (``--moves-column``).
 
     Returns a :class:`~chessscan.reports.reader.Report`: ``.positions``, ``.games``,
     ``.perpetuals`` for PGN, ``.epd_positions`` for EPD, ``.issues``, ``.disagreements``

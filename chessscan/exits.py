@@ -18,8 +18,9 @@ __all__ = ["ExitStatus", "EXIT_STATUSES", "EXIT_OK", "EXIT_ISSUES", "EXIT_USAGE"
 
 EXIT_OK = 0        # done
 EXIT_ISSUES = 1    # validate: issues at or above --fail-on; perft: a count differs
-EXIT_USAGE = 2     # bad option, missing or unreadable input, refused output folder, output in use, no scheduler
-EXIT_INTERNAL = 3  # a chessscan bug, a worker process that died (killed, out of memory), a shard given up
+EXIT_USAGE = 2     # bad option, missing or unreadable input, refused output folder, output in use, no scheduler,
+                   # a folder `report` cannot read, matplotlib missing for the page
+EXIT_INTERNAL = 3  # a chessscan bug, a --jobs process that died (worker, forkserver, resource tracker), a shard given up
 EXIT_OUTPUT = 4    # a table, summary.json or stdout could not be written (disk full...), a part not seen
 EXIT_SIGNAL_BASE = 128  # 128 + N: stopped by signal N, as a shell reports it
 
@@ -37,15 +38,19 @@ EXIT_STATUSES: tuple[ExitStatus, ...] = (
     ExitStatus(str(EXIT_OK), "done (`validate`: nothing at or above `--fail-on`)"),
     ExitStatus(str(EXIT_ISSUES), "`validate`: issues at or above `--fail-on`; `perft`: a count differs"),
     ExitStatus(str(EXIT_USAGE),
-               "usage error (one line: `Error: ... (see 'chessscan validate -h')`), an input that could "
-               "not be analyzed (missing, unreadable, not text, an archive; the other inputs are analyzed "
-               "and reported), an output folder refused, an output another chessscan run is writing; with "
+               "usage error (one line: `Error: ... (see 'chessscan validate -h')`; a FEN not quoted, say), "
+               "an input that could not be analyzed (missing, unreadable, not text, an archive; the other "
+               "inputs are analyzed and reported), a folder `report` cannot read, an output folder "
+               "refused, an output another chessscan run is writing, matplotlib missing for the page "
+               "(`--html`, `report`); with "
                "`--dask`: an address that is not one, no scheduler answering there within Dask's "
                "connect timeout, the dask extra missing, workers that cannot read the inputs or run "
                "chessscan"),
     ExitStatus(str(EXIT_INTERNAL),
-               "internal error (a chessscan bug, printed with a traceback), or a worker process died "
-               "(killed, out of memory); with `--dask`: a shard whose workers died each time it ran "
+               "internal error (a chessscan bug, printed with a traceback), or a process of a `--jobs` run "
+               "died (a worker, the forkserver or the resource tracker: killed, out of memory): one line "
+               "says which, the other processes of the run are ended, and the output is that of a "
+               "stopped run; with `--dask`: a shard whose workers died each time it ran "
                "(Dask's retries used up), the scheduler lost midway"),
     ExitStatus(str(EXIT_OUTPUT),
                "output could not be written: a table, summary.json, run.json (the tables and "

@@ -57,6 +57,11 @@ ISSUE_CODES: dict[str, IssueCode] = {
         ("unclosed-comment", "error", "a '{' comment is never closed: its game ends at the tag section the "
                                       "comment runs into, or at the end of the input; its moves after the '{' "
                                       "are not read"),
+        ("game-in-comment", "warning", "a '{' comment runs over a line beginning with an [Event] tag, with no "
+                                       "blank line before it: read as comment text up to its '}' (no "
+                                       "look-ahead decides it), it may hold a game, so a '{' left open by "
+                                       "mistake swallows the games up to the next '}'; reported on the "
+                                       "[Event] line"),
         ("unbalanced-variation", "error", "a ')' without its '(' or a '(' never closed"),
         ("unexpected-token", "error", "a token that is not a move, move number, NAG, comment or result; "
                                       "later moves of the game are ignored"),

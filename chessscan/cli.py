@@ -488,6 +488,17 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         raise InputError(f"cannot read input: {exc}") from exc
     except BrokenProcessPool as exc:
         raise WorkerDied(f"a worker process died ({exc}); out of memory? Try fewer --jobs") from exc
+    except click.ClickException:
+        raise
+    except Exception as exc:
+        # Bad content never raises, so this is a chessscan bug: exit 3, not the traceback's 1,
+        # which a CI gate reads as "the data has issues".
+        import traceback
+
+        traceback.print_exc()
+        raise InternalError(f"internal error: {type(exc).__name__}: {_shown(exc)} (a chessscan bug: please "
+                            f"report it with the input); the tables in {shown_dir}/ hold only the games "
+                            "analyzed before, and no summary.json is written") from None
     report_input_problems(problems, _NoSink(), tally)  # counted whether reported or not
     summary = _finish_summary(tally, sources)
     try:  # last, beside tables that are closed and whole

@@ -199,6 +199,9 @@ def test_arrow_and_feather(bad):
     assert open("r.rows", "rb").read(6) == b"ARROW1"
     validate("bad.parquet", "--rejects-output", "r.arrow")
     assert_rows(feather.read_table("r.arrow"), source, [ILLEGAL, mated])  # the suffix's format
+    assert [split_module.table_output_format(name, kind) for name, kind in (
+        ("r.rows", "parquet"), ("r.rows", "feather"), ("r.PQ", "arrow"), ("r.ipc", "parquet"))] == [
+        "parquet", "arrow", "parquet", "arrow"]
 
 
 def test_a_corrupt_row_group_copies_the_rows_before_it(tmp_path, monkeypatch):

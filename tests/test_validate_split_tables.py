@@ -289,6 +289,20 @@ def test_a_table_changed_between_the_readings_is_an_input_error(bad, monkeypatch
     assert "c.parquet" not in os.listdir(bad[0])
 
 
+def test_a_stopped_split_is_kept_as_partial_tables(bad, stop_at_second_source):
+    tmp, mated = bad
+    res = validate("bad.parquet", TWIN, "--clean-output", "c.parquet", "--rejects-output", "r.parquet")
+    assert res.exit_code == 130
+    kept = re.search(r"kept as: (.*)", res.stderr).group(1).split(", ")
+    assert [re.sub(r"\.[0-9a-f]{16}\.partial$", ".partial", k) for k in kept] == [
+        "c.parquet.partial", "r.parquet.partial", "r.parquet.issues.csv.partial"]
+    assert sorted(os.listdir(tmp)) == sorted(["bad.parquet", *kept])
+    # The rows of the input read before the stop, each table whole (its footer written).
+    source = pq.read_table("bad.parquet")
+    assert_rows(pq.read_table(kept[0]), source, [r for r in range(300) if r not in (ILLEGAL, mated)])
+    assert_rows(pq.read_table(kept[1]), source, [ILLEGAL, mated])
+
+
 def test_docs_and_help_say_what_a_table_split_writes():
     from pathlib import Path
 

@@ -720,13 +720,16 @@ class TableSplitWriter:
             raise OSError(f"{self._name} changed while it was read: its schema is not the one read before")
         return True
 
-    def _cut(self) -> None:
-        """Write the batch in hand out: its clean rows to one table, its rejected to the other."""
+    def _cut(self, decided_only: bool = False) -> None:
+        """Write the batch in hand out: its clean rows to one table, its rejected to the other
+        (``decided_only``: those of its rows that have a verdict yet, for a split stopped)."""
         import pyarrow as pa
 
         batch, verdicts = self._batch, self._verdicts
         if batch is None:
             return
+        if decided_only:
+            batch = batch.slice(0, len(verdicts))
         if len(verdicts) != batch.num_rows:  # rows of it with no game: not read by the analysis
             raise OSError(f"{self._name} changed while it was read: row {self._index0 + len(verdicts) + 1} "
                           "was not read by the analysis")
@@ -762,11 +765,13 @@ class TableSplitWriter:
         if not outs and self._sidecar_file is None:
             return  # closed already
         failed = None
-        if complete:
-            try:
+        try:
+            if complete:
                 self._end_source()
-            except OSError as exc:
-                failed = exc
+            else:  # what was decided before the stop is kept (.partial)
+                self._cut(decided_only=True)
+        except OSError as exc:
+            failed = exc
         self._batches = self._batch = None
         renames = [(o.partial, o.path) for o in outs]
         if self._side is not None:

@@ -60,7 +60,7 @@ def spoiled() -> tuple[pa.Table, int]:
 def bad(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     table, mated = spoiled()
-    pq.write_table(table, "bad.parquet", row_group_size=64)  # 5 row groups, as the sample
+    pq.write_table(table, "bad.parquet", row_group_size=64, compression="brotli")  # 5 row groups
     return tmp_path, mated
 
 
@@ -102,6 +102,9 @@ def test_rows_are_split_exactly_in_input_order(bad):
     clean = [r for r in range(300) if r not in rejected]
     assert_rows(pq.read_table("clean.parquet"), source, clean)
     assert_rows(pq.read_table("rejects.parquet"), source, rejected)
+    for name in ("clean.parquet", "rejects.parquet"):  # compressed as the input
+        meta = pq.ParquetFile(name).metadata
+        assert {meta.row_group(0).column(i).compression for i in range(meta.num_columns)} == {"BROTLI"}
     assert "split: 298 clean -> clean.parquet, 2 rejected -> rejects.parquet (issues: rejects.parquet.issues.csv)" \
         in res.stderr
     assert sorted(os.listdir(tmp)) == ["bad.parquet", "clean.parquet", "rejects.parquet",

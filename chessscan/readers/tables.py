@@ -50,7 +50,7 @@ from .sources import STDIN, source_name, source_size
 from .urls import is_url, open_url
 
 __all__ = ["TABLE_SUFFIXES", "MOVES_COLUMNS", "KNOWN_TAGS", "BATCH_ROWS", "TableError", "TableInfo",
-           "table_kind", "is_table", "table_schema", "inspect_table", "TableReader", "row_batches"]
+           "table_kind", "is_table", "table_schema", "parquet_codec", "inspect_table", "TableReader", "row_batches"]
 
 #: Names a folder's table files end with (a file given by name is told by its content).
 TABLE_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc")
@@ -223,6 +223,32 @@ def table_schema(path, source: str | None = None) -> tuple[str, "pyarrow.Schema"
                                             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}); "
                                             "nothing is read from it") from None
     return kind, schema, rows
+
+
+def parquet_codec(path: str) -> str | None:
+    """The codec most of the column chunks of the first row group of the Parquet file
+    ``path`` use, as :class:`pyarrow.parquet.ParquetWriter` names it (``'zstd'``,
+    ``'snappy'``, ``'none'``...), so that the split's tables compress as their input; None
+    for another format, a file with no row group or a codec pyarrow does not write."""
+    import pyarrow.parquet as pq
+    from collections import Counter
+
+    if table_kind(path) != "parquet":
+        return None
+    try:
+        pf = pq.ParquetFile(path if not is_url(path) else _open(path))
+        try:
+            meta = pf.metadata
+            if not meta.num_row_groups or not meta.num_columns:
+                return None
+            group = meta.row_group(0)
+            codec = Counter(group.column(i).compression for i in range(meta.num_columns)).most_common(1)[0][0]
+        finally:
+            pf.close()
+    except Exception:  # (the run reports an unreadable table)
+        return None
+    codec = {"UNCOMPRESSED": "NONE", "LZ4_RAW": "LZ4"}.get(codec, codec)
+    return codec.lower() if codec in ("NONE", "SNAPPY", "GZIP", "BROTLI", "LZ4", "ZSTD") else None
 
 
 def inspect_table(path, moves_column: str | None = None, source: str | None = None) -> TableInfo:

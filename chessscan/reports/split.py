@@ -507,7 +507,7 @@ class _TableOut:
     its rows held until :data:`TABLE_GROUP_ROWS` or :data:`TABLE_GROUP_BYTES` and then
     written as one row group (record batch)."""
 
-    def __init__(self, path: str, fmt: str, schema) -> None:
+    def __init__(self, path: str, fmt: str, schema, compression: str | None = None) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -518,8 +518,8 @@ class _TableOut:
         self._held_rows = self._held_bytes = 0
         self.partial, self.file = files.create_temporary(path)
         try:
-            self.writer = (pq.ParquetWriter(self.file, schema) if fmt == "parquet"
-                           else pa.ipc.new_file(self.file, schema))
+            self.writer = (pq.ParquetWriter(self.file, schema, compression=compression or "snappy")
+                           if fmt == "parquet" else pa.ipc.new_file(self.file, schema))
         except BaseException:
             self.file.close()
             files.discard(self.partial)
@@ -583,8 +583,9 @@ class TableSplitWriter:
 
     ``schema``: the inputs' schema (every input has it; :meth:`~pyarrow.Schema.equals`
     without metadata); ``formats``: ``(clean format, rejects format)`` as
-    :func:`table_output_format` gives them; ``sources``: display name -> path of every input
-    whose rows the analysis reads (records of other sources, a table it could not open, are
+    :func:`table_output_format` gives them; ``compression``: the Parquet outputs' codec
+    (:func:`~chessscan.readers.tables.parquet_codec`; None: snappy, pyarrow's default);
+    ``sources``: display name -> path of every input whose rows the analysis reads (records of other sources, a table it could not open, are
     not copied: no row was read). ``FILE.issues.csv`` beside the rejects lists each rejected
     row's diagnostics (:data:`SIDECAR_COLUMNS`: ``game_index`` and ``line`` are the row's
     index and number in the rejects table, ``column`` as in its input). The files are
@@ -602,7 +603,7 @@ class TableSplitWriter:
     closed = 0  # (no game text to close)
 
     def __init__(self, clean: str | None, rejects: str | None, fail_on: str, schema, formats: tuple[str, str],
-                 sources: dict[str, str], batch_rows: int | None = None) -> None:
+                 sources: dict[str, str], compression: str | None = None, batch_rows: int | None = None) -> None:
         from chessscan.readers.tables import BATCH_ROWS
 
         self._limit = _SEVERITY_RANK[fail_on]
@@ -625,8 +626,8 @@ class TableSplitWriter:
         self._broken: tuple[int, str] | None = None
         self._done = True  # the source's rows are all accounted for
         try:
-            self._clean = _TableOut(clean, formats[0], schema) if clean else None
-            self._rejects = _TableOut(rejects, formats[1], schema) if rejects else None
+            self._clean = _TableOut(clean, formats[0], schema, compression) if clean else None
+            self._rejects = _TableOut(rejects, formats[1], schema, compression) if rejects else None
             if rejects:
                 side = sidecar_path(rejects)
                 partial, self._sidecar_file = files.create_temporary(side, "w", newline="", encoding="utf-8")

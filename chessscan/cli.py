@@ -1452,11 +1452,11 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
 
 
 def _table_split_plan(tables, clean_output, rejects_output, moves_column):
-    """``(schema, formats, sources, compression)`` for the split of the game tables ``tables`` (see
-    :class:`~chessscan.reports.split.TableSplitWriter`). Every table whose moves the analysis
-    can read must have one schema (metadata aside): the rows go to one table each, as they
-    are. A table the analysis cannot read gives no row (its issue is reported by the run).
-    Raises click.UsageError."""
+    """``(schema, formats, sources, compression)`` for the split of the game tables
+    ``tables`` (see :class:`~chessscan.reports.split.TableSplitWriter`). Every table whose
+    moves the analysis can read must have one schema (metadata aside): the rows go to one
+    table each, as they are. A table the analysis cannot read gives no row (its issue is
+    reported by the run). Raises click.UsageError (a BadParameter for an output)."""
     from chessscan.readers.sources import source_name
     from chessscan.readers.tables import TableError, inspect_table, parquet_codec, table_schema
     from chessscan.reports.split import table_output_format

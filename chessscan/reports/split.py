@@ -20,6 +20,10 @@ Output compression follows the suffix (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.z
 ``-`` is stdout. Each file is written as a new file ``NAME.<random hex>.partial``
 (:mod:`chessscan.reports.files`) and renamed when the split ends whole: a stopped or failed
 run leaves only ``.partial`` files (:attr:`SplitWriter.kept` names them).
+
+Game tables (Parquet, Arrow IPC, Feather inputs) are split by row instead
+(:class:`TableSplitWriter`): each row, as it stands in its input, goes to a clean or a
+rejects table of the inputs' schema, by the same rule.
 """
 
 from __future__ import annotations

@@ -516,6 +516,7 @@ class _TableOut:
         import pyarrow.parquet as pq
 
         self.path = path
+        self.fmt = fmt
         self.schema = schema
         self.rows = 0
         self._held: list = []
@@ -545,7 +546,9 @@ class _TableOut:
 
         if not self._held:
             return
-        table = pa.Table.from_batches(self._held, schema=self.schema).combine_chunks()
+        table = pa.Table.from_batches(self._held, schema=self.schema)
+        if self.fmt != "parquet":  # one record batch, not one per input batch (Parquet: one row group)
+            table = table.combine_chunks()
         self._held, self._held_rows, self._held_bytes = [], 0, 0
         try:
             self.writer.write_table(table)

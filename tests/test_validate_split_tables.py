@@ -280,8 +280,8 @@ def test_a_table_changed_between_the_readings_is_an_input_error(bad, monkeypatch
 
     real = tables.row_batches
 
-    def one_more(path, kind, rows, columns=None, *args):
-        yield from real(path, kind, rows, columns, *args)
+    def one_more(path, kind, rows, columns=None, *args, **kwargs):
+        yield from real(path, kind, rows, columns, *args, **kwargs)
         if columns is None:
             batch = next(real(path, kind, rows, None))[2].slice(0, 1)
             yield sum(rows), sum(rows), batch

@@ -531,12 +531,15 @@ class TableReader:
 
 
 def row_batches(path: str, kind: str, rows: tuple | None, columns: list[str] | None = None,
-                row_groups: range | None = None, batch_rows: int = BATCH_ROWS):
+                row_groups: range | None = None, batch_rows: int = BATCH_ROWS, pre_buffer: bool | None = None):
     """``(first row index, rows in all or None, record batch)`` of the table ``path`` (``kind``
     and ``rows`` as :func:`table_schema` gives them), in row order, ``batch_rows`` rows at a
     time within a row group (Parquet, through a buffered stream) or an Arrow record batch.
     ``columns``: the columns to read (None: every column, the batches then have the file's
-    schema); ``row_groups``: a range of Parquet row groups (default all). Raises what
+    schema); ``row_groups``: a range of Parquet row groups (default all); ``pre_buffer``:
+    pyarrow's (True: a row group's column chunks are read whole, in few requests, as an
+    object store wants; False: page by page, memory bounded by the batch; None: pyarrow's
+    default, True). Raises what
     pyarrow raises on a corrupt file (``ArrowException``, OSError, ValueError), after the
     batches before the fault."""
     import pyarrow as pa
@@ -549,7 +552,8 @@ def row_batches(path: str, kind: str, rows: tuple | None, columns: list[str] | N
         total = sum(rows)
         source = path if not is_url(path) else _open(path)
         # A buffered stream: a column chunk is read in pieces, not whole (memory).
-        pf = pq.ParquetFile(source, buffer_size=1 << 20)
+        more = {} if pre_buffer is None else {"pre_buffer": pre_buffer}
+        pf = pq.ParquetFile(source, buffer_size=1 << 20, **more)
         try:
             if not len(groups):
                 return

@@ -694,13 +694,15 @@ class TableSplitWriter:
     # -- reading the source again ------------------------------------------------------
 
     def _start(self, name: str) -> None:
-        from chessscan.readers.tables import table_schema, row_batches
+        from chessscan.readers.tables import is_url, row_batches, table_schema
 
         self._name, self._next, self._broken, self._done = name, 0, None, False
         path = self._sources[name]
         try:
             kind, _, rows = table_schema(path, name)
-            self._batches = row_batches(path, kind, rows, None, None, self._batch_rows)
+            # Page by page from a local file: its row groups are not held whole (from an object
+            # store, whole: one request per column chunk, not one per page).
+            self._batches = row_batches(path, kind, rows, None, None, self._batch_rows, pre_buffer=is_url(path))
         except Exception as exc:  # (TableError, pyarrow's): the rows are checked against it
             self._batches = None
             self._broken = (0, str(exc))

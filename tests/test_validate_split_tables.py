@@ -222,6 +222,28 @@ def test_a_corrupt_row_group_copies_the_rows_before_it(tmp_path, monkeypatch):
     assert pq.read_table("r.parquet").num_rows == 0
 
 
+def test_rows_after_the_analysis_found_a_table_corrupt_are_not_copied(tmp_path, monkeypatch):
+    # Even when the split's own reading would get past the fault (here: it reads the whole
+    # table), it copies only the rows the analysis read.
+    from chessscan.readers import tables
+
+    monkeypatch.chdir(tmp_path)
+    data = bytearray(TWIN.read_bytes())
+    meta = pq.ParquetFile(TWIN).metadata
+    start = min(meta.row_group(4).column(i).data_page_offset for i in range(meta.num_columns))
+    data[start:start + 4000] = b"\xff" * 4000
+    (tmp_path / "cut.parquet").write_bytes(bytes(data))
+    real = tables.row_batches
+
+    def whole_for_the_split(path, kind, rows, columns=None, *args, **kwargs):
+        return real(str(TWIN) if columns is None else path, kind, rows, columns, *args, **kwargs)
+
+    monkeypatch.setattr(tables, "row_batches", whole_for_the_split)
+    res = validate("cut.parquet", "--clean-output", "c.parquet", "--rejects-output", "r.parquet")
+    assert res.exit_code == 1 and "split: 256 clean -> c.parquet, 0 rejected" in res.stderr
+    assert pq.read_table("c.parquet").equals(pq.read_table(TWIN).slice(0, 256))
+
+
 def test_an_unreadable_table_gives_no_rows(bad):
     (bad[0] / "cut.parquet").write_bytes(TWIN.read_bytes()[:-100])
     res = validate("cut.parquet", TWIN, "--clean-output", "c.parquet")

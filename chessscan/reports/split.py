@@ -601,7 +601,8 @@ class TableSplitWriter:
     what a split that did not end whole left.
 
     The row of a record that carries ``truncated-input`` (the reader's mark where a
-    corrupt table ends) is in neither file, and nor are the rows after it. A row that the
+    corrupt table ends: no row of it from there was analyzed) is in neither file, and nor
+    are the rows after it. A row that the
     split cannot read again though the analysis read it (the file changed, or a column the
     analysis does not read is corrupt) raises OSError.
     """
@@ -671,12 +672,17 @@ class TableSplitWriter:
         if row != self._next:
             raise RuntimeError(f"{rec.path}: row {row + 1} came before row {self._next + 1}")
         self._next = row + 1
+        if any(d.code == "truncated-input" for d in rec.diagnostics):
+            # The reader's mark where the table turned out corrupt: the analysis read no row
+            # from here on, so none is copied (whatever this reading would find).
+            self._cut(decided_only=True)
+            self._batches = self._batch = None
+            self._broken = (row, "the table is corrupt there")
+            return
         while self._batch is None or row >= self._index0 + self._batch.num_rows:
             if not self._load():
                 break
         if self._batch is None:
-            if self._broken is not None and any(d.code == "truncated-input" for d in rec.diagnostics):
-                return  # the analysis found it corrupt here too: nothing to copy
             why = self._broken[1] if self._broken is not None else "the file ends before it"
             raise OSError(f"{rec.path}: row {row + 1} cannot be read again to copy it ({why})")
         rejected = self.rejected(rec)

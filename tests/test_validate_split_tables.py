@@ -130,7 +130,8 @@ def test_sidecar_names_each_rejected_row(bad):
     sink = MemorySink()
     run(["bad.parquet"], sink, AnalysisOptions(positions="none", cross_check="off"))
     issues = [(gi, code, "" if ply is None else str(ply)) for batch in sink.batches["issues"]
-              for gi, code, ply in zip(batch["game_index"], batch["code"], batch["ply"]) if code != "result-token-mismatch"]
+              for gi, code, ply in zip(batch["game_index"], batch["code"], batch["ply"])
+              if code != "result-token-mismatch"]
     assert [(int(r["source_game_index"]), r["code"], r["ply"]) for r in rows] == issues
     assert rows[0]["ply"] == "1" and int(rows[1]["ply"]) > 10
     assert rows[0]["column"] == "4" and rows[0]["san"] == "Ke3"  # the character in the movetext value

@@ -592,9 +592,10 @@ class TableSplitWriter:
     without metadata); ``formats``: ``(clean format, rejects format)`` as
     :func:`table_output_format` gives them; ``compression``: the Parquet outputs' codec
     (:func:`~chessscan.readers.tables.parquet_codec`; None: snappy, pyarrow's default);
-    ``sources``: display name -> path of every input whose rows the analysis reads (records of other sources, a table it could not open, are
-    not copied: no row was read). ``FILE.issues.csv`` beside the rejects lists each rejected
-    row's diagnostics (:data:`SIDECAR_COLUMNS`: ``game_index`` and ``line`` are the row's
+    ``sources``: display name -> path of every input whose rows the analysis reads (records
+    of other sources, a table it could not open, are not copied: no row was read);
+    ``batch_rows``: rows read at a time (default :data:`~chessscan.readers.tables.BATCH_ROWS`).
+    ``FILE.issues.csv`` beside the rejects lists each rejected row's diagnostics (:data:`SIDECAR_COLUMNS`: ``game_index`` and ``line`` are the row's
     index and number in the rejects table, ``column`` as in its input). The files are
     written under temporary names and renamed when closed whole, as :class:`SplitWriter`'s
     (a link standing at a name is replaced, never written through); ``kept`` then names

@@ -595,11 +595,12 @@ class TableSplitWriter:
     ``sources``: display name -> path of every input whose rows the analysis reads (records
     of other sources, a table it could not open, are not copied: no row was read);
     ``batch_rows``: rows read at a time (default :data:`~chessscan.readers.tables.BATCH_ROWS`).
-    ``FILE.issues.csv`` beside the rejects lists each rejected row's diagnostics (:data:`SIDECAR_COLUMNS`: ``game_index`` and ``line`` are the row's
-    index and number in the rejects table, ``column`` as in its input). The files are
-    written under temporary names and renamed when closed whole, as :class:`SplitWriter`'s
-    (a link standing at a name is replaced, never written through); ``kept`` then names
-    what a split that did not end whole left.
+    ``FILE.issues.csv`` beside the rejects lists each rejected row's diagnostics
+    (:data:`SIDECAR_COLUMNS`: ``game_index`` and ``line`` are the row's index and number in
+    the rejects table, ``column`` as in its input). The files are written under temporary
+    names and renamed when closed whole, as :class:`SplitWriter`'s (a link standing at a
+    name is replaced, never written through); ``kept`` then names what a split that did not
+    end whole left.
 
     The row of a record that carries ``truncated-input`` (the reader's mark where a
     corrupt table ends: no row of it from there was analyzed) is in neither file, and nor

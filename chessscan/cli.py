@@ -1176,10 +1176,13 @@ class DaskUsageError(click.ClickException):
                    "and the counts still include them.")
 @click.option("--clean-output", metavar="FILE", default=None,
               help="Copy every game (EPD line) with no issue at or above --fail-on here, byte for "
-                   "byte, in input order (.gz/.bz2/.xz/.zst by suffix; - for stdout).")
+                   "byte, in input order (.gz/.bz2/.xz/.zst by suffix; - for stdout). Of game tables: "
+                   "their rows, with the tables' schema, as Parquet (.parquet, .pq) or Arrow IPC (.arrow, "
+                   ".feather, .ipc) by suffix, else in the inputs' format.")
 @click.option("--rejects-output", metavar="FILE", default=None,
-              help="Copy every other game here, byte for byte; FILE.issues.csv lists their issues "
-                   "with their game number and line in FILE.")
+              help="Copy every other game here, byte for byte (of game tables: their rows, as for "
+                   "--clean-output); FILE.issues.csv lists their issues with their game number and line "
+                   "(row) in FILE.")
 @click.option("--baseline", "baseline_path", metavar="FILE", default=None,
               help="Known issues (a file of --write-baseline): only issues not in it are shown and "
                    "fail; entries no longer found are reported as fixed.")
@@ -1269,7 +1272,7 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
         emit = lambda d: write(render(d) + "\n")  # noqa: E731
     # (given '-', the gate refuses it: stdin cannot be read twice)
     gate = _validate_gate(list(paths) if "-" in paths else sources, fmt, fail_on, emit, clean_output,
-                          rejects_output, baseline_path, write_baseline)
+                          rejects_output, baseline_path, write_baseline, moves_column)
     sink = DiagnosticSink(emit) if gate is None else _gate_sink(gate, sources)
     issue_filter = IssueFilter(sink, select_codes, ignore_codes)
     if fmt == "json":
@@ -1335,6 +1338,8 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
             gate.close(complete=False)
     except OutputError as exc:
         _fail_output(exc)
+    except OSError as exc:  # a table the split could not read again to its end
+        raise InputError(f"cannot read input: {exc}") from exc
     try:
         if fmt == "json":
             write("\n], \"summary\": " + json.dumps(summary, indent=2, ensure_ascii=False) + "}\n")
@@ -1377,7 +1382,8 @@ def _fail_output(exc: BaseException) -> None:
     sys.exit(128 + 13 if broken_pipe else EXIT_OUTPUT)
 
 
-def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, baseline_path, write_baseline):
+def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, baseline_path, write_baseline,
+                   moves_column=None):
     """``validate``'s split and baseline options checked and opened: a
     :class:`~chessscan.reports.gate.Gate`, or None when none is given."""
     if not any((clean_output, rejects_output, baseline_path, write_baseline)):
@@ -1399,10 +1405,16 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     from chessscan.readers.tables import is_table
 
     tables = [p for p in paths if is_table(p)]
-    if tables:  # (the split and the baselines read a game's text, which a table row has not)
-        raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read the "
-                               f"games' text: give PGN or EPD inputs, not a game table ({tables[0]})")
+    if tables and (baseline_path or write_baseline):  # (keyed on a game's text, which a row has not)
+        raise click.UsageError("--baseline and --write-baseline key issues on the games' text: give PGN or "
+                               f"EPD inputs, not a game table ({tables[0]})")
     outputs = [o for o in (clean_output, rejects_output) if o]
+    if outputs and tables and len(tables) < len(paths):
+        text = next(p for p in paths if p not in tables)
+        raise click.UsageError("--clean-output/--rejects-output write rows for game tables and text for PGN "
+                               f"or EPD: give game tables or text files, not both ({tables[0]}, {text})")
+    table_split = _table_split_plan(tables, clean_output, rejects_output, moves_column) if outputs and tables \
+        else None
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")
     # Two writers into one file would interleave or replace each other's output.
@@ -1438,11 +1450,73 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
         except BaselineError as exc:
             raise click.BadParameter(str(exc), param_hint="--baseline") from exc
     try:
-        split = SplitWriter(clean_output, rejects_output, fail_on) if outputs else None
+        if table_split is not None:
+            from chessscan.reports.split import TableSplitWriter
+
+            split = TableSplitWriter(clean_output, rejects_output, fail_on, *table_split)
+        else:
+            split = SplitWriter(clean_output, rejects_output, fail_on) if outputs else None
     except OSError as exc:
         raise click.BadParameter(f"cannot write there: {exc}",
                                  param_hint="--clean-output/--rejects-output") from exc
     return Gate(emit, split, baseline, BaselineRecorder() if write_baseline else None)
+
+
+def _table_split_plan(tables, clean_output, rejects_output, moves_column):
+    """``(schema, formats, sources, compression)`` for the split of the game tables
+    ``tables`` (see :class:`~chessscan.reports.split.TableSplitWriter`). Every table whose
+    moves the analysis can read must have one schema (metadata aside): the rows go to one
+    table each, as they are. A table the analysis cannot read gives no row (its issue is
+    reported by the run). Raises click.UsageError (a BadParameter for an output)."""
+    from chessscan.readers.sources import source_name
+    from chessscan.readers.tables import TableError, inspect_table, parquet_codec, table_schema
+    from chessscan.reports.split import table_output_format
+
+    schema, first, sources = None, None, {}
+    for p in tables:
+        try:
+            inspect_table(p, moves_column)
+            kind, this, _ = table_schema(p)
+        except TableError:
+            continue
+        if schema is None:
+            schema, first = this, (p, kind)
+        elif not this.equals(schema, check_metadata=False):
+            raise click.UsageError(f"--clean-output/--rejects-output write the rows of every table into one: "
+                                   f"{_shown(first[0])} and {_shown(p)} have different columns "
+                                   f"({_schema_difference(schema, this)}): split them apart")
+        sources[source_name(p)] = p
+    kind = first[1] if first else "parquet"
+    formats = []
+    for out, opt in ((clean_output, "--clean-output"), (rejects_output, "--rejects-output")):
+        try:
+            formats.append(table_output_format(out, kind) if out else None)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint=opt) from None
+        if out and os.path.exists(out) and not os.path.isfile(out):
+            raise click.BadParameter(f"{out} is not a regular file: the rows of game tables are written to a "
+                                     "new file renamed into place", param_hint=opt)
+    import pyarrow as pa
+
+    return (schema if schema is not None else pa.schema([]), tuple(formats), sources,
+            parquet_codec(first[0]) if first else None)
+
+
+def _schema_difference(a, b) -> str:
+    """The first difference of two Arrow schemas, in words."""
+    for name in a.names:
+        if name not in b.names:
+            return f"no {name!r} in the second"
+    for name in b.names:
+        if name not in a.names:
+            return f"no {name!r} in the first"
+    if a.names != b.names:
+        return "the columns in another order"
+    for fa, fb in zip(a, b):
+        if not fa.equals(fb):
+            return f"{fa.name!r}: {fa.type}{'' if fa.nullable else ' not null'} and {fb.type}" \
+                   f"{'' if fb.nullable else ' not null'}"
+    return "their fields differ"
 
 
 def _same_file(a: str, b: str) -> bool:

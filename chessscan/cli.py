@@ -389,8 +389,16 @@ def _warn_if_uncompiled() -> None:
 @click.option("--html", "write_html", is_flag=True,
               help="Also write OUTPUT/report.html, the report as one page (see `chessscan report`). "
                    "Needs chessscan[report].")
+@click.option("--duplicates", "find_duplicates", is_flag=True,
+              help="Find the games that repeat an earlier one (the same moves from the same start "
+                   "position, whatever their tags: equal games.moves_hash): writes the duplicates table, "
+                   "games.duplicate_of and the summary's duplicates counts. Runs in DuckDB over the games "
+                   "table once it is written, within --duplicates-memory. Needs chessscan[duplicates].")
+@click.option("--duplicates-memory", metavar="SIZE", default="512MB", show_default=True,
+              help="With --duplicates: DuckDB's memory limit for the search (256MB, 2GB...); beyond it "
+                   "DuckDB spills to OUTPUT/.chessscan-duplicates.tmp/, removed when the search ends.")
 def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size,
-            select, ignore, moves_column, write_html):
+            select, ignore, moves_column, write_html, find_duplicates, duplicates_memory):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD, .pgn PGN, any
@@ -416,6 +424,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     started = _RunClock()
     if write_html:
         _need_report_extra()
+    if find_duplicates:
+        _need_duckdb(duplicates_memory)
     select_codes, ignore_codes = _code_options(select, ignore)
     if dask_address is None and click.get_current_context().get_parameter_source("shard_size").name != "DEFAULT":
         click.echo("warning: --shard-size applies only with --dask: ignored", err=True)
@@ -440,7 +450,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         for p in problems:
             click.echo(_problem_line(p), err=True)
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
-                                   problems, select_codes, ignore_codes)
+                                   problems, select_codes, ignore_codes,
+                                   duplicates_memory if find_duplicates else None)
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                          cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size,
                          moves_column=moves_column)
@@ -458,7 +469,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     held = _hold_stops()
     try:
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
-        prepare_output(out_dir, report_files(tables, fmt), inputs=sources)
+        prepare_output(out_dir, report_files(tables + (("duplicates",) if find_duplicates else ()), fmt),
+                       inputs=sources)
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
     except OutputFolderError as exc:
         _release_stops(held)
@@ -494,6 +506,11 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         raise WorkerDied(f"a worker process died ({exc}); out of memory? Try fewer --jobs") from exc
     report_input_problems(problems, _NoSink(), tally)  # counted whether reported or not
     summary = _finish_summary(tally, sources)
+    if find_duplicates and "games" in tables:
+        try:
+            summary["duplicates"] = _search_duplicates(out_dir, fmt, False, duplicates_memory)
+        except KeyboardInterrupt as exc:
+            _exit_stopped(exc, f"the tables in {shown_dir}/ are whole but the duplicate search did not end")
     try:  # last, beside tables that are closed and whole
         writer.write_summary(summary)
     except OutputError as exc:
@@ -725,8 +742,57 @@ def _analyze_size(text: str) -> int:
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
 
 
+def _need_duckdb(memory: str) -> None:
+    """Fail before any work (exit 2) when ``--duplicates`` cannot run: DuckDB missing, or a
+    memory limit that is no size."""
+    from chessscan.reports.duplicates import DuplicateError, _size, need_duckdb
+
+    try:
+        need_duckdb()
+        _size(memory)
+    except DuplicateError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str) -> dict:
+    """``analyze --duplicates``, once the tables are written: the duplicates table and
+    games.duplicate_of in ``out_dir``; returns the summary's ``duplicates`` counts. A
+    failure to write is :class:`OutputFailure` (exit 4)."""
+    import time
+
+    from chessscan.reports.duplicates import (SPILL_DIR_NAME, DuplicateError, Search, add_duplicate_of,
+                                              write_duplicates_table)
+    from chessscan.reports.writers import OutputError
+
+    start = time.perf_counter()
+    out = Path(out_dir)
+    spill = out / SPILL_DIR_NAME
+    try:
+        with Search([out], memory, spill_dir=spill) as search:
+            found = search.spill_dir / "found.parquet"
+            search.duplicates(found)
+            counts = search.counts(found)
+            write_duplicates_table(found, out, fmt, dataset)
+            add_duplicate_of(search, found, fmt)
+    except DuplicateError as exc:
+        raise InputError(str(exc)) from None
+    except OutputError as exc:
+        raise OutputFailure(f"{exc}; no summary.json is written") from None
+    except OSError as exc:
+        raise OutputFailure(f"the duplicate search could not write in {_shown(out_dir)}: {exc}; no "
+                            "summary.json is written") from None
+    except Exception as exc:  # DuckDB's own errors (out of memory, out of disk while spilling)
+        if type(exc).__module__.split(".")[0] != "duckdb" and not type(exc).__name__.endswith("Exception"):
+            raise
+        raise OutputFailure(f"the duplicate search failed: {type(exc).__name__}: {exc}; no summary.json is "
+                            "written") from None
+    click.echo(f"duplicates: {counts['duplicate_games']:,} games repeat {counts['games_repeated']:,} earlier "
+               f"ones ({time.perf_counter() - start:.1f} s)", err=True)
+    return counts
+
+
 def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
-                     select=None, ignore=()) -> dict:
+                     select=None, ignore=(), duplicates_memory=None) -> dict:
     """``analyze --dask``: run on the cluster, check what the workers wrote, write
     summary.json, return the summary. Every failure is one line and a documented status:
     a bad or unreachable address 2, a task that failed or a scheduler lost 3, a part this
@@ -763,8 +829,9 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     except OSError as exc:
         raise OutputFailure(f"cannot write the report in {_shown(out_dir)}: {exc}") from exc
     try:
-        prepare_output(out_dir, report_files(tables_for(paths, options), dataset=True), check_only=True,
-                       inputs=paths)  # before connecting: fail fast
+        prepare_output(out_dir, report_files(tables_for(paths, options) + (("duplicates",) if duplicates_memory
+                                                                           else ()), dataset=True),
+                       check_only=True, inputs=paths)  # before connecting: fail fast
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except OSError as exc:  # a file where the folder should be
@@ -772,7 +839,8 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     try:
         tally = engine.run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
                                 progress=progress, select=select, ignore=ignore, problems=problems,
-                                say=lambda line: click.echo(line, err=True), retried=retried)
+                                say=lambda line: click.echo(line, err=True), retried=retried,
+                                later_tables=("duplicates",) if duplicates_memory else ())
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:
@@ -803,6 +871,8 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 
     report_input_problems(problems or [], _NoSink(), tally)
     summary = _finish_summary(tally, paths)
+    if duplicates_memory and (Path(out_dir) / "games").is_dir():
+        summary["duplicates"] = _search_duplicates(out_dir, fmt, True, duplicates_memory)
     if retried:
         summary["retried_shards"] = retried
     try:

@@ -1195,6 +1195,78 @@ def _validate_source(path: str, sink, options: AnalysisOptions, jobs: int | None
                          "Try fewer --jobs") from exc
 
 
+@main.command(context_settings=CONTEXT)
+@click.argument("report_dirs", nargs=-1, required=True, metavar="REPORT_DIR [REPORT_DIR...]",
+                type=click.Path(file_okay=False))
+@click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
+              help="Write the shared games here: .parquet, else CSV (default: CSV on stdout).")
+@click.option("--memory", "memory", metavar="SIZE", default="512MB", show_default=True,
+              help="DuckDB's memory limit for the search (256MB, 2GB...); beyond it DuckDB spills to a "
+                   "new folder in the system's temporary folder, removed when the search ends.")
+def duplicates(report_dirs, out, memory):
+    """The games that two or more reports share (a train set and a test set), from their games
+    tables' moves_hash alone, without reading the PGN again.
+
+    With one REPORT_DIR: the games it holds twice or more. One row per game whose moves_hash
+    is in two or more of the reports (one report: twice or more in it), grouped by hash in the
+    order of their first occurrence: report (the folder as given), source, game_index, line,
+    moves_hash. A summary line goes to stderr. A folder that is not a report, or whose games
+    table has no moves_hash (an older chessscan), is a one-line error, exit status 2.
+
+    \b
+    Examples:
+      chessscan duplicates train-report test-report -o shared.csv
+      chessscan duplicates report
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    from chessscan.reports.duplicates import DuplicateError, Search, _size
+
+    try:
+        _size(memory)
+        search = Search(report_dirs, memory)
+    except DuplicateError as exc:
+        raise InputError(str(exc)) from None
+    with search:
+        found = search.spill_dir / "shared.parquet"
+        rows = search.shared(found)
+        n_hashes = search.con.execute(
+            f"SELECT count(DISTINCT moves_hash) FROM read_parquet('{found}')").fetchone()[0]
+        counts = dict(search.con.execute(
+            f"SELECT report, count(*) FROM read_parquet('{found}') GROUP BY report").fetchall())
+        names = pa.array(list(report_dirs), pa.string())
+        try:
+            if out is not None and out.endswith(".parquet"):
+                writer = pq.ParquetWriter(out, _shared_schema())
+            else:
+                sink = sys.stdout.buffer if out is None else open(out, "wb")
+                writer = pacsv.CSVWriter(sink, _shared_schema())
+            for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
+                writer.write_batch(pa.record_batch([
+                    names.take(batch.column("report")), batch.column("source"), batch.column("game_index"),
+                    batch.column("line"), batch.column("moves_hash")], schema=_shared_schema()))
+            writer.close()
+            if out is not None and not out.endswith(".parquet"):
+                sink.close()
+            elif out is None:
+                sys.stdout.flush()
+        except OSError as exc:
+            raise OutputFailure(f"cannot write the shared games: {exc}") from None
+    what = "reports share" if len(report_dirs) > 1 else "report holds more than once"
+    click.echo(f"{n_hashes:,} games the {what}: {rows:,} rows ("
+               + ", ".join(f"{_shown(d)}: {counts.get(i, 0):,}" for i, d in enumerate(report_dirs)) + ")"
+               + (f" -> {_shown(out)}" if out else ""), err=True)
+
+
+def _shared_schema():
+    import pyarrow as pa
+
+    return pa.schema([("report", pa.string()), ("source", pa.string()), ("game_index", pa.int64()),
+                      ("line", pa.int64()), ("moves_hash", pa.string())])
+
+
 class InputError(click.ClickException):
     """An input that exists but cannot be read (permission denied, I/O error): exit 2, like
     a usage error, so that CI tells "the gate could not run" from "the data has issues"."""

@@ -65,7 +65,7 @@ def games_files(report_dir: str | os.PathLike) -> tuple[str, list[Path]]:
             names = pq.read_schema(files[0]).names
         else:
             with open(files[0], encoding="utf-8") as f:
-                names = f.readline().strip().split(",")
+                names = [n.strip('"') for n in f.readline().strip().split(",")]
         if "moves_hash" not in names:
             raise DuplicateError(f"{report_dir}: its games table has no moves_hash column (a report "
                                  "written by an older chessscan): run analyze again")
@@ -94,6 +94,8 @@ class Search:
             con.execute(f"SET memory_limit = '{_size(memory_limit)}'")
             con.execute(f"SET temp_directory = {_quote(str(self.spill_dir))}")
             con.execute("SET enable_progress_bar = false")
+            # (the order of the rows written is the ORDER BY's: no other order to keep)
+            con.execute("SET preserve_insertion_order = false")
             # (rows ordered by the run's order: a CSV's are numbered in the order it is read)
             if any(fmt == "csv" for fmt, _ in tables):
                 con.execute("SET threads = 1")

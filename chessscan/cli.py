@@ -784,8 +784,9 @@ def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str) -> dict:
     except Exception as exc:  # DuckDB's own errors (out of memory, out of disk while spilling)
         if type(exc).__module__.split(".")[0] != "duckdb" and not type(exc).__name__.endswith("Exception"):
             raise
-        raise OutputFailure(f"the duplicate search failed: {type(exc).__name__}: {exc}; no summary.json is "
-                            "written") from None
+        failure = WorkerDied if "OutOfMemory" in type(exc).__name__ else OutputFailure
+        raise failure(f"the duplicate search failed: {type(exc).__name__}: {str(exc).splitlines()[0]} (raise "
+                      "--duplicates-memory?); no summary.json is written") from None
     click.echo(f"duplicates: {counts['duplicate_games']:,} games repeat {counts['games_repeated']:,} earlier "
                f"ones ({time.perf_counter() - start:.1f} s)", err=True)
     return counts

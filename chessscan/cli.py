@@ -1330,8 +1330,17 @@ class DaskUsageError(click.ClickException):
                    "fewer; 1: all in this process). The diagnostics, their order and the counts are "
                    "the same for any number.")
 @click.option("--silent", is_flag=True, help="No progress bar (shown on stderr when it is a terminal).")
+@click.option("--duplicates", "find_duplicates", is_flag=True,
+              help="Also report each game that repeats an earlier one of the run (the same moves from the "
+                   "same start position) as a duplicate-game warning naming the first one's file and line, "
+                   "after the other diagnostics (they are known once every input is read). The hashes wait "
+                   "on disk in the system's temporary folder; the search runs in DuckDB within "
+                   "--duplicates-memory. Needs chessscan[duplicates]; not with the split or the baselines.")
+@click.option("--duplicates-memory", metavar="SIZE", default="512MB", show_default=True,
+              help="With --duplicates: DuckDB's memory limit for the search; beyond it DuckDB spills to "
+                   "the system's temporary folder.")
 def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, select, ignore, clean_output,
-             rejects_output, baseline_path, write_baseline):
+             rejects_output, baseline_path, write_baseline, find_duplicates, duplicates_memory):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
@@ -1373,6 +1382,12 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
     if "stdout" in _CLOSED:  # its diagnostics would go nowhere: refused before any reading
         _fail_output(OutputError("<stdout>", "it is closed"))
     select_codes, ignore_codes = _code_options(select, ignore)
+    if find_duplicates:
+        if any((clean_output, rejects_output, baseline_path, write_baseline)):
+            # (they decide each game as it is read; a duplicate is known once every input is read)
+            raise click.UsageError("--duplicates cannot be combined with --clean-output, --rejects-output, "
+                                   "--baseline or --write-baseline")
+        _need_duckdb(duplicates_memory)
     items = _resolve_cli_inputs(paths, ordered=True, moves_column=moves_column)
     sources = [i for i in items if not isinstance(i, InputProblem)]
     _warn_repeated(paths)
@@ -1408,6 +1423,13 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
                           rejects_output, baseline_path, write_baseline)
     sink = DiagnosticSink(emit) if gate is None else _gate_sink(gate, sources)
     issue_filter = IssueFilter(sink, select_codes, ignore_codes)
+    hashes = None
+    if find_duplicates:
+        import tempfile
+
+        from chessscan.reports.duplicates import HashCollector
+
+        hashes = HashCollector(issue_filter, tempfile.mkdtemp(prefix="chessscan-validate-"))
     if fmt == "json":
         write('{"diagnostics": [')
     options = AnalysisOptions(positions="none", cross_check=cross_check, moves_column=moves_column)
@@ -1424,7 +1446,7 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
             sink.finish()
             continue
         try:
-            tally.merge(_validate_source(p, issue_filter, options, jobs, progress))
+            tally.merge(_validate_source(p, issue_filter if hashes is None else hashes, options, jobs, progress))
         except KeyboardInterrupt as exc:
             _ignore_stop_signals()
             stopped = exc
@@ -1453,6 +1475,8 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
         except OutputError as exc:
             _fail_output(exc)
 
+    if hashes is not None:
+        _validate_duplicates(hashes, stopped, duplicates_memory, issue_filter, sink, emit, tally)
     errors, warnings = sink.counts.get("error", 0), sink.counts.get("warning", 0)
     failing = errors + (warnings if fail_on == "warning" else 0)
     status = _stop_status(stopped) if stopped is not None else EXIT_USAGE if unreadable else 1 if failing else 0
@@ -1496,6 +1520,52 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
         if counts:
             click.echo(counts, err=True)
     sys.exit(status)
+
+
+def _validate_duplicates(hashes, stopped, memory, issue_filter, sink, emit, tally) -> None:
+    """``validate --duplicates`` once every input is read: the duplicate-game warnings (each
+    counted in ``tally`` and ``sink.counts``, emitted unless --select/--ignore hide it), and
+    the hashes' folder removed. Nothing is searched after a stop."""
+    import shutil
+
+    from chessscan.analysis.game import add_issue
+    from chessscan.reports.duplicates import DuplicateError, Search, duplicate_diagnostics
+    from chessscan.reports.writers import OutputError
+
+    try:
+        hashes.close()
+        if stopped is not None:
+            return
+        with Search([hashes.folder], memory, spill_dir=hashes.folder / "spill") as search:
+            found = hashes.folder / "found.parquet"
+            search.duplicates(found)
+            wanted = issue_filter.wanted("duplicate-game")
+            counted = {k: [] for k in ("source", "game_index", "line", "column", "ply", "severity", "code",
+                                       "message", "san")}
+            for d in duplicate_diagnostics(found):
+                add_issue(counted, tally, d.path, d.game_index, d.line, None, None, "warning", d.code, d.message)
+                for column in counted.values():
+                    column.clear()
+                if wanted:
+                    sink.counts["warning"] = sink.counts.get("warning", 0) + 1
+                    issue_filter.reported["duplicate-game"] = issue_filter.reported.get("duplicate-game", 0) + 1
+                    emit(d)
+                else:
+                    issue_filter.hidden["duplicate-game"] = issue_filter.hidden.get("duplicate-game", 0) + 1
+    except DuplicateError as exc:
+        raise InputError(str(exc)) from None
+    except OutputError as exc:
+        _fail_output(exc)
+    except OSError as exc:
+        raise OutputFailure(f"the duplicate search could not write in the temporary folder: {exc}") from None
+    except Exception as exc:  # DuckDB's own errors (out of memory, out of disk while spilling)
+        if type(exc).__module__.split(".")[0] != "duckdb" and not type(exc).__name__.endswith("Exception"):
+            raise
+        failure = WorkerDied if "OutOfMemory" in type(exc).__name__ else OutputFailure
+        raise failure(f"the duplicate search failed: {type(exc).__name__}: {str(exc).splitlines()[0]} (raise "
+                      "--duplicates-memory?)") from None
+    finally:
+        shutil.rmtree(hashes.folder, ignore_errors=True)
 
 
 def _fail_output(exc: BaseException) -> None:

@@ -220,3 +220,28 @@ def test_a_small_memory_limit_still_finds_every_duplicate(tmp_path):
         first.setdefault(i, k)
     want = [(k, first[i]) for k, i in enumerate(ids) if first[i] != k]
     assert list(zip(d.ord, d.first_ord)) == want
+
+
+def test_validate_duplicates_warns_naming_the_first_games_file_and_line(tmp_path, two_files):
+    a, b = two_files
+    result = run("validate", a, b, "--duplicates", "--fail-on", "warning", "--jobs", "1")
+    assert result.exit_code == 1
+    lines = [line for line in result.stdout.splitlines() if "duplicate-game" in line]
+    first = "the same moves from the same start position as game_index"
+    assert lines == [f"{a}:15: warning[duplicate-game]: {first} 0 at {a}:1 (game_index 2)",
+                     f"{b}:8: warning[duplicate-game]: {first} 3 at {a}:22 (game_index 1)",
+                     f"{b}:16: warning[duplicate-game]: {first} 0 at {a}:1 (game_index 2)"]
+    assert result.stdout.splitlines()[-3:] == lines  # after the other diagnostics
+    assert "  3  warning  duplicate-game" in result.stderr
+    # --jobs 2 gives the same lines; CI can ignore the code (counted, not reported, not failing).
+    assert run("validate", a, b, "--duplicates", "--fail-on", "warning", "--jobs", "2").stdout == result.stdout
+    ignored = run("validate", a, b, "--duplicates", "--ignore", "duplicate-game")
+    assert "duplicate-game" not in ignored.stdout and "3  warning  duplicate-game  (not reported)" in ignored.stderr
+    # Without the flag: no search.
+    assert "duplicate-game" not in run("validate", a, b).output
+
+
+def test_validate_duplicates_is_refused_with_the_split(tmp_path, two_files):
+    result = run("validate", *two_files, "--duplicates", "--clean-output", tmp_path / "clean.pgn")
+    assert result.exit_code == 2
+    assert "--duplicates cannot be combined with --clean-output" in result.output

@@ -283,3 +283,57 @@ def _games_batches(path: Path, fmt: str):
                                 true_values=["true"], false_values=["false"]))
     for batch in reader:
         yield batch
+
+
+# --- validate --duplicates: the games' hashes kept on disk, the warnings at the end ---------
+
+class HashCollector:
+    """A sink wrapper for ``validate --duplicates``: passes every write on to ``inner`` and
+    keeps the ``source``, ``game_index``, ``line`` and ``moves_hash`` of each ``games`` row
+    in ``folder/games.parquet`` (on disk: the hashes of a 100M-game input are not held),
+    a games table for :class:`Search`. :meth:`close` ends the file."""
+
+    accepts_arrow = True
+
+    def __init__(self, inner, folder: Path) -> None:
+        self.inner = inner
+        self.folder = Path(folder)
+        self.schema = pa.schema([("source", pa.string()), ("game_index", pa.int64()), ("line", pa.int64()),
+                                 ("moves_hash", pa.string())])
+        self._writer = pq.ParquetWriter(self.folder / "games.parquet", self.schema)
+
+    def __getattr__(self, name):  # (wanted, finish, hidden, reported... of the wrapped sink)
+        return getattr(self.inner, name)
+
+    def write(self, table_name: str, columns) -> None:
+        if table_name == "games":
+            arrays = []
+            for name, field in zip(self.schema.names, self.schema):
+                col = columns[name]
+                if isinstance(col, (pa.Array, pa.ChunkedArray)):
+                    arrays.append(col.cast(field.type) if not pa.types.is_dictionary(col.type)
+                                  else col.dictionary_decode().cast(field.type))
+                else:
+                    arrays.append(pa.array(col, field.type))
+            self._writer.write_batch(pa.record_batch(arrays, schema=self.schema))
+        self.inner.write(table_name, columns)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+def duplicate_diagnostics(found: Path):
+    """The ``duplicate-game`` warnings of a :meth:`Search.duplicates` file, in the run's
+    order: :class:`~chessscan.reports.diagnostics.Diagnostic` objects, one per game that
+    repeats an earlier one, naming that one's file and line."""
+    from chessscan.reports.diagnostics import Diagnostic
+
+    for batch in pq.ParquetFile(found).iter_batches(
+            batch_size=8192, columns=["source", "game_index", "line", "first_source", "first_game_index",
+                                      "first_line"]):
+        for source, gi, line, first_source, first_gi, first_line in zip(*(c.to_pylist() for c in batch.columns)):
+            yield Diagnostic(source, line, None, "warning", "duplicate-game",
+                             f"the same moves from the same start position as game_index {first_gi} at "
+                             f"{first_source}:{first_line}", gi)

@@ -245,3 +245,28 @@ def test_validate_duplicates_is_refused_with_the_split(tmp_path, two_files):
     result = run("validate", *two_files, "--duplicates", "--clean-output", tmp_path / "clean.pgn")
     assert result.exit_code == 2
     assert "--duplicates cannot be combined with --clean-output" in result.output
+
+
+def test_a_failure_while_games_duplicate_of_is_written_keeps_the_whole_games_table(tmp_path, two_files,
+                                                                                    monkeypatch):
+    """The games table is written again with duplicate_of: cut short, the one written first
+    stays, whole (a stop or a full disk must not leave a games table missing games)."""
+    from chessscan.reports import duplicates
+
+    out = analyze(tmp_path / "r", *two_files, options=())
+    before = (out / "games.parquet").read_bytes()
+
+    def cut(path, fmt):
+        for i, batch in enumerate(pq.ParquetFile(path).iter_batches(batch_size=2)):
+            if i == 2:
+                raise KeyboardInterrupt
+            yield batch
+
+    monkeypatch.setattr(duplicates, "_games_batches", cut)
+    with Search([out]) as search:
+        found = search.spill_dir / "found.parquet"
+        search.duplicates(found)
+        with pytest.raises(KeyboardInterrupt):
+            duplicates.add_duplicate_of(search, found, "parquet")
+    assert (out / "games.parquet").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir() if "partial" in p.name) == []

@@ -211,13 +211,31 @@ def write_duplicates_table(found: Path, out_dir: Path, fmt: str, dataset: bool) 
     if dataset and path.parent.is_dir():
         for old in path.parent.glob("part-*.parquet"):
             old.unlink()
-    with TableWriter(path, schema, fmt, table="duplicates") as writer:
+    with _whole(TableWriter(path, schema, fmt, table="duplicates")) as writer:
         for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
             cols = {name: batch.column(name) for name in batch.schema.names}
             writer.write({"source": cols["source"], "game_index": cols["game_index"], "line": cols["line"],
                           "first_source": cols["first_source"], "first_game_index": cols["first_game_index"],
                           "first_line": cols["first_line"], "duplicate_of": cols["first_ord"],
                           "moves_hash": cols["moves_hash"]})
+
+
+class _whole:
+    """A TableWriter that is named only when written whole: an exception or a stop midway
+    removes its partial file (a table cut short, the games table above all, must not take
+    the place of the whole one), where TableWriter's own exit keeps the rows written."""
+
+    def __init__(self, writer) -> None:
+        self.writer = writer
+
+    def __enter__(self):
+        return self.writer
+
+    def __exit__(self, kind, value, tb) -> None:
+        if kind is None:
+            self.writer.close()
+        else:
+            self.writer._discard()
 
 
 def add_duplicate_of(search: Search, found: Path, fmt: str) -> None:
@@ -250,7 +268,7 @@ def add_duplicate_of(search: Search, found: Path, fmt: str) -> None:
 
     for _report, file_fmt, path, base in search.files:
         start = base
-        with TableWriter(path, schema, fmt, table="games", csv_formula_guard=False) as writer:
+        with _whole(TableWriter(path, schema, fmt, table="games", csv_formula_guard=False)) as writer:
             for batch in _games_batches(path, file_fmt):
                 n = batch.num_rows
                 ords, firsts = take(start + n)

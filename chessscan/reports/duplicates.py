@@ -5,8 +5,8 @@ of the start FEN and the moves played in UCI, :data:`chessscan.analysis.plies.MO
 is equal: the same moves from the same position, whatever their tags. The search reads
 only the games tables (``source``, ``game_index``, ``line``, ``moves_hash``), never the PGN,
 and runs in DuckDB with a memory limit, spilling to a temporary folder when the hashes do
-not fit: a GROUP BY of the hashes that repeat, then a join of those with the games, ordered
-by the games' order. Nothing here holds the hashes in Python.
+not fit: a window over the games partitioned by hash gives each game its first occurrence,
+and the games that are not their own first are written in the games' order. Nothing here holds the hashes in Python.
 
 A games table is read in either layout a run writes: one file (``games.parquet``,
 ``games.csv``) or a dataset folder (``games/part-NNNNNN.parquet``, ``--dask``). The
@@ -145,16 +145,20 @@ class Search:
         ``game_index``, ``line``, ``first_ord`` (the first occurrence's run order),
         ``first_report``, ``first_source``, ``first_game_index``, ``first_line``,
         ``moves_hash``. Returns the rows written."""
+        # A window over the games partitioned by hash (DuckDB sorts it out of core): the
+        # first occurrence's columns beside each game. (A GROUP BY joined back to the games
+        # twice did the same but needed more memory: a 1M-game table ran out within 64MB.)
         self.con.execute(f"""
             COPY (
-                WITH firsts AS (SELECT moves_hash, min(ord) AS first_ord FROM g
-                                GROUP BY moves_hash HAVING count(*) > 1)
-                SELECT d.ord, d.report, d.source, d.game_index, d.line, fi.first_ord,
-                       f.report AS first_report, f.source AS first_source,
-                       f.game_index AS first_game_index, f.line AS first_line, d.moves_hash
-                FROM g d JOIN firsts fi ON d.moves_hash = fi.moves_hash AND d.ord > fi.first_ord
-                JOIN g f ON f.ord = fi.first_ord
-                ORDER BY d.ord
+                SELECT ord, report, source, game_index, line, first_ord, first_report, first_source,
+                       first_game_index, first_line, moves_hash
+                FROM (SELECT *, first_value(ord) OVER w AS first_ord, first_value(report) OVER w AS first_report,
+                             first_value(source) OVER w AS first_source,
+                             first_value(game_index) OVER w AS first_game_index,
+                             first_value(line) OVER w AS first_line
+                      FROM g WINDOW w AS (PARTITION BY moves_hash ORDER BY ord))
+                WHERE ord > first_ord
+                ORDER BY ord
             ) TO {_quote(str(out))} (FORMAT parquet)""")
         return pq.ParquetFile(out).metadata.num_rows
 
@@ -164,14 +168,14 @@ class Search:
         first occurrence: ``report``, ``ord``, ``source``, ``game_index``, ``line``,
         ``moves_hash``. Returns the rows written."""
         several = len(self.reports) > 1
-        having = "count(DISTINCT report) > 1" if several else "count(*) > 1"
+        keep = "min(report) OVER w < max(report) OVER w" if several else "count(*) OVER w > 1"
         self.con.execute(f"""
             COPY (
-                WITH shared AS (SELECT moves_hash, min(ord) AS first_ord FROM g
-                                GROUP BY moves_hash HAVING {having})
-                SELECT g.report, g.ord, g.source, g.game_index, g.line, g.moves_hash
-                FROM g JOIN shared s ON g.moves_hash = s.moves_hash
-                ORDER BY s.first_ord, g.ord
+                SELECT report, ord, source, game_index, line, moves_hash
+                FROM (SELECT *, {keep} AS shared, min(ord) OVER w AS first_ord
+                      FROM g WINDOW w AS (PARTITION BY moves_hash))
+                WHERE shared
+                ORDER BY first_ord, ord
             ) TO {_quote(str(out))} (FORMAT parquet)""")
         return pq.ParquetFile(out).metadata.num_rows
 

@@ -1254,6 +1254,8 @@ def duplicates(report_dirs, out, memory):
             elif out is None:
                 sys.stdout.flush()
         except OSError as exc:
+            if out is None:  # stdout: its own rule (a reader gone, `| head`: a quiet 141)
+                _fail_output(exc)
             raise OutputFailure(f"cannot write the shared games: {exc}") from None
     what = "reports share" if len(report_dirs) > 1 else "report holds more than once"
     click.echo(f"{n_hashes:,} games the {what}: {rows:,} rows ("

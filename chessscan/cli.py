@@ -28,12 +28,8 @@ from chessscan.analysis.sampling import SAMPLE_EVERY, first_games
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
-# Exit statuses, the same for every command (README, "Exit status"):
-EXIT_ISSUES = 1    # validate: issues at or above --fail-on; perft: a count differs
-EXIT_USAGE = 2     # bad option, missing or unreadable input, refused output folder
-EXIT_INTERNAL = 3  # a chessscan bug, or a worker process that died (killed, out of memory)
-EXIT_OUTPUT = 4    # a table, summary.json or stdout could not be written (disk full...)
-# 128 + N: stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), as a shell reports it.
+# Exit statuses, the same for every command: the table in chessscan/exits.py (documented from it).
+from chessscan.exits import EXIT_INTERNAL, EXIT_ISSUES, EXIT_OUTPUT, EXIT_USAGE  # noqa: E402
 
 
 class Stopped(KeyboardInterrupt):
@@ -504,6 +500,17 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         raise InputError(f"cannot read input: {exc}") from exc
     except BrokenProcessPool as exc:
         raise WorkerDied(f"a worker process died ({exc}); out of memory? Try fewer --jobs") from exc
+    except click.ClickException:
+        raise
+    except Exception as exc:
+        # Bad content never raises, so this is a chessscan bug: exit 3, not the traceback's 1,
+        # which a CI gate reads as "the data has issues".
+        import traceback
+
+        traceback.print_exc()
+        raise InternalError(f"internal error: {type(exc).__name__}: {_shown(exc)} (a chessscan bug: please "
+                            f"report it with the input); the tables in {shown_dir}/ hold only the games "
+                            "analyzed before, and no summary.json is written") from None
     report_input_problems(problems, _NoSink(), tally)  # counted whether reported or not
     summary = _finish_summary(tally, sources)
     if find_duplicates and "games" in tables:
@@ -695,7 +702,7 @@ def _exit_on_input_errors(problems) -> None:
         names = ", ".join(_shown(p.source) for p in bad[:3]) + (", ..." if len(bad) > 3 else "")
         click.echo(f"error: {len(bad)} input{'s' if len(bad) > 1 else ''} could not be analyzed ({names}): "
                    "exit status 2", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
 
 
 def _finish_summary(tally, sources) -> dict:
@@ -1346,11 +1353,11 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
-    `path:line:column: severity[code]: message (game N "White - Black", ply P)` on stdout,
+    `path:line:column: severity[code]: message (game_index N "White - Black", ply P)` on stdout,
     in input order; the counts, and the issues by code, go to stderr. PATHS are files (PGN,
     EPD, game tables), folders (their .pgn and .epd files and tables, recursively), URLs or
     - for stdin. Codes are listed in the
-    README ("Issue codes"); --select and --ignore choose which are reported.
+    documentation ("Issue codes"); --select and --ignore choose which are reported.
 
     \b
     Exit status:
@@ -1689,7 +1696,7 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
                  f"{split.reject_count} rejected" + (f" -> {_shown(rejects_output)}" if rejects_output else "")]
         side = sidecar_path(rejects_output) if rejects_output else None
         click.echo("split: " + ", ".join(where) + (f" (issues: {_shown(side)})" if side else ""), err=True)
-        if split.closed:  # what the split adds to a game's text (README: Split, baseline, SARIF)
+        if split.closed:  # what the split adds to a game's text (docs: Curating a dataset)
             n = split.closed
             click.echo(f"split: {n} game{'s' if n > 1 else ''} with no termination marker of "
                        f"{'their' if n > 1 else 'its'} own closed, so that the game after {'each' if n > 1 else 'it'} "

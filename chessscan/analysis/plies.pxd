@@ -11,7 +11,8 @@ from chessscan.core.rules cimport is_insufficient_material
 from chessscan.core.san cimport resolve_known
 
 
-cdef Py_ssize_t _TOKEN_SLOTS
+cdef Py_ssize_t _TOKEN_SLOTS, _HASH_BUFFER
+cdef bytes _START_FEN_BYTES, _PROMOTION_LETTERS
 cdef int _TOKEN_SLOT_BITS
 cdef uint64_t _GOLDEN
 
@@ -76,7 +77,8 @@ cdef tuple _scratch()
                to=int, move=int, frm=int, promotion=int, castling=bint, en_passant=bint, arrived=uint64_t,
                kind=int, flags=int, clock=int, zobrist=uint64_t, mate=bint, suffix=int, gi=int64_t,
                king=int, blockers=uint64_t, keys=bytes, kp=ccharp, key=uint64_t,
-               checks_by_move=dict, check_routes=dict, route=int)
+               checks_by_move=dict, check_routes=dict, route=int,
+               hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object)
 cpdef play_plies(raw, Position pos, tables, options, tally, state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)

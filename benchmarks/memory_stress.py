@@ -13,7 +13,7 @@ Generates the inputs (in a temporary folder, or `--work DIR` to keep them betwee
 and runs `chessscan analyze` or `validate` on each, sampling the resident set size of the
 process and all its children every 20 ms. Prints one row per case: peak RSS (MiB), exit
 status, wall time, and the first line of stderr, then checks every peak against the bound
-documented in the README (`--bound`, MiB).
+documented in docs/explanation/speed-and-scale.md, "Memory" (`--bound`, MiB).
 
     python benchmarks/memory_stress.py [--only NAME] [--work DIR] [--bound 400]
 

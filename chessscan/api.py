@@ -34,7 +34,7 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     Returns a :class:`~chessscan.reports.reader.Report`: ``.positions``, ``.games``,
     ``.perpetuals`` for PGN, ``.epd_positions`` for EPD, ``.issues``, ``.disagreements``
     with a cross-check (None for a table not written), each with the columns and dtypes of
-    the tables ``chessscan analyze`` writes (README, "Report tables"), and ``.summary``
+    the tables ``chessscan analyze`` writes (docs: reference/tables.md), and ``.summary``
     (dict, as ``summary.json``). Everything is held in memory: for large inputs use
     ``chessscan analyze`` and :func:`chessscan.read_report`. Raises ``FileNotFoundError``
     when no path can be read at all, ``OSError`` when reading fails midway.

@@ -59,16 +59,19 @@ def test_messy_files(tmp_path):
     assert_same_tables(tmp_path / "c", tmp_path / "p")
 
 
-def test_readme_rebuild_names_the_build_requirements():
+@pytest.mark.parametrize("doc", ["README.md", "docs/explanation/compiled-core.md"])
+def test_docs_rebuild_names_the_build_requirements(doc):
     # `python setup.py build_ext --inplace` runs outside pip's isolated build: a fresh venv
     # has neither Cython nor a setuptools that reads the project's metadata.
     import re
     line = re.search(r"^requires = \[(.*)\]$", (REPO / "pyproject.toml").read_text(), re.M).group(1)
     requires = re.findall(r'"([^"]+)"', line)  # no tomllib before Python 3.11
     assert requires
-    text = (REPO / "README.md").read_text()
-    i = text.index("python setup.py build_ext --inplace")
-    near = text[i:i + 400]
+    text = (REPO / doc).read_text()
+    places = [m.start() for m in re.finditer(re.escape("python setup.py build_ext --inplace"), text)]
+    assert places
+    # where the command is explained, the requirements are named beside it
+    near = max((text[max(0, i - 400):i + 400] for i in places), key=lambda t: sum(f"'{r}'" in t for r in requires))
     for req in requires:
         assert f"'{req}'" in near, req
     assert re.search(r"pip install 'setuptools>=\d+' 'Cython>=[\d.]+'", near)

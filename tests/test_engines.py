@@ -602,7 +602,7 @@ def test_dask_local_cluster_equals_local_run(tmp_path, single):
     # variants.pgn in 4 ranges, the EPD file and the .zst whole.
     assert len(list((out / "games").glob("part-*.parquet"))) == 5
     assert len(dask_engine.plan_shards(paths, 64 << 10)) == 6
-    # The parts, read in name order, are in input order; sorting is what the README promises.
+    # The parts, read in name order, are in input order; sorting is what the documentation promises.
     assert_same_tables(expected, read_report(out, expected), sort=True)
     assert_same_tables(expected, read_report(out, expected))
     import dask.dataframe as dd

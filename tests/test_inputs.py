@@ -148,7 +148,7 @@ def test_a_parquet_file_without_moves_gives_one_error_and_a_failing_exit(tmp_pat
         "event, site, date, round, white, black, result, white_elo, black_elo, eco, time_control, "
         "time_control_base_s, time_control_increment_s, termination, variant, start_fen, plies, clock_plies, "
         "eval_plies, checks, direct_checks, discovered_checks, double_checks, outcome, winner, "
-        "perpetuals, ... (33 columns)"]
+        "perpetuals, ... (34 columns)"]
     assert res.stderr.splitlines()[0] == "0 games: 0 ok, 0 with errors, 0 warnings"
     out = tmp_path / "r2"
     res = run("analyze", parquet, MAGNUS, "-o", out, "--silent", "--jobs", "1", "--cross-check", "off")

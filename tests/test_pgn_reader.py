@@ -1162,7 +1162,7 @@ def test_a_comment_over_an_event_line_with_no_blank_line_before_it_is_reported()
     assert [(i.code, i.severity, i.line, i.column) for i in gs[0].issues] == [("game-in-comment", "warning", 4, 1)]
     assert "runs over this [Event] tag line, with no blank line before it, to its '}' 3 lines down" in (
         gs[0].issues[0].message)
-    # After a blank line, the look-ahead saw it: one comment, no issue (README, "How PGN is read").
+    # After a blank line, the look-ahead saw it: one comment, no issue (docs: How PGN is read).
     quoting = '[Event "a"]\n\n1. e4 {as in\n\n[Event "b"]\n\n1. d4 *\n} e5 *\n'
     assert codes(one(quoting)) == []
     # In a comment before the tag section (a file comment) too; CRLF line ends.

@@ -75,10 +75,11 @@ def test_schema_declarations():
     assert sch.GAMES_SCHEMA.field("white_elo").type == pa.int32()
     assert sch.GAMES_SCHEMA.field("white_elo").nullable
     assert not sch.GAMES_SCHEMA.field("source").nullable
-    assert len(sch.GAMES_COLUMNS) == 33
+    assert len(sch.GAMES_COLUMNS) == 34
     assert sch.GAMES_SCHEMA.field("time_control_base_s").type == pa.float64()
     assert sch.POSITIONS_SCHEMA.field("clock_ms").type == pa.int64()
     assert sch.POSITIONS_SCHEMA.field("eval_cp").nullable
+    assert sch.GAMES_COLUMNS[-1] == "moves_hash" and sch.GAMES_SCHEMA.field("moves_hash").type == pa.string()
     for t in sch.TABLE_NAMES:
         assert tuple(sch.schema_for(t).names) == sch.column_names(t)
     assert sch.EPD_POSITIONS_COLUMNS[:4] == ("source", "line", "id", "fen")

@@ -519,7 +519,7 @@ def test_zstd_bomb_is_read_in_bounded_memory(tmp_path):
 
 def test_zstd_bomb_through_validate_stays_under_the_memory_bound(tmp_path):
     """The whole run (read, analyze, diagnose) of a 1 GiB zstd bomb: every game read, and the
-    run's memory that of one process's settings (README "Memory": --jobs 1 under 300 MiB)."""
+    run's memory that of one process's settings (docs, Speed and scale, "Memory": --jobs 1 under 300 MiB)."""
     _needs_free_memory(3)
     bomb = tmp_path / "bomb.pgn.zst"
     games = _zstd_bomb(bomb, _bomb_game())

@@ -1,5 +1,6 @@
 """`chessscan validate`: diagnostics text, JSON and GitHub formats, exit statuses, the issue
-code registry (against the code and the README), the pre-commit hook, and every messy file."""
+code registry (against the code; the documentation's page is generated from it), the pre-commit
+hook, and every messy file."""
 
 from __future__ import annotations
 
@@ -276,7 +277,7 @@ def test_exit_3_when_a_worker_dies(files, monkeypatch):
 
     monkeypatch.setattr("chessscan.engines.local.run", dying_run)
     res = validate("--jobs", "2", "clean.pgn")
-    assert res.exit_code == 3  # the run could not finish (README, "Exit status")
+    assert res.exit_code == 3  # the run could not finish (chessscan/exits.py)
     assert "a worker process died while reading clean.pgn" in res.stderr and "Traceback" not in res.stderr
 
 
@@ -426,32 +427,11 @@ def test_every_code_emitted_on_samples_and_messy_is_registered():
     assert not unknown, f"(code, severity) not in the registry: {unknown}"
 
 
-def _readme_codes() -> dict[str, tuple[str, str]]:
-    """code -> (severity, group) from the README's "Issue codes" section."""
-    text = (REPO / "README.md").read_text()
-    m = re.search(r"^## Issue codes\n(.*?)(?=^## )", text, re.S | re.M)
-    assert m, "README has no '## Issue codes' section"
-    out, group = {}, None
-    for line in m.group(1).splitlines():
-        h = re.match(r"^### (\w+)", line)
-        if h:
-            group = h.group(1).lower()
-        row = re.match(r"^\| `([a-z0-9-]+)` \| (\w+) \|", line)
-        if row:
-            out[row.group(1)] = (row.group(2), group)
-    return out
-
-
-def test_readme_lists_every_registry_code():
-    listed = _readme_codes()
-    expected = {c: (e.severity, e.group) for c, e in ISSUE_CODES.items()}
-    assert listed == expected
-
-
-def test_readme_documents_validate_and_ci():
-    text = (REPO / "README.md").read_text()
-    assert "| `chessscan validate PATH..." in text
-    assert "## CI and pre-commit" in text and "--format github" in text and "chessscan-validate" in text
+def test_docs_document_validate_and_ci():
+    readme = (REPO / "README.md").read_text()
+    ci = (REPO / "docs" / "guides" / "ci.md").read_text()
+    assert "docs/guides/ci.md" in readme and "chessscan validate" in readme
+    assert "--format github" in ci and "--format sarif" in ci and "chessscan-validate" in ci
 
 
 # --------------------------------------------------------------------------- pre-commit hook
@@ -573,11 +553,7 @@ def test_jobs_2_prints_what_jobs_1_prints(mutated_corpus, fmt, cross_check):
 
 def test_validate_jobs_option_is_documented():
     help_text = CliRunner().invoke(main, ["validate", "--help"]).output
-    assert "--jobs" in help_text and "--silent" in help_text
-    readme = (REPO / "README.md").read_text().replace("\\|", "|")
-    assert "chessscan validate PATH... [--format text|json|github|sarif] [--fail-on error|warning] " \
-           "[--cross-check off|sample|full] [--select CODES] [--ignore CODES] [--moves-column NAME] [-j/--jobs N] " \
-           "[--silent]" in readme
+    assert "--jobs" in help_text and "--silent" in help_text  # and so in the generated reference (test_docs.py)
 
 
 def test_diagnostics_about_a_tag_stand_at_that_tag(tmp_path) -> None:

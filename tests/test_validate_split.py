@@ -383,7 +383,7 @@ def round_trip(inputs: list[Path], tmp_path: Path, fail_on: str, *more: str) -> 
     res = validate(*map(str, inputs), "--fail-on", fail_on, "--clean-output", str(clean),
                    "--rejects-output", str(rejects), *more)
     assert res.exit_code in (0, 1), res.output
-    rejected = {(r["source"], int(r["source_game"])) for r in read_sidecar(Path(f"{rejects}.issues.csv"))}
+    rejected = {(r["source"], int(r["source_game_index"])) for r in read_sidecar(Path(f"{rejects}.issues.csv"))}
     records = {True: [], False: []}
     games_in = bytes_in = 0
     for path in inputs:
@@ -392,8 +392,8 @@ def round_trip(inputs: list[Path], tmp_path: Path, fail_on: str, *more: str) -> 
         games = list(read_games(io.BytesIO(data)))
         games_in += len(games)
         starts = [0] + [g.byte_offset for g in games[1:]] + [len(data)]
-        for n, g in enumerate(games, 1):
-            records[(str(path), n) in rejected].append((data[starts[n - 1]:starts[n]], g))
+        for n, g in enumerate(games):
+            records[(str(path), n) in rejected].append((data[starts[n]:starts[n + 1]], g))
     figures = {"games_in": games_in, "bytes_in": bytes_in, "bytes_out": 0, "games_back": 0, "as_themselves": 0,
                "closings": 0}
     for out, recs in ((clean, records[False]), (rejects, records[True])):

@@ -310,6 +310,7 @@ class GameState:
     mate_kind = 0         # the mating check's kind (1..3) + 4 * (route + 1) if by a route
     clock_plies = 0       # plies played whose move carries a clock annotation
     eval_plies = 0        # ... an evaluation annotation
+    moves_hash = None     # games.moves_hash (plies.MOVES_HASH), None when an error stopped the replay
 
     def __init__(self) -> None:
         # checks by kind, and by route: "en_passant", "castling", "promotion"
@@ -359,10 +360,13 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     # standing at ply p (before the move p would be) comes before a move error at ply p.
     first_error = None
 
+    read_error = False  # a reader error: the moves read may not be the whole game
     for iss in raw.issues:
         add_issue(issues, tally, source, gi, iss.line, iss.column, iss.ply, iss.severity, iss.code, iss.message)
-        if iss.severity == "error" and first_error is None:
-            first_error = (-1 if iss.ply is None else iss.ply - 0.5, iss.code, iss.ply)
+        if iss.severity == "error":
+            read_error = True
+            if first_error is None:
+                first_error = (-1 if iss.ply is None else iss.ply - 0.5, iss.code, iss.ply)
 
     variant = tags.get("Variant")
     kind = _memoized(_KIND_MEMO, _kind_of, variant)
@@ -450,7 +454,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         source, gi, raw.byte_offset, raw.line, white_elo, black_elo, start_fen, plies,
         n_direct + n_discovered + n_double, n_direct, n_discovered, n_double, outcome, winner,
         n_perpetual, result_consistent, error_code, error_ply, base_s, increment_s, state.clock_plies,
-        state.eval_plies))
+        state.eval_plies, None if read_error else state.moves_hash))
 
     tally.positions += plies
     checks = cython.declare(dict, tally.checks)
@@ -489,7 +493,8 @@ _columns_of = itemgetter("event", "site", "date", "round", "white", "black", "re
                          "termination", "variant", "source", "game_index", "byte_offset", "line", "white_elo",
                          "black_elo", "start_fen", "plies", "checks", "direct_checks", "discovered_checks",
                          "double_checks", "outcome", "winner", "perpetuals", "result_consistent", "error_code",
-                         "error_ply", "time_control_base_s", "time_control_increment_s", "clock_plies", "eval_plies")
+                         "error_ply", "time_control_base_s", "time_control_increment_s", "clock_plies", "eval_plies",
+                         "moves_hash")
 # The last games buffers and their columns' lists: a run appends to the same lists (clearing
 # empties them in place), so they are looked up once, not per game. One tuple, read once, so
 # that a thread always gets the lists of the buffers it asked for.

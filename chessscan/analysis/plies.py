@@ -24,6 +24,9 @@ For each token, in order (compiled, this is C; the same source runs uncompiled):
 8. The row goes to the ``positions`` column buffers
    (:class:`~chessscan.analysis.rows.PositionRows`), with the move's clock, move time and
    evaluation annotations when the reader found any (``raw.notes``), which are also counted.
+9. The move's UCI text goes into the game's moves hash (:data:`MOVES_HASH`), written as
+   bytes into a scratch buffer that is fed to :mod:`hashlib` 64 KiB at a time: no object
+   per ply.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 import threading
+from hashlib import blake2b
 
 import numpy as np
 
@@ -232,17 +236,34 @@ class _History:
         self.n += 1
 
 
+#: The games table's ``moves_hash``: BLAKE2b (RFC 7693) with a 16-byte digest (``digest_size=16``,
+#: no key, salt or personalization), over the ASCII bytes of the start position's FEN (six
+#: fields; the en-passant square only when a legal capture exists, as python-chess's
+#: ``Board.fen()`` writes it; ``rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1`` for a
+#: game with no [FEN]) followed by one space and the UCI text of each move played, in order
+#: (castling as king to its square, ``e1g1``, in standard chess; king to rook in Chess960; a
+#: null move ``0000``); written as 32 lowercase hex digits. In Python:
+#: ``blake2b(" ".join([fen, *ucis]).encode(), digest_size=16).hexdigest()``.
+MOVES_HASH = "blake2b-128"
+START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+_START_FEN_BYTES = START_FEN.encode("ascii")
+_HASH_BUFFER = 1 << 16  # bytes of UCI text handed to the hash at once
+_PROMOTION_LETTERS = b"..nbrqk"  # UCI promotion letter by piece type (2 knight .. 5 queen)
+
+
 # Scratch space kept from game to game, one per thread: Dask runs tasks on threads, and
 # play_plies calls Python code (add_issue) where another thread may run a game meanwhile.
 _LOCAL = threading.local()
 
 
 def _scratch() -> tuple:
-    """This thread's (_Repetitions, _History, _TokenCache or None when uncompiled)."""
+    """This thread's (_Repetitions, _History, _TokenCache or None when uncompiled, the moves
+    hash's byte buffer)."""
     try:
         return _LOCAL.scratch
     except AttributeError:
-        _LOCAL.scratch = (_Repetitions(), _History(), _TokenCache() if cython.compiled else None)
+        _LOCAL.scratch = (_Repetitions(), _History(), _TokenCache() if cython.compiled else None,
+                          np.zeros(_HASH_BUFFER, dtype=np.uint8))
         return _LOCAL.scratch
 
 
@@ -252,7 +273,8 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     appending ``positions`` rows (as ``options.positions`` says) and issues, and filling
     ``state`` (a :class:`~chessscan.analysis.game.GameState`): plies, outcome-relevant end,
     winner, error, check counts, repetition keys (when a position repeated), checks given,
-    plies with a clock and with an evaluation annotation."""
+    plies with a clock and with an evaluation annotation, and ``moves_hash`` (:data:`MOVES_HASH`;
+    None when an error stopped the replay)."""
     source = raw.source
     gi = raw.index
     issues = tables["issues"]
@@ -267,9 +289,13 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     # Dataset histograms (Tally): touched only on checking plies, a few in a hundred.
     checks_by_move = tally.checks_by_move
     check_routes = tally.check_routes
-    seen, history, token_cache = _scratch()
+    seen, history, token_cache, hash_bytes = _scratch()
     history.n = 0
     seen.reset()
+    # The moves hash: the start FEN first (the position as given, before any move).
+    hasher = blake2b(_START_FEN_BYTES if raw.tags.get("FEN") is None else pos.fen().encode("ascii"),
+                     digest_size=16)
+    hn = 0
 
     us = pos.turn
     state.white_first = us
@@ -393,6 +419,24 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             arrived = 0
             pos.play_null()
         plies += 1
+        # The move's UCI text into the moves hash (step 9).
+        if hn > _HASH_BUFFER - 8:
+            hasher.update(hash_bytes[:hn])
+            hn = 0
+        hash_bytes[hn] = 32  # ' '
+        if move:
+            uto = to if pos.chess960 or not castling else (frm & 56) + (2 if to < frm else 6)
+            hash_bytes[hn + 1] = 97 + (frm & 7)
+            hash_bytes[hn + 2] = 49 + (frm >> 3)
+            hash_bytes[hn + 3] = 97 + (uto & 7)
+            hash_bytes[hn + 4] = 49 + (uto >> 3)
+            hn += 5
+            if promotion:
+                hash_bytes[hn] = _PROMOTION_LETTERS[promotion]
+                hn += 1
+        else:
+            hash_bytes[hn + 1] = hash_bytes[hn + 2] = hash_bytes[hn + 3] = hash_bytes[hn + 4] = 48  # '0000'
+            hn += 5
         mover = us
         us = pos.turn
 
@@ -512,6 +556,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     state.final_repetition = rep
     state.final_clock = pos.halfmove_clock
     state.ended = END_NAMES[ended]
+    if state.error is None:
+        if hn:
+            hasher.update(hash_bytes[:hn])
+        state.moves_hash = hasher.hexdigest()
 
 
 def _suffix_problem(suffix: int, check: bool, mate: bool):

@@ -44,7 +44,7 @@ def parse_codes(texts: Iterable[str]) -> frozenset[str]:
             elif item in ISSUE_CODES:
                 out.add(item)
             else:
-                raise ValueError(f"unknown issue code {item!r} (codes are listed in the README, "
+                raise ValueError(f"unknown issue code {item!r} (codes are listed in the documentation, "
                                  f"\"Issue codes\"; groups: {', '.join(GROUPS)})")
     return frozenset(out)
 

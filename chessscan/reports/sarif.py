@@ -43,7 +43,7 @@ def _rules() -> list[dict]:
             "shortDescription": {"text": entry.title},
             "fullDescription": {"text": entry.title},
             "help": {"text": f"{entry.code} ({entry.severity}, {entry.group}): {entry.title}. "
-                             "See the README's \"Issue codes\" section."},
+                             "See the documentation's \"Issue codes\" page."},
             "defaultConfiguration": {"level": entry.severity},
             "properties": {"tags": [entry.group]},
         })

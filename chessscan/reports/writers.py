@@ -80,10 +80,11 @@ ROW_GROUP_BYTES = 4 << 20
 #: Text columns written without Parquet min/max statistics (see TableWriter).
 _NO_STATISTICS = frozenset({"san", "uci", "checkers", "fen"})
 #: How each column of the positions table is written to Parquet, chosen by measurement
-#: (``benchmarks/parquet_options.py``; the README's "Parquet encodings"): (encoding,
-#: codec, min/max statistics). Encoding ``"dictionary"``: dictionary pages and RLE codes;
-#: the others are Parquet's own. The other tables (and a column not listed): text columns
-#: dictionary-encoded, the rest plain, zstd, statistics but for :data:`_NO_STATISTICS`.
+#: (``benchmarks/parquet_options.py``; docs: explanation/speed-and-scale.md, "Parquet
+#: encodings and writer options"): (encoding, codec, min/max statistics). Encoding
+#: ``"dictionary"``: dictionary pages and RLE codes; the others are Parquet's own. The other
+#: tables (and a column not listed): text columns dictionary-encoded, the rest plain, zstd,
+#: statistics but for :data:`_NO_STATISTICS`.
 POSITIONS_ENCODINGS: dict[str, tuple[str, str, bool]] = {
     # Statistics only where rows are clustered, so that a reader filtering on them skips row
     # groups. No compression where zstd saves less than a byte a row per 25 ns a row of CPU.

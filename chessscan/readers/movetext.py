@@ -480,16 +480,16 @@ def key_list(keys: bytes) -> list:
     return out.tolist()
 
 
-def fast_keys(cb: bytes, piece: int = FAST_PIECE) -> tuple[bytes | None, str | None]:
+def fast_keys(cb: bytes, piece: int = FAST_PIECE, is_ascii: bool = False) -> tuple[bytes | None, str | None]:
     """:func:`fast_movetext` with the moves as their keys (8 bytes each), and no Python object
     per move (compiled): (keys, result), or (None, None) where the general tokenizer is
     needed. ``cb``: the movetext with comments blanked. Raises nothing.
 
     Compiled, a movetext of any length is read in one pass (``piece`` bounds the per-move
     objects of :func:`fast_movetext`, which this pass does not make); the result is the
-    same."""
+    same. ``is_ascii``: ``cb`` is known to be ASCII (not checked again)."""
     if cython.compiled:
-        if not cb.isascii():
+        if not (is_ascii or cb.isascii()):
             return None, None
         return _fast_keys_c(cb, len(cb))
     sans, result = fast_movetext(cb, piece)
@@ -866,6 +866,132 @@ def _scan_notes(reader, p, n):
             break
         ply += 1
     return ply
+
+
+def fast_keys_notes(mt: bytes, is_ascii: bool = False):
+    """:func:`fast_keys` and :func:`read_notes` in one pass over plain movetext ``mt``
+    (comments not blanked): (keys, result, notes, problems), ``keys`` and ``result`` as
+    :func:`fast_keys` gives them for ``mt`` with its comments blanked ((None, None, None, [])
+    where the general tokenizer is needed), ``notes`` and ``problems`` as :func:`read_notes`
+    gives them. None where this pass does not apply: uncompiled, non-ASCII text (``is_ascii``:
+    ``mt`` is known to be ASCII), a rest-of-line comment, an escape line or a '{' left open;
+    the caller then reads the moves and the annotations in two passes. Raises nothing."""
+    if not cython.compiled or not (is_ascii or mt.isascii()):
+        return None
+    reader = _NoteReader()
+    got = _fast_keys_notes_c(mt, len(mt), reader)
+    if got is None:
+        return None
+    keys, result = got
+    if keys is None:
+        return None, None, None, []
+    notes, problems = reader.finish()
+    return keys, result, notes, problems
+
+
+def _fast_keys_notes_c(p, n, reader):
+    """:func:`fast_keys_notes`' pass: :func:`_fast_keys_c` over the text with its brace
+    comments, which separate tokens as the blank that replaces them does, and whose commands
+    are read into ``reader`` (after the first move, up to the termination marker). None on a
+    ';' or escape line outside a comment, or a '{' with no '}'."""
+    cap = 256
+    keys = cython.cast(cython.pointer(uint64_t), malloc(cap * 8))
+    if keys == cython.NULL:
+        raise MemoryError()
+    count = 0
+    result = None
+    try:
+        i = 0
+        while True:
+            # Whitespace and brace comments.
+            while i < n:
+                c = p[i]
+                if _is_space(c):
+                    i += 1
+                elif c == 123:  # '{'
+                    e = _find(p, i + 1, n, 125)  # '}'
+                    if e == n:
+                        return None
+                    if count:
+                        reader.read(p, i + 1, e, count)
+                    i = e + 1
+                else:
+                    break
+            if i >= n:
+                break
+            c = p[i]
+            if c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
+                return None
+            s = i
+            while i < n and not _is_space(p[i]) and p[i] != 123:
+                if p[i] == 59:
+                    return None
+                i += 1
+            e = i
+            # Move number indications: digits, then a run of periods.
+            j = s
+            k = s
+            while k < e:
+                c = p[k]
+                if c == 46:  # '.'
+                    k += 1
+                    while k < e and p[k] == 46:
+                        k += 1
+                    j = k
+                elif 48 <= c <= 57:
+                    k += 1
+                else:
+                    break
+            if j == e:
+                continue
+            length = e - j
+            if length <= 7 and _is_san(p + j, length):
+                if count == cap:
+                    cap *= 2
+                    grown = cython.cast(cython.pointer(uint64_t), realloc(keys, cap * 8))
+                    if grown == cython.NULL:
+                        raise MemoryError()
+                    keys = grown
+                key = 0
+                k = e
+                while k > j:
+                    k -= 1
+                    key = (key << 8) | p[k]
+                keys[count] = key
+                count += 1
+                continue
+            # Anything else fails unless it is a marker with only whitespace (or comments) after it.
+            k = j
+            while k < e and p[k] != 46:
+                k += 1
+            if k < e:
+                return None, None  # a period after something other than digits
+            if length == 1 and p[j] == 42:
+                result = "*"
+            elif length == 3 and p[j + 1] == 45 and (
+                    (p[j] == 49 and p[j + 2] == 48) or (p[j] == 48 and p[j + 2] == 49)):
+                result = "1-0" if p[j] == 49 else "0-1"
+            elif length == 7 and (p + j)[:7] == b"1/2-1/2":
+                result = "1/2-1/2"
+            else:
+                return None, None
+            while i < n:
+                c = p[i]
+                if _is_space(c):
+                    i += 1
+                elif c == 123:  # '{'
+                    e = _find(p, i + 1, n, 125)
+                    if e == n:
+                        return None
+                    i = e + 1
+                elif c == 59 or (c == 37 and (p[i - 1] == 10 or p[i - 1] == 13)):
+                    return None
+                else:
+                    return None, None
+            break
+        return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
+    finally:
+        free(keys)
 
 
 def _find(p, i, e, c):

@@ -59,7 +59,7 @@ if cython.compiled:
 
 from .counts import line_ends
 from .movetext import (_COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME,
-                       blank_comments, comment_notes, fast_keys, key_list, key_text, new_note_reader, read_notes,
+                       blank_comments, comment_notes, fast_keys, fast_keys_notes, key_list, key_text, new_note_reader, read_notes,
                        san_keys, tag_pairs)
 from .sources import TruncatedInput, open_source, source_name
 
@@ -1223,7 +1223,8 @@ def _finish(
     mt_b = b"".join(mt_lines)
     end_off = g_off + adj + len(pre_b) + len(tag_b) + len(mt_b)
 
-    if tag_b.isascii() and mt_b.isascii() and pre_b.isascii():
+    mt_ascii = mt_b.isascii()
+    if mt_ascii and tag_b.isascii() and pre_b.isascii():
         codec = "utf-8"
     else:
         codec = _pick_codec((pre_b, tag_b, mt_b))
@@ -1246,7 +1247,13 @@ def _finish(
     if mt_lines and not unclosed:
         # Plain SAN movetext (most of it): a subset of what _scan_movetext reads, same result,
         # the moves as keys.
-        keys, result = fast_keys(mt_b if clean is None else b"".join(clean))
+        # With annotations, one pass reads both the moves and the annotations (when it can).
+        both = fast_keys_notes(mt_b, mt_ascii) if annotated else None
+        if both is not None:
+            keys, result, notes, problems = both
+        else:
+            # (the blanked text of an ASCII movetext is ASCII)
+            keys, result = fast_keys(mt_b if clean is None else b"".join(clean), is_ascii=mt_ascii)
         if keys is not None:
             variations = nags = 0
             comments = ncom
@@ -1254,7 +1261,9 @@ def _finish(
                 fc = _FIRST_COMMENT_B.match(mt_b)
                 if fc is not None:
                     first_comment = fc.group(1).decode(codec, "replace").strip()
-            if annotated:
+            if both is not None:
+                issues.extend(note_issues(mt_b, codec, mt_line0, problems))
+            elif annotated:
                 notes, problems, plies = read_notes(mt_b)
                 if plies == len(keys) // 8:  # (always: both read the same moves)
                     issues.extend(note_issues(mt_b, codec, mt_line0, problems))

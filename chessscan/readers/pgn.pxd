@@ -12,3 +12,5 @@ cdef bint _ends_tag_c(cbytes p, Py_ssize_t n) noexcept
 cdef Py_ssize_t _marker_candidate(bytes rest) except -2
 @cython.locals(star=cbytes, q=cbytes, end=Py_ssize_t, i=Py_ssize_t)
 cdef Py_ssize_t _marker_candidate_c(cbytes p, Py_ssize_t n) noexcept
+@cython.locals(n=Py_ssize_t, p=cbytes)
+cdef bint _may_hold_game(bytes text) except -1

@@ -1287,7 +1287,7 @@ def _finish(
             first_comment = fc.group(1).decode(codec, "replace").strip()
 
     for text, line0 in ((pre_b, g_line), (mt_b, mt_line0)):
-        if b"Event" in text:
+        if _may_hold_game(text):
             issues.extend(_games_in_comments(text, line0))
 
     if result is None and cut is None:  # (a game cut short: its end was not read)
@@ -1335,6 +1335,22 @@ def note_issues(mt: bytes, codec: str, line0: int, problems: list) -> list[Reade
         column = len(before[start:].decode(codec, "replace")) + 1
         found.append(_note_issue(line0 + count_line_ends(before), column, ply, command, codec))
     return found
+
+
+def _may_hold_game(text: bytes) -> bool:
+    """Whether :func:`_games_in_comments` may find anything in ``text``: a closed comment that
+    runs over an Event tag line needs a line end before its '}', so before the last byte (a
+    movetext on one line, as Lichess writes it, is not searched for "Event")."""
+    n = len(text) - 1
+    if n <= 0:
+        return False
+    if cython.compiled:
+        p = cython.cast(cbytes, text)
+        if memchr(p, 10, n) == cython.NULL and memchr(p, 13, n) == cython.NULL:
+            return False
+    elif text.find(b"\n", 0, n) < 0 and text.find(b"\r", 0, n) < 0:
+        return False
+    return b"Event" in text
 
 
 def _games_in_comments(text: bytes, line0: int) -> list[ReaderIssue]:

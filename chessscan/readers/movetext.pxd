@@ -87,9 +87,9 @@ cdef class _NoteReader:
                    vs=Py_ssize_t, ve=Py_ssize_t, ok=bint)
     cdef int read(self, cbytes p, Py_ssize_t s, Py_ssize_t e, Py_ssize_t ply) except -1
     @cython.locals(h=int64_t, k=Py_ssize_t, m1=int, m2=int, s1=int, s2=int, ms=int64_t, scale=int64_t)
-    cdef bint _time(self, cbytes p, Py_ssize_t i, Py_ssize_t e, int kind) noexcept
+    cdef inline bint _time(self, cbytes p, Py_ssize_t i, Py_ssize_t e, int kind) noexcept
     @cython.locals(k=Py_ssize_t, d=Py_ssize_t, mate=bint, negative=bint, value=int64_t, digits=Py_ssize_t)
-    cdef bint _eval(self, cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
+    cdef inline bint _eval(self, cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
     @cython.locals(n=Py_ssize_t, cap=Py_ssize_t, k=Py_ssize_t, grown=int64_p)
     cdef int _flush(self) except -1
     cpdef list take_problems(self)

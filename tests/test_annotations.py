@@ -11,7 +11,7 @@ import pytest
 
 import chessscan
 from chessscan.analysis.game import time_control
-from chessscan.readers.movetext import NOTE_NA, note_values
+from chessscan.readers.movetext import NOTE_NA, blank_comments, fast_keys, fast_keys_notes, note_values, read_notes
 from chessscan.readers.pgn import read_games
 from conftest import SAMPLES, shared_path
 
@@ -123,6 +123,44 @@ def test_plain_and_general_movetext_read_the_same_notes():
     for text, game in ((plain, a[0]), (general, b[0])):
         column = text.split(b"\n")[2].index(b"[%clk 0:61") + 1
         assert [(i.code, i.line, i.column, i.ply) for i in game.issues] == [("malformed-annotation", 3, column, 3)]
+
+
+def _two_passes(mt: bytes):
+    """What the reader got before the one-pass reading: the moves from the movetext with its
+    comments blanked, then the annotations in a second pass."""
+    keys, result = fast_keys(blank_comments(mt)[0])
+    if keys is None:
+        return None, None, None, []
+    notes, problems, plies = read_notes(mt)
+    assert plies == len(keys) // 8
+    return keys, result, notes, problems
+
+
+def test_one_pass_reads_what_two_passes_read():
+    # Every movetext of the Lichess sample (a clock and an evaluation after almost every move).
+    texts = [game._mt for game in read_games(MAGNUS)]
+    assert len(texts) == 300
+    for mt in texts:
+        both = fast_keys_notes(mt)
+        if both is None:
+            assert chessscan.core_mode() != "compiled"
+            continue
+        assert both == _two_passes(mt)
+        assert len(both[2]) == 32 * (len(both[0]) // 8)  # (every ply has a clock)
+    # Comments glued to the moves and after the result, a malformed command, a non-SAN token.
+    for mt in (b"1.e4{[%clk 0:01:00]}e5 {x}{[%eval #-2] [%emt 0:00:03.5]}2. Nf3 {[%clk 0:61:00]} 1-0 {[%clk 0:00:01]}\n",
+               b"{[%clk 0:01:00] before} 1. e4 {[%eval 9.995]} *",
+               b"1. e4 {[%clk 0:01:00]} 1... e5 2. Nf3 !? *\n"):
+        both = fast_keys_notes(mt)
+        if both is not None:
+            assert both == _two_passes(mt)
+    if chessscan.core_mode() == "compiled":  # (uncompiled, the reader always takes two passes)
+        assert fast_keys_notes(b"1. e4 {[%clk 0:01:00]} e5!? *") == (None, None, None, [])
+    # Where one pass does not apply (a ';' comment, an escape line, a '{' left open), None:
+    # the reader takes the two passes.
+    for mt in (b"1. e4 {[%clk 0:01:00]} ; [%clk 0:00:02]\n1... e5 *\n", b"1. e4 {[%clk 0:01:00]}\n% escape\n1... e5 *\n",
+               b"1. e4 {[%clk 0:01:00] *\n", b"1. e4 {[%clk 0:01:00]} * ; after\n"):
+        assert fast_keys_notes(mt) is None
 
 
 def test_the_issues_and_positions_tables(tmp_path):

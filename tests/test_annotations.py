@@ -82,6 +82,15 @@ def test_mate_scores_of_a_real_lichess_game():
     ("[%eval 0.2] [%eval 9.9] [%clk 0:00:01] [%clk 0:00:02]", [1000, None, 20, None]),  # the first counts
     ("[%cal Ge2e4] [%csl Rh5] [%clkx 5] [%evaluation 3]", [None] * 4),  # other commands
     ("a comment [% clk 0:00:01] %clk 0:00:01", [None] * 4),
+    # Lichess' own forms (read without the general scans) and their neighbours.
+    ("[%clk 9:59:59]", [35999000, None, None, None]),
+    ("[%clk 10:00:00]", [36000000, None, None, None]),
+    ("[%eval 0.3] [%clk 0:03:00]", [180000, None, 30, None]),
+    ("[%eval -12.34][%clk 0:00:00]", [0, None, -1234, None]),
+    ("[%eval 1234567.89]", [None, None, 123456789, None]),
+    ("[%eval 1.]", [None, None, 100, None]),
+    ("[%eval #-3] [%eval -0.5]", [None, None, None, -3]),
+    ("[%eval -0.5] [%eval #-3] [%clk 0:00:01] [%clk 0:00:02.5]", [1000, None, -50, None]),
 ])
 def test_commands(comment, expected):
     assert one(comment) == expected
@@ -90,7 +99,8 @@ def test_commands(comment, expected):
 @pytest.mark.parametrize("command", [
     "[%clk 0:61:00]", "[%clk 0:0:1]", "[%clk 0:01:60]", "[%clk -0:00:01]", "[%clk 0:01:00.]", "[%clk]",
     "[%clk 1:00]", "[%emt 0:00:1x]", "[%eval abc]", "[%eval #]", "[%eval 1.2.3]", "[%eval 12345678]",
-    "[%eval 1.5,]", "[%eval #3.5]", "[%eval ]", "[%clk 0:01:00",
+    "[%eval 1.5,]", "[%eval #3.5]", "[%eval ]", "[%clk 0:01:00", "[%clk 0:60:00]", "[%clk 0:00:6x]",
+    "[%eval 12345678.9]", "[%eval -.]",
 ])
 def test_a_malformed_command_is_one_warning_and_the_move_counts(command):
     text = f'[Event "x"]\n\n1. e4 {{ {command} }} 1... e5 {{[%clk 0:00:07]}} 1-0\n'

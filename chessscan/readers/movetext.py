@@ -629,6 +629,41 @@ class _NoteReader:
             i += 1
             if i >= e or p[i] != 37:  # '%'
                 continue
+            if (i + 12 < e and p[i + 12] == 93 and p[i + 1] == 99 and p[i + 2] == 108 and p[i + 3] == 107
+                    and p[i + 4] == 32 and p[i + 6] == 58 and p[i + 9] == 58 and 48 <= p[i + 5] <= 57
+                    and 48 <= p[i + 7] <= 53 and 48 <= p[i + 8] <= 57 and 48 <= p[i + 10] <= 53
+                    and 48 <= p[i + 11] <= 57):
+                # "[%clk H:MM:SS]", as Lichess writes every clock: what the general reading
+                # below gives, without its data-dependent loops.
+                if self.clock == _NA:
+                    self.clock = ((((p[i + 5] - 48) * 60 + (p[i + 7] - 48) * 10 + (p[i + 8] - 48)) * 60
+                                   + (p[i + 10] - 48) * 10 + (p[i + 11] - 48)) * 1000)
+                i += 13
+                continue
+            if (i + 8 < e and p[i + 5] == 32 and p[i + 1] == 101 and p[i + 2] == 118 and p[i + 3] == 97
+                    and p[i + 4] == 108):
+                # "[%eval -1.23]" (one or two decimals), as Lichess writes an evaluation in
+                # pawns: likewise; any other form is read below.
+                fk = i + 6
+                fneg = p[fk] == 45  # '-'
+                if fneg:
+                    fk += 1
+                fd = fk
+                fv = 0
+                while fk < e and 48 <= p[fk] <= 57:
+                    fv = fv * 10 + (p[fk] - 48)
+                    fk += 1
+                if 0 < fk - fd <= _NOTE_PAWN_DIGITS and fk + 2 < e and p[fk] == 46 and 48 <= p[fk + 1] <= 57:
+                    fv = fv * 100 + (p[fk + 1] - 48) * 10
+                    fk += 2
+                    if 48 <= p[fk] <= 57:
+                        fv += p[fk] - 48
+                        fk += 1
+                    if fk < e and p[fk] == 93:  # ']'
+                        if self.cp == _NA and self.mate == _NA:
+                            self.cp = -fv if fneg else fv
+                        i = fk + 1
+                        continue
             start = i - 1
             j = i + 1
             while j < e and (97 <= p[j] <= 122 or 65 <= p[j] <= 90):

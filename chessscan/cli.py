@@ -447,8 +447,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     held = _hold_stops()
     try:
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
-        prepare_output(out_dir, report_files(tables, fmt), inputs=sources)
-        writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
+        prepare_output(out_dir, report_files(tables, fmt, dataset=fmt == "parquet"), inputs=sources)
+        writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional, parts=True)
     except OutputFolderError as exc:
         _release_stops(held)
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc

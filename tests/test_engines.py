@@ -365,9 +365,8 @@ def test_reused_output_folder_keeps_no_table_of_an_earlier_run(tmp_path):
     """The tables an earlier run recorded writing are removed; the user's files stay."""
     epd = SAMPLES / "sf-books-stalemates-500.epd"
     out = analyze_cli(tmp_path, "out", [MAGNUS, epd], "--cross-check", "sample")
-    assert (out / "epd_positions.parquet").is_file() and (out / "disagreements.parquet").is_file()
-    (out / "games").mkdir()
-    (out / "games" / "notes.txt").write_text("mine")
+    assert (out / "epd_positions").is_dir() and (out / "disagreements").is_dir()
+    (out / "games" / "notes.txt").write_text("mine")  # in a dataset folder of the run
     (out / "mine.parquet").write_bytes(b"mine")
     analyze_cli(tmp_path, "out", [MAGNUS], "--cross-check", "off", "--format", "csv")
     assert sorted(p.name for p in out.iterdir()) == [
@@ -799,7 +798,7 @@ def test_dask_writes_the_issues_of_a_local_run(tmp_path, monkeypatch):
         common = ["analyze", *paths, "--cross-check", "off", *codes]
         assert runner.invoke(main, [*common, "--jobs", "1", "-o", str(local)]).exit_code == 2  # missing.pgn
         assert runner.invoke(main, [*common, "--dask", "local", "--shard-size", "2K", "-o", str(dask)]).exit_code == 2
-        want = pd.read_parquet(local / "issues.parquet", dtype_backend="numpy_nullable")
+        want = pd.read_parquet(local / "issues", dtype_backend="numpy_nullable")
         got = pd.read_parquet(dask / "issues", dtype_backend="numpy_nullable")
         pd.testing.assert_frame_equal(want, got, obj=f"issues {codes}")
         assert json.loads((local / "summary.json").read_text()) == json.loads((dask / "summary.json").read_text())

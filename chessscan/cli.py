@@ -484,6 +484,10 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     report_input_problems(problems, _NoSink(), tally)  # counted whether reported or not
     summary = _finish_summary(tally, sources)
     try:  # last, beside tables that are closed and whole
+        if writer.dataset:  # every part named is there, with the rows written to it
+            from chessscan.reports.dataset import check_published
+
+            check_published(writer.published)
         writer.write_summary(summary)
     except OutputError as exc:
         raise OutputFailure(str(exc)) from None

@@ -63,3 +63,219 @@ def test_every_reader_reads_a_report_the_same_way(tmp_path):
             assert list(got) == columns, (name, reader)
             for c in columns:
                 assert plain(got[c]) == plain(want[c].tolist()), (name, reader, c)
+
+
+# --- the workers write the parts (--jobs N) ------------------------------------------------
+
+import json  # noqa: E402
+
+from chessscan.analysis.options import AnalysisOptions  # noqa: E402
+from chessscan.engines import parallel  # noqa: E402
+from chessscan.engines.local import run, tables_for  # noqa: E402
+from chessscan.engines.parallel import run_parallel  # noqa: E402
+from chessscan.reports.dataset import check_published  # noqa: E402
+from chessscan.reports.filters import IssueFilter  # noqa: E402
+from chessscan.reports.writers import ReportWriter  # noqa: E402
+from test_engines import TRICKY_PGN, InlinePool, irregular_pgn, wrong_zobrist_everywhere  # noqa: E402
+
+MAGNUS_ZST = SAMPLES / "lichess-magnus-300.pgn.zst"
+
+
+def write_report(out: Path, paths, options, jobs: int, fmt: str = "parquet", select=None, ignore=(), **kwargs):
+    """A report written as chessscan analyze writes it (parts; issues through the filter),
+    by one process or by ``jobs`` workers; returns its summary and tables as read back."""
+    paths = [str(p) for p in paths]
+    writer = ReportWriter(out, fmt=fmt, tables=tables_for(paths, options), parts=True)
+    sink = IssueFilter(writer, select, ignore)
+    with writer:
+        if jobs == 1:
+            tally = run(paths, sink, options)
+        else:
+            tally = run_parallel(paths, sink, options, jobs=jobs, **kwargs)
+        sink.finish()
+    if writer.dataset:
+        assert check_published(writer.published) == sum(map(len, writer.published.values()))
+    writer.write_summary(tally.as_dict())
+    assert not [p for p in out.rglob("*") if p.name.startswith(".") or p.name.endswith(".partial")]
+    return tally.as_dict(), chessscan.read_report(out)
+
+
+def assert_same_report(one, two) -> None:
+    (summary1, report1), (summary2, report2) = one, two
+    assert json.dumps(summary1) == json.dumps(summary2)  # key order too
+    assert report1.tables.keys() == report2.tables.keys()
+    for name in report1.tables:
+        pd.testing.assert_frame_equal(report1[name], report2[name], obj=name)
+
+
+def parts_of(out: Path, table: str) -> list[str]:
+    return sorted(p.name for p in (out / table).iterdir())
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+@pytest.mark.parametrize("cross_check", ["off", "sample"])
+def test_workers_write_the_parts_of_one_process_report(tmp_path, monkeypatch, fmt, cross_check):
+    """Many small chunks, PGN around an EPD file, a compressed file: every table equal to
+    one process's, value for value and row for row, and the parts in input order."""
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    paths = [VARIANTS, WAC, MAGNUS_ZST]
+    options = AnalysisOptions(cross_check=cross_check)
+    one = write_report(tmp_path / "one", paths, options, 1, fmt)
+    two = write_report(tmp_path / "two", paths, options, 2, fmt, batch_bytes=30_000, in_flight=3)
+    assert_same_report(one, two)
+    if fmt == "parquet":
+        parts = parts_of(tmp_path / "two", "positions")
+        assert len(parts) > 20 and parts == sorted(parts)
+        assert parts_of(tmp_path / "two", "epd_positions") != ["part-000000.parquet"]  # between PGN parts
+    else:
+        assert sorted(p.name for p in (tmp_path / "two").iterdir() if p.suffix == ".csv") == [
+            f"{t}.csv" for t in sorted(two[1].tables)]
+
+
+@pytest.mark.parametrize("case", ["tricky", "irregular", "irregular-crlf", "no-event", "quotes", "truncated"])
+def test_parts_of_hard_cuts_equal_one_process(tmp_path, monkeypatch, case):
+    """Cuts inside comments (the chunk read again with the next), first game indexes
+    estimated wrong (the chunk analyzed again, the rest read here), no place to cut (read
+    here, sent as batches of games), a truncated compressed file: the parts of the dropped
+    results are gone, and the tables are one process's."""
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    kwargs = {"batch_bytes": 2_000, "in_flight": 3, "batch_games": 7}
+    path = tmp_path / "in.pgn"
+    if case == "tricky":
+        path.write_bytes(TRICKY_PGN.encode())
+        kwargs["batch_bytes"] = 97
+    elif case.startswith("irregular"):
+        path.write_bytes(irregular_pgn(case.endswith("crlf")))
+        kwargs["batch_bytes"] = 20_000
+    elif case == "no-event":
+        monkeypatch.setattr(parallel, "MAX_CHUNK_BYTES", 50_000)
+        path.write_bytes(b"".join(line for line in MAGNUS.read_bytes().splitlines(True)
+                                  if not line.startswith(b"[Event ")))
+        kwargs["batch_bytes"] = 20_000
+    elif case == "quotes":
+        monkeypatch.setattr(parallel, "MAX_CHUNK_BYTES", 6_000)
+        game = '[Event "g{}"]\n\n1. e4 {{quoted\n1-0\n\n[Event "in"]\n\n1. d4 0-1\n}} e5 2. Nf3 1-0 ; end\n\n'
+        path.write_text("".join(game.format(k) for k in range(400)))
+        kwargs["batch_bytes"] = 500
+    else:
+        path = tmp_path / "cut.pgn.zst"
+        path.write_bytes(MAGNUS_ZST.read_bytes()[:100_000])
+        kwargs["batch_bytes"] = 50_000
+    options = AnalysisOptions(cross_check="sample")
+    one = write_report(tmp_path / "one", [path], options, 1)
+    two = write_report(tmp_path / "two", [path], options, 2, **kwargs)
+    assert_same_report(one, two)
+    assert len(parts_of(tmp_path / "two", "games")) > 2
+
+
+def test_deferred_sample_rows_join_the_chunk_part(tmp_path, monkeypatch):
+    """The rare kinds' first games, decided and replayed in input order by the main process:
+    their disagreement rows go into the chunk's part among the worker's, by game index."""
+    from chessscan.analysis import sampling
+
+    monkeypatch.setattr(sampling, "SAMPLE_EVERY", 23)
+    monkeypatch.setattr(sampling, "SAMPLE_PER_KIND", 2)
+    monkeypatch.setattr(parallel, "_start_pool", lambda jobs: InlinePool())
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    wrong_zobrist_everywhere(monkeypatch)
+    paths = [MAGNUS, VARIANTS, WAC, MAGNUS_ZST]
+    options = AnalysisOptions(cross_check="sample")
+    for fmt in ("parquet", "csv"):
+        one = write_report(tmp_path / f"one-{fmt}", paths, options, 1, fmt)
+        two = write_report(tmp_path / f"two-{fmt}", paths, options, 2, fmt, batch_bytes=20_000, in_flight=3)
+        assert_same_report(one, two)
+        dis = two[1].disagreements
+        assert len(dis) > 100 and any(dis.game_index % 23 != 0)  # the main process's replays among them
+
+
+def test_issue_filter_rules_hold_across_parts(tmp_path, monkeypatch):
+    """--select/--ignore, uci-move once a game and decode-fallback once a file (its count
+    summed over the file's chunks, its row after the file's other issues): as one process."""
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    latin = tmp_path / "latin.pgn"
+    game = '[Event "Caf\xe9 {}"]\n[White "A"]\n[Black "B"]\n\n1. e2e4 e7e5 2. g1f3 *\n\n'
+    latin.write_bytes("".join(game.format(k) for k in range(300)).encode("latin-1"))
+    paths = [latin, MAGNUS, latin]
+    options = AnalysisOptions(cross_check="off")
+    for select, ignore in ((None, ()), (None, ("uci-move",)), ({"decode-fallback", "empty-input"}, ())):
+        one = write_report(tmp_path / "one", paths, options, 1, select=select, ignore=ignore)
+        two = write_report(tmp_path / "two", paths, options, 2, select=select, ignore=ignore,
+                           batch_bytes=2_000, in_flight=3)
+        assert_same_report(one, two)
+        codes = one[1].issues.code.tolist()
+        if select is None and not ignore:
+            assert codes.count("decode-fallback") == 2 and codes.count("uci-move") == 600
+        for folder in ("one", "two"):
+            import shutil
+
+            shutil.rmtree(tmp_path / folder)
+
+
+def test_a_stop_leaves_whole_parts_in_order(tmp_path, monkeypatch):
+    """A stop midway: the parts named are whole and the first ones in input order, and no
+    part being written is left."""
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    big = tmp_path / "big.pgn"
+    big.write_bytes(MAGNUS.read_bytes() * 4)
+    options = AnalysisOptions(cross_check="off")
+    calls = []
+    real_counts = parallel._chunk_counts
+
+    def stop_after_some(*args):
+        calls.append(1)
+        if len(calls) == 25:
+            raise KeyboardInterrupt
+        return real_counts(*args)
+
+    monkeypatch.setattr(parallel, "_chunk_counts", stop_after_some)
+    out = tmp_path / "r"
+    writer = ReportWriter(out, tables=tables_for([str(big)], options), parts=True)
+    with pytest.raises(KeyboardInterrupt):
+        with writer:
+            run_parallel([str(big)], writer, options, jobs=2, batch_bytes=30_000, in_flight=4)
+    assert not [p for p in out.rglob("*") if p.name.endswith(".partial") or p.name.startswith(".part")]
+    check_published(writer.published)
+    games = pd.read_parquet(out / "games")
+    assert 0 < len(games) < 1200 and list(games.game_index) == list(range(len(games)))
+    positions = pd.read_parquet(out / "positions")
+    assert positions.game_index.max() == len(games) - 1
+
+
+def test_a_part_that_cannot_be_written_is_an_output_error(tmp_path, monkeypatch):
+    """A worker's part that fails (a full disk) fails the run with OutputError naming the
+    table's folder, and leaves no part being written."""
+    import errno
+
+    from chessscan.reports import writers
+
+    monkeypatch.setattr(parallel, "_start_pool", lambda jobs: InlinePool())
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    real_write = writers.TableWriter.write
+    seen = []
+
+    def write(self, columns):
+        if not self.publish and self.table == "games":
+            seen.append(1)
+            if len(seen) == 3:
+                raise writers.OutputError(self.path, OSError(errno.ENOSPC, "No space left on device"))
+        return real_write(self, columns)
+
+    monkeypatch.setattr(writers.TableWriter, "write", write)
+    options = AnalysisOptions(cross_check="off")
+    out = tmp_path / "r"
+    writer = ReportWriter(out, tables=tables_for([str(MAGNUS)], options), parts=True)
+    with pytest.raises(writers.OutputError, match=r"cannot write .*/games/part-\d{6}\.parquet: No space left"):
+        with writer:
+            run_parallel([str(MAGNUS)], writer, options, jobs=2, batch_bytes=30_000, in_flight=3)
+    assert not [p for p in out.rglob("*") if p.name.endswith(".partial")]
+
+
+def test_output_error_crosses_processes():
+    import pickle
+
+    from chessscan.reports.writers import OutputError
+
+    error = OutputError("/r/games/part-000003.parquet", OSError(28, "No space left on device"))
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is OutputError and str(again) == str(error) and again.path == error.path
+    assert again.errno == 28

@@ -185,7 +185,7 @@ def test_chunks_cut_only_at_sure_game_starts(tmp_path, monkeypatch, cross_check,
     path = tmp_path / "tricky.pgn"
     path.write_bytes(TRICKY_PGN.encode())
     options = AnalysisOptions(cross_check=cross_check)
-    chunks = Counting(monkeypatch, parallel, "_estimated_games")  # once per chunk sent
+    chunks = Counting(monkeypatch, parallel, "_chunk_counts")  # once per chunk sent
     ref, got = ListSink(), ListSink()
     tally1 = run([str(path)], ref, options)
     tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=batch_bytes, in_flight=in_flight)
@@ -518,7 +518,7 @@ def test_sample_is_decided_in_input_order_across_chunks(monkeypatch, batch_bytes
     options = AnalysisOptions(cross_check="sample")
     ref, got = ListSink(), ListSink()
     tally1 = run(paths, ref, options)
-    chunks = Counting(monkeypatch, parallel, "_estimated_games")
+    chunks = Counting(monkeypatch, parallel, "_chunk_counts")
     tally2 = run_parallel(paths, got, options, jobs=2, batch_bytes=batch_bytes, in_flight=3)
     assert chunks.calls >= 4
     assert list(json.dumps(tally1.as_dict())) == list(json.dumps(tally2.as_dict()))

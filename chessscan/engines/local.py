@@ -23,6 +23,7 @@ from chessscan.readers.epd import read_epd
 from chessscan.readers.inputs import is_epd_source
 from chessscan.readers.pgn import read_games
 from chessscan.readers.sources import open_source, source_name, source_size
+from chessscan.reports.filters import PER_FILE_CODES
 from chessscan.reports.writers import buffered_rows, clear, new_buffers
 
 #: Rows buffered per table before they go to the sink. Small enough that the column lists
@@ -279,6 +280,13 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
     current = None  # the game being analyzed (a stop that cuts it short drops its rows)
     try:
         for path in paths:
+            name = source_name(path)
+            if getattr(sink, "holding", None) is not None and (
+                    sink.holding(name) or not PER_FILE_CODES.isdisjoint(tables["issues"]["code"])):
+                # The once-a-file rows of the sources before go after their other rows and
+                # before this one's, whatever the batches (as with --jobs and Dask).
+                flush()
+                sink.next_source(name)
             if is_epd(path):
                 run_epd_source(path, tables, tally, flush, bar, batch_rows)
                 continue
@@ -288,7 +296,6 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                 games = tables["games"]["game_index"]
                 issues = tables["issues"]["code"]
                 read = 0
-                name = source_name(path)
                 for raw in read_games(stream, source=name):
                     read += 1
                     current = raw

@@ -154,6 +154,26 @@ class IssueFilter:
         self._held = {}
         return held
 
+    def hold(self, held: dict[str, tuple[dict, int]]) -> None:
+        """Take over once-a-file rows another filter held (:meth:`take_held` of a filter over
+        a part of a source, in a worker): their counts add to those held here for the same
+        source, and they are written as this filter's own (:meth:`finish`, :meth:`next_source`)."""
+        for source, (row, count) in held.items():
+            if not self._names:
+                self._names = list(row)
+            self._held.setdefault(source, [[row[n] for n in self._names], 0])[1] += count
+
+    def holding(self, source: str) -> bool:
+        """Whether once-a-file rows of a source other than ``source`` are held."""
+        return any(src != source for src in self._held)
+
+    def next_source(self, source: str) -> None:
+        """The rows that come next are of ``source`` and written past this filter (a part
+        of the report another process wrote): the held rows of the other sources are
+        written first, as when such rows come through :meth:`write`."""
+        if self._held and any(src != source for src in self._held):
+            self._release(lambda src: src != source)
+
     def _release(self, which) -> None:
         self._pass(self._names, self._take(which))
 

@@ -192,6 +192,16 @@ class OutputError(OSError):
     def __str__(self) -> str:
         return self.args[1]
 
+    def __reduce__(self):  # (raised in a worker process, read in the main one)
+        return (_output_error, (self.path, self.errno, self.args[1]))
+
+
+def _output_error(path: str, code: int, message: str) -> OutputError:
+    error = OutputError.__new__(OutputError)
+    OSError.__init__(error, code, message)
+    error.path = path
+    return error
+
 
 class OutputFolderError(Exception):
     """The output folder holds files with report names that no chessscan run recorded
@@ -755,6 +765,12 @@ class TableWriter:
         self._discard()
         raise OutputError(self.path, exc) from None
 
+    def discard(self) -> None:
+        """Close without naming the file, and remove it (also once closed with
+        ``publish=False``: a part whose chunk is dropped). Never raises."""
+        self.whole = False
+        self._discard()
+
     def _discard(self) -> None:
         """Close the sink without raising and remove the partial file: a table that could
         not be written whole is absent."""
@@ -915,12 +931,17 @@ class ReportWriter:
         self._schema(table_name)
         return self._writer(table_name).write(columns)
 
-    def _close_part(self) -> None:
-        """Close the part :meth:`write` appends to (dataset) and record what it holds."""
+    def _close_part(self, keep_empty: bool = True) -> None:
+        """Close the part :meth:`write` appends to (dataset) and record what it holds; a
+        table's part with no row is dropped unless ``keep_empty`` (the end of a run with
+        no other part of that table makes one anyway, see :meth:`close`)."""
         writers, self._writers = self._writers, {}
         self._part = None
         first: BaseException | None = None
         for table, w in writers.items():
+            if not keep_empty and not w.rows_written:
+                w.discard()
+                continue
             try:
                 w.close()
             except BaseException as e:  # keep closing the others
@@ -937,7 +958,7 @@ class ReportWriter:
         :meth:`write` appended to until now is closed first, so the rows written here and
         the parts published keep their input order."""
         if self._writers:
-            self._close_part()
+            self._close_part(keep_empty=False)
         self._part = None
         return self._allocate()
 
@@ -960,6 +981,21 @@ class ReportWriter:
         """Append the CSV rows of ``partial`` (written by another process, no header) to
         ``table``'s file, after the rows written so far, and remove it."""
         self._writer(table).append_file(partial, rows)
+
+    def writing(self) -> list[str]:
+        """The temporary files of the tables this writer has open (:meth:`write`'s)."""
+        return [str(w.partial_path) for w in self._writers.values() if not w.closed and w.partial_path]
+
+    def part_target(self, select=None, ignore=(), filtered: bool = False):
+        """Where other processes write parts of this report's tables
+        (:class:`~chessscan.reports.dataset.PartTarget`); None when its tables take none
+        (``parts=False``, or JSON lines)."""
+        if not self.parts or self.fmt not in ("parquet", "csv"):
+            return None
+        from chessscan.reports.dataset import PartTarget
+
+        return PartTarget(str(self.out_dir), self.fmt, dict(self.optional_columns),
+                          None if select is None else frozenset(select), frozenset(ignore), filtered)
 
     @property
     def rows_written(self) -> dict[str, int]:

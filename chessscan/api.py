@@ -15,7 +15,7 @@ __all__ = ["scan", "read_report", "Report"]
 
 def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike], *,
          positions: str = "all", fen: bool = False, cross_check: str = "sample",
-         jobs: int | None = None) -> Report:
+         jobs: int | None = None, moves_column: str | None = None) -> Report:
     """Analyze PGN and EPD sources as ``chessscan analyze`` does (the same defaults: a sampled
     cross-check, every core) and return the report tables as DataFrames.
 
@@ -26,7 +26,9 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     an ``issues`` row, as with the CLI. ``positions``: ``'all'``, ``'checks'`` or ``'none'``;
     ``fen``: add the FEN after each move; ``cross_check``: ``'off'``, ``'sample'`` or
     ``'full'``; ``jobs``: worker processes (None: every core, or this process only on 2 cores
-    or fewer; 1: this process only; the tables are the same for any number).
+    or fewer; 1: this process only; the tables are the same for any number). Game tables
+    (Parquet, Arrow IPC, Feather) and URLs (``s3://``, ``hf://``, ...) are read as by the
+    CLI; ``moves_column``: a table's moves column (``--moves-column``).
 
     Returns a :class:`~chessscan.reports.reader.Report`: ``.positions``, ``.games``,
     ``.perpetuals`` for PGN, ``.epd_positions`` for EPD, ``.issues``, ``.disagreements``
@@ -52,11 +54,11 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     given = [os.fsdecode(p) for p in paths]
-    paths, problems = resolve_inputs(given)
+    paths, problems = resolve_inputs(given, moves_column)
     unreadable = [p for p in problems if p.code == "unreadable-input"]
     if given and not paths and unreadable and len(unreadable) == len(problems):
         raise FileNotFoundError(f"cannot read {unreadable[0].path}: {unreadable[0].message}")
-    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
+    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column)
     sink = MemorySink()
     tally = Tally()
     tally.cross_check_mode = cross_check  # (the mode asked for, even with no game to read)

@@ -369,9 +369,10 @@ def _warn_if_uncompiled() -> None:
               help="Worker processes (default: one per core, or all in this process on 2 cores or "
                    "fewer; 1: all in this process). The tables and the summary are the same for any "
                    "number.")
-@click.option("--dask", "dask_address", metavar="ADDRESS", default=None,
-              help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' "
-                   "(a LocalCluster of --jobs workers). Writes a Parquet dataset per table, "
+@click.option("--dask", "dask_address", metavar="ADDRESS|auto|local", default=None,
+              help="Run on a Dask cluster: a scheduler address (tcp://host:8786), 'auto' (Dask's "
+                   "configured one: DASK_SCHEDULER_ADDRESS or scheduler-address; else as 'local') or "
+                   "'local' (a LocalCluster of --jobs workers). Writes a Parquet dataset per table, "
                    "OUTPUT/<table>/part-*.parquet. Needs chessscan[dask].")
 @click.option("--shard-size", default="32MiB", show_default=True, metavar="SIZE",
               callback=lambda ctx, param, value: _analyze_size(value),
@@ -382,16 +383,20 @@ def _warn_if_uncompiled() -> None:
                    "consistency, input); the summary still counts every issue.")
 @click.option("--ignore", "ignore", multiple=True, metavar="CODE[,CODE...]",
               help="Do not report these issue codes (or groups); the summary still counts them.")
+@click.option("--moves-column", metavar="NAME", default=None,
+              help="The column holding the moves in Parquet/Arrow game tables (default: the first "
+                   "of movetext, moves_san, moves_uci, transcript, in any case).")
 @click.option("--html", "write_html", is_flag=True,
               help="Also write OUTPUT/report.html, the report as one page (see `chessscan report`). "
                    "Needs chessscan[report].")
 def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size,
-            select, ignore, write_html):
+            select, ignore, moves_column, write_html):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD, .pgn PGN, any
-    other name EPD when it starts with a FEN, else PGN), folders (their .pgn and .epd files,
-    recursively) or - for stdin. Writes positions, games, perpetuals,
+    other name EPD when it starts with a FEN, else PGN), game tables (Parquet, Arrow IPC,
+    Feather: one row a game), folders (their .pgn and .epd files and tables, recursively),
+    URLs (s3://, gs://, az://, https://, hf://: objects, folders, globs) or - for stdin. Writes positions, games, perpetuals,
     epd_positions, issues and disagreements tables and summary.json to the output folder.
     Games are analyzed on every core (--jobs), or on a Dask cluster (--dask).
 
@@ -422,9 +427,9 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         piped = [p for p in paths if is_pipe(p)]
         if piped:  # its workers cannot open /dev/fd/N, and a FIFO cannot be read in shards
             raise click.UsageError(f"--dask reads files, not a pipe ({piped[0]})")
-    sources, problems = _resolve_cli_inputs(paths)
+    sources, problems = _resolve_cli_inputs(paths, moves_column=moves_column)
     _warn_repeated(paths)
-    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check)
+    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column)
     progress = not silent and sys.stderr.isatty()
     shown_dir = _shown(out_dir)
     if dask_address is not None:
@@ -433,8 +438,10 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
                                    problems, select_codes, ignore_codes)
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
-                         cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size)
-        click.echo(_render_with_timing(summary, started), err=True)
+                         cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size,
+                         moves_column=moves_column)
+        shown = {k: v for k, v in summary.items() if k != "retried_shards"}
+        click.echo("\n".join([_render_with_timing(shown, started), *_retried_lines(summary)]), err=True)
         click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
             _write_html(out_dir)
@@ -485,14 +492,14 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     summary = _finish_summary(tally, sources)
     try:  # last, beside tables that are closed and whole
         if writer.dataset:  # every part named is there, with the rows written to it
-            from chessscan.reports.dataset import check_published
+            from chessscan.reports.parts import check_parts
 
-            check_published(writer.published)
+            check_parts([part for parts in writer.published.values() for part in parts])
         writer.write_summary(summary)
     except OutputError as exc:
         raise OutputFailure(str(exc)) from None
     _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
-                     cross_check=cross_check, jobs=jobs)
+                     cross_check=cross_check, jobs=jobs, moves_column=moves_column)
     click.echo(_render_with_timing(summary, started), err=True)
     click.echo(f"tables written to {shown_dir}/", err=True)
     _release_stops(done, replay=False)
@@ -637,7 +644,7 @@ def _code_options(select, ignore):
         raise click.BadParameter(str(exc), param_hint="--select/--ignore") from exc
 
 
-def _resolve_cli_inputs(paths, ordered: bool = False):
+def _resolve_cli_inputs(paths, ordered: bool = False, moves_column: str | None = None):
     """The sources to read for ``paths`` and the problems of the others
     (:func:`~chessscan.readers.inputs.resolve_each`); with ``ordered``, the one ordered list.
     Refuses ``-`` when stdin is a terminal (nothing is piped in), and exits 2 when no path
@@ -648,7 +655,7 @@ def _resolve_cli_inputs(paths, ordered: bool = False):
         raise click.UsageError("'-' reads PGN or EPD from stdin, but stdin is a terminal: pipe or redirect "
                                "a file into it (chessscan ... - < games.pgn, or zstdcat games.pgn.zst | "
                                "chessscan ... -)")
-    items = resolve_each(paths)
+    items = resolve_each(paths, moves_column)
     problems = [i for i in items if isinstance(i, InputProblem)]
     sources = [i for i in items if not isinstance(i, InputProblem)]
     unreadable = [p for p in problems if p.code == "unreadable-input"]
@@ -718,9 +725,12 @@ def _analyze_size(text: str) -> int:
 
 def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
                      select=None, ignore=()) -> dict:
-    """``analyze --dask``: run on the cluster, write summary.json, return the summary."""
-    from chessscan.readers.sources import display_path
+    """``analyze --dask``: run on the cluster, check what the workers wrote, write
+    summary.json, return the summary. Every failure is one line and a documented status:
+    a bad or unreachable address 2, a task that failed or a scheduler lost 3, a part this
+    process cannot see or write 4."""
     from chessscan.engines.local import tables_for
+    from chessscan.reports.parts import PartMissing
     from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output, report_files
 
     if fmt != "parquet":
@@ -731,10 +741,21 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
         import dask  # noqa: F401
         import distributed  # noqa: F401
     except ImportError as exc:
-        raise click.ClickException(
+        raise DaskUsageError(
             f"--dask needs the optional dask dependencies: pip install 'chessscan[dask]' ({exc})") from exc
-    from chessscan.engines.dask import run_dask
+    from chessscan.engines import dask as engine
 
+    # The client's own log lines (a lost connection, each reconnect attempt, a closing
+    # cluster's chatter) would bury the one line that says what happened.
+    engine.quiet_logs()
+    shown = _shown(out_dir)
+    retried: list = []
+    try:  # before the folder is made (for its lock): a bad or unreachable address leaves nothing
+        resolved, _ = engine.resolve_address(address)
+        if resolved != "local":
+            engine.probe_scheduler(resolved, engine.connect_timeout())
+    except (engine.AddressError, engine.SchedulerUnreachable) as exc:
+        raise DaskUsageError(f"--dask: {exc}") from None
     try:
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
     except OSError as exc:
@@ -742,27 +763,92 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     try:
         prepare_output(out_dir, report_files(tables_for(paths, options), dataset=True), check_only=True,
                        inputs=paths)  # before connecting: fail fast
-        tally = run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
-                         progress=progress, select=select, ignore=ignore, problems=problems)
+    except OutputFolderError as exc:
+        raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
+    except OSError as exc:  # a file where the folder should be
+        raise OutputFailure(f"cannot write the report in {shown}: {exc}") from exc
+    try:
+        tally = engine.run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
+                                progress=progress, select=select, ignore=ignore, problems=problems,
+                                say=lambda line: click.echo(line, err=True), retried=retried)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:
-        _exit_stopped(exc, f"the datasets in {_shown(out_dir)}/ hold only the parts finished before")
-    except ConnectionError as exc:
-        raise click.ClickException(str(exc)) from exc
+        _exit_stopped(exc, f"the datasets in {shown}/ hold only the parts finished before")
+    except (engine.AddressError, engine.SchedulerUnreachable) as exc:
+        raise DaskUsageError(f"--dask: {exc}") from None
+    except engine.SchedulerLost as exc:
+        raise WorkerDied(f"{exc}; no summary.json is written") from None
+    except engine.ShardFailed as exc:
+        _fail_shard(exc, shown)
+    except PartMissing as exc:
+        raise OutputFailure(f"{exc}; no summary.json is written") from None
     except OutputError as exc:
-        raise OutputFailure(str(exc)) from None
-    except OSError as exc:
-        raise click.ClickException(f"cannot read input or write {display_path(out_dir)}: {exc}") from exc
+        raise OutputFailure(f"{exc}; no summary.json is written") from None
+    except OSError as exc:  # an input, read here to cut it in shards
+        raise InputError(f"cannot read input: {exc}") from exc
+    except ImportError as exc:
+        raise DaskUsageError(str(exc)) from None
+    except click.ClickException:
+        raise
+    except Exception as exc:  # a chessscan bug: exit 3, not the traceback's 1 ("issues found")
+        import traceback
+
+        traceback.print_exc()
+        raise InternalError(f"internal error on Dask: {type(exc).__name__}: {exc} (a chessscan bug: please "
+                            "report it with the input); no summary.json is written") from None
     from chessscan.engines.local import report_input_problems
 
     report_input_problems(problems or [], _NoSink(), tally)
     summary = _finish_summary(tally, paths)
+    if retried:
+        summary["retried_shards"] = retried
     try:
         ReportWriter(out_dir, tables=()).write_summary(summary)
     except OutputError as exc:
         raise OutputFailure(str(exc)) from None
     return summary
+
+
+def _retried_lines(summary: dict) -> list[str]:
+    """One line per shard of a --dask run that was run again after a worker died."""
+    lines = []
+    for r in summary.get("retried_shards", ()):
+        start, end = r["bytes"]
+        times = r["workers_died"]
+        lines.append(f"retried: shard {r['shard']} ({r['source']}, bytes {start:,}-{end:,}) was run again: "
+                     f"{'the worker' if times == 1 else f'{times} workers'} it was given to died")
+    return lines
+
+
+def _fail_shard(exc, shown: str) -> None:
+    """A --dask task failed: one line naming its shard and the cause, and the status."""
+    from chessscan.engines.dask import RUN_MARKER, SHARED_FOLDER_HINT, RunGone, describe_shard
+    from chessscan.reports.writers import OutputError
+
+    cause = exc.cause
+    tail = "; no summary.json is written"
+    if isinstance(cause, RunGone):  # the run was live: the worker does not see its folder
+        seen = "no" if cause.found is None else "another run's"
+        worker = f"the worker {cause.worker}" if cause.worker else "a worker"
+        raise OutputFailure(f"{describe_shard(exc.shard)}: {worker} does not see the output folder {shown}/ as this "
+                            f"client does ({seen} {RUN_MARKER} there): {SHARED_FOLDER_HINT}{tail}")
+    if isinstance(cause, OutputError):
+        raise OutputFailure(f"{cause} (on a worker, {describe_shard(exc.shard)}){tail}")
+    if isinstance(cause, ImportError):
+        raise DaskUsageError(f"a Dask worker cannot run chessscan ({exc.reason()}): install chessscan[dask] "
+                             f"on every worker, the same version as here{tail}")
+    if isinstance(cause, OSError):
+        raise InputError(f"a worker cannot read the input: {exc}: the workers must see the inputs under the "
+                         f"same path as this client{tail}")
+    if exc.killed:
+        raise WorkerDied(f"{exc}{tail}")
+    # Bad content never raises in a task: this is a chessscan bug.
+    import traceback
+
+    if exc.traceback is not None:
+        click.echo("".join(traceback.format_exception(type(cause), cause, exc.traceback)).rstrip(), err=True)
+    raise InternalError(f"internal error in {exc} (a chessscan bug: please report it with the input){tail}")
 
 
 class _PerftCommand(click.Command):
@@ -1024,6 +1110,19 @@ class WorkerDied(click.ClickException):
     exit_code = EXIT_INTERNAL
 
 
+class InternalError(click.ClickException):
+    """A chessscan bug met in a task (its traceback printed before): exit 3."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class DaskUsageError(click.ClickException):
+    """``--dask`` cannot be used as given: a bad or unreachable address, what answers there
+    is not a scheduler, or the dask extra is missing: exit 2, one line."""
+
+    exit_code = EXIT_USAGE
+
+
 @main.command(context_settings=CONTEXT)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
@@ -1052,19 +1151,23 @@ class WorkerDied(click.ClickException):
 @click.option("--write-baseline", metavar="FILE", default=None,
               help="Record every issue found in a baseline file (sorted JSON, keyed on the game's "
                    "content, the code and the ply).")
+@click.option("--moves-column", metavar="NAME", default=None,
+              help="The column holding the moves in Parquet/Arrow game tables (default: the first "
+                   "of movetext, moves_san, moves_uci, transcript, in any case).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: one per core, or all in this process on 2 cores or "
                    "fewer; 1: all in this process). The diagnostics, their order and the counts are "
                    "the same for any number.")
 @click.option("--silent", is_flag=True, help="No progress bar (shown on stderr when it is a terminal).")
-def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, clean_output, rejects_output,
-             baseline_path, write_baseline):
+def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, select, ignore, clean_output,
+             rejects_output, baseline_path, write_baseline):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
     `path:line:column: severity[code]: message (game N "White - Black", ply P)` on stdout,
-    in input order; the counts, and the issues by code, go to stderr. PATHS are files,
-    folders (their .pgn and .epd files, recursively) or - for stdin. Codes are listed in the
+    in input order; the counts, and the issues by code, go to stderr. PATHS are files (PGN,
+    EPD, game tables), folders (their .pgn and .epd files and tables, recursively), URLs or
+    - for stdin. Codes are listed in the
     README ("Issue codes"); --select and --ignore choose which are reported.
 
     \b
@@ -1099,7 +1202,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     if "stdout" in _CLOSED:  # its diagnostics would go nowhere: refused before any reading
         _fail_output(OutputError("<stdout>", "it is closed"))
     select_codes, ignore_codes = _code_options(select, ignore)
-    items = _resolve_cli_inputs(paths, ordered=True)
+    items = _resolve_cli_inputs(paths, ordered=True, moves_column=moves_column)
     sources = [i for i in items if not isinstance(i, InputProblem)]
     _warn_repeated(paths)
 
@@ -1136,7 +1239,7 @@ def validate(paths, fmt, fail_on, cross_check, jobs, silent, select, ignore, cle
     issue_filter = IssueFilter(sink, select_codes, ignore_codes)
     if fmt == "json":
         write('{"diagnostics": [')
-    options = AnalysisOptions(positions="none", cross_check=cross_check)
+    options = AnalysisOptions(positions="none", cross_check=cross_check, moves_column=moves_column)
     tally = Tally()
     tally.cross_check_mode = cross_check
     unreadable = False
@@ -1258,6 +1361,12 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     if piped:  # the second reading found the pipe empty: no game was copied, silently
         raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read "
                                f"each input twice: give files, not a pipe ({piped[0]})")
+    from chessscan.readers.tables import is_table
+
+    tables = [p for p in paths if is_table(p)]
+    if tables:  # (the split and the baselines read a game's text, which a table row has not)
+        raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read the "
+                               f"games' text: give PGN or EPD inputs, not a game table ({tables[0]})")
     outputs = [o for o in (clean_output, rejects_output) if o]
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")

@@ -84,7 +84,14 @@ def test_read_report_reads_dask_datasets(tmp_path, magnus):
         half = table.num_rows // 2
         pq.write_table(table.slice(0, half), dataset / name / "part-000000.parquet")
         pq.write_table(table.slice(half), dataset / name / "part-000001.parquet")
-    report = chessscan.read_report(dataset)
+    # No summary.json: a run that did not finish, unless the caller asks for what is there.
+    from chessscan.reports.reader import IncompleteReport, IncompleteReportWarning
+
+    with pytest.raises(IncompleteReport, match=r"has no summary.json.*\(positions: 2 parts, games: 2 parts, "
+                                               r"issues: 2 parts, perpetuals: 2 parts\)"):
+        chessscan.read_report(dataset)
+    with pytest.warns(IncompleteReportWarning, match="read what is there .positions: 2 parts, games: 2 parts"):
+        report = chessscan.read_report(dataset, incomplete="ok")
     assert report.summary is None
     for name in ("positions", "games", "perpetuals", "issues"):
         pd.testing.assert_frame_equal(report.tables[name], magnus.tables[name], obj=name)

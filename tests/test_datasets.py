@@ -73,7 +73,7 @@ from chessscan.analysis.options import AnalysisOptions  # noqa: E402
 from chessscan.engines import parallel  # noqa: E402
 from chessscan.engines.local import run, tables_for  # noqa: E402
 from chessscan.engines.parallel import run_parallel  # noqa: E402
-from chessscan.reports.dataset import check_published  # noqa: E402
+from chessscan.reports.parts import check_parts  # noqa: E402
 from chessscan.reports.filters import IssueFilter  # noqa: E402
 from chessscan.reports.writers import ReportWriter  # noqa: E402
 from test_engines import TRICKY_PGN, InlinePool, irregular_pgn, wrong_zobrist_everywhere  # noqa: E402
@@ -94,10 +94,14 @@ def write_report(out: Path, paths, options, jobs: int, fmt: str = "parquet", sel
             tally = run_parallel(paths, sink, options, jobs=jobs, **kwargs)
         sink.finish()
     if writer.dataset:
-        assert check_published(writer.published) == sum(map(len, writer.published.values()))
+        assert check_parts(published(writer)) == len(published(writer))
     writer.write_summary(tally.as_dict())
     assert not [p for p in out.rglob("*") if p.name.startswith(".") or p.name.endswith(".partial")]
     return tally.as_dict(), chessscan.read_report(out)
+
+
+def published(writer) -> list:
+    return [part for parts in writer.published.values() for part in parts]
 
 
 def assert_same_report(one, two) -> None:
@@ -234,7 +238,7 @@ def test_a_stop_leaves_whole_parts_in_order(tmp_path, monkeypatch):
         with writer:
             run_parallel([str(big)], writer, options, jobs=2, batch_bytes=30_000, in_flight=4)
     assert not [p for p in out.rglob("*") if p.name.endswith(".partial") or p.name.startswith(".part")]
-    check_published(writer.published)
+    check_parts(published(writer))
     games = pd.read_parquet(out / "games")
     assert 0 < len(games) < 1200 and list(games.game_index) == list(range(len(games)))
     positions = pd.read_parquet(out / "positions")
@@ -279,3 +283,58 @@ def test_output_error_crosses_processes():
     again = pickle.loads(pickle.dumps(error))
     assert type(again) is OutputError and str(again) == str(error) and again.path == error.path
     assert again.errno == 28
+
+
+def test_no_room_in_shared_memory_sends_the_chunks_as_bytes(tmp_path, monkeypatch):
+    """A /dev/shm too small for a chunk (64 MiB in a container, say): the pages cannot be
+    reserved, the slot is a bytearray, and its chunks travel as bytes, with the same tables."""
+    import errno
+    import os as os_module
+
+    from chessscan.engines import chunks
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os_module, "posix_fallocate", full, raising=False)
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    made = []
+    real_slot = chunks.Slot
+
+    class Slot(real_slot):
+        def __init__(self, capacity, shared):
+            super().__init__(capacity, shared)
+            made.append(self.name)
+
+    monkeypatch.setattr(chunks, "Slot", Slot)
+    options = AnalysisOptions(cross_check="off")
+    one = write_report(tmp_path / "one", [MAGNUS_ZST], options, 1)
+    two = write_report(tmp_path / "two", [MAGNUS_ZST], options, 2, batch_bytes=30_000, in_flight=3)
+    assert_same_report(one, two)
+    assert made and made == [None] * len(made)  # bytearrays only
+
+
+def test_chunk_text_reads_segments_in_place():
+    """A chunk's text, segments of shared memory and bytes, reads back as their bytes, then
+    raises the error the source ended with."""
+    from chessscan.engines.chunks import ChunkStream, ChunkText, Slots
+
+    slots = Slots()
+    try:
+        slot = slots.take(1 << 16)
+        slot.view[:11] = b"hello world"
+        text = ChunkText((slot.segment(0, 5),), 5) + ChunkText((b", ",), 2) + ChunkText((slot.segment(6, 11),), 5)
+        assert len(text) == 12
+        stream = ChunkStream(text, ValueError("cut short"))
+        got = b""
+        while True:
+            try:
+                piece = stream.read(3)
+            except ValueError as exc:
+                assert str(exc) == "cut short"
+                break
+            assert piece
+            got += piece
+        assert got == b"hello, world"
+    finally:
+        slots.close()

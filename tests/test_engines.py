@@ -624,7 +624,7 @@ def test_dask_cli_errors(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "not a size" in result.output
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
     result = runner.invoke(main, ["analyze", str(MAGNUS), "--dask", "local", "-o", str(tmp_path)])
-    assert result.exit_code == 1 and "pip install 'chessscan[dask]'" in result.output
+    assert result.exit_code == 2 and "pip install 'chessscan[dask]'" in result.output  # (1 is "issues found")
 
 
 def test_many_tiny_games_without_sure_starts_are_read_in_batches(tmp_path, monkeypatch):

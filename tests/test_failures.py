@@ -265,14 +265,16 @@ def _small_tmpfs(tmp_path) -> Path:
     return mnt
 
 
-def test_real_full_disk(tmp_path):
-    """On a real 128 KiB filesystem: exit 4, tables readable or absent, no summary.json."""
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_real_full_disk(tmp_path, jobs):
+    """On a real 128 KiB filesystem: exit 4, tables readable or absent, no summary.json (with
+    --jobs 2, the workers' parts fail: the error comes back to the main process)."""
     mnt = _small_tmpfs(tmp_path)
     try:
         for fmt in ("parquet", "csv"):
             out = mnt / fmt
             done = subprocess.run([*CHESSSCAN, "analyze", str(MAGNUS), "-o", str(out), "--format", fmt,
-                                   "--jobs", "1", "--silent"], capture_output=True, text=True)
+                                   "--jobs", str(jobs), "--silent"], capture_output=True, text=True)
             assert done.returncode == 4, done.stderr
             assert "No space left on device" in done.stderr and "Traceback" not in done.stderr
             assert not (out / "summary.json").exists()

@@ -135,20 +135,24 @@ def test_binary_kind_tells_text_from_data():
     assert binary_kind("Ärger über Öl — café\n".encode("cp1252") * 30) is None
 
 
-def test_a_parquet_file_gives_one_error_and_a_failing_exit(tmp_path):
+def test_a_parquet_file_without_moves_gives_one_error_and_a_failing_exit(tmp_path):
+    # A report's games table is a Parquet file but no game table: no column holds moves.
     report = tmp_path / "r1"
     assert run("analyze", MAGNUS, "-o", report, "--silent", "--jobs", "1").exit_code == 0
     parquet = report / "games" / "part-000000.parquet"
     res = run("validate", parquet)
     assert res.exit_code == 2  # an input that could not be analyzed, as in analyze
     assert res.stdout.splitlines() == [
-        f"{parquet}: error[not-text]: {parquet} is not text but a Parquet file: give PGN or EPD files "
-        "(plain or compressed)"]
+        f"{parquet}: error[unsupported-input]: {parquet} has no moves column (movetext, moves_san, moves_uci, "
+        "transcript; or name it with --moves-column): its columns are source, game_index, byte_offset, line, "
+        "event, site, date, round, white, black, result, white_elo, black_elo, eco, time_control, termination, "
+        "variant, start_fen, plies, checks, direct_checks, discovered_checks, double_checks, outcome, winner, "
+        "perpetuals, result_consistent, error_code, error_ply"]
     assert res.stderr.splitlines()[0] == "0 games: 0 ok, 0 with errors, 0 warnings"
     out = tmp_path / "r2"
     res = run("analyze", parquet, MAGNUS, "-o", out, "--silent", "--jobs", "1", "--cross-check", "off")
     assert res.exit_code == 2
-    assert issues_of(out).code.tolist() == ["not-text"]
+    assert issues_of(out).code.tolist() == ["unsupported-input"]
     assert json.loads((out / "summary.json").read_text())["games_read"] == 300
 
 

@@ -576,7 +576,8 @@ def test_validate_jobs_option_is_documented():
     assert "--jobs" in help_text and "--silent" in help_text
     readme = (REPO / "README.md").read_text().replace("\\|", "|")
     assert "chessscan validate PATH... [--format text|json|github|sarif] [--fail-on error|warning] " \
-           "[--cross-check off|sample|full] [--select CODES] [--ignore CODES] [-j/--jobs N] [--silent]" in readme
+           "[--cross-check off|sample|full] [--select CODES] [--ignore CODES] [--moves-column NAME] [-j/--jobs N] " \
+           "[--silent]" in readme
 
 
 def test_diagnostics_about_a_tag_stand_at_that_tag(tmp_path) -> None:

@@ -16,11 +16,14 @@ class AnalysisOptions:
     that give check) or ``none``. ``fen``: add the FEN after each move to position rows.
     ``cross_check``: replay games in python-chess and report disagreements: ``off``,
     ``sample`` (the rule in :mod:`chessscan.analysis.crosscheck`) or ``full``.
+    ``moves_column``: the column of a game table holding the moves (``--moves-column``;
+    None: the first of the well-known names, :data:`chessscan.readers.tables.MOVES_COLUMNS`).
     """
 
     positions: str = "all"
     fen: bool = False
     cross_check: str = "off"
+    moves_column: str | None = None
 
     def __post_init__(self) -> None:
         if self.positions not in POSITIONS_CHOICES:

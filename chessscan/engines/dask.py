@@ -1,4 +1,4 @@
-"""Run the analysis on a Dask cluster (``chessscan analyze --dask ADDRESS|local``).
+"""Run the analysis on a Dask cluster (``chessscan analyze --dask ADDRESS|auto|local``).
 
 Needs the optional extra ``chessscan[dask]`` (``dask[dataframe]``, ``distributed``); this
 module imports them only inside :func:`run_dask`, and raises ``ImportError`` with the install
@@ -27,11 +27,24 @@ How a run goes:
    64k rows, flat memory) to ``<out_dir>/<table>/part-<shard>.parquet``: one part, i.e. one
    DataFrame partition, per shard. Every folder is a Parquet dataset, readable with
    ``pandas.read_parquet(folder)`` or ``dask.dataframe.read_parquet(folder)``; part names sort
-   in input order. The client merges the shards' tallies in shard order into summary.json.
+   in input order. A part is written under a hidden name of its own and renamed once whole,
+   and the task reports it with the rows its footer holds.
+4. **Check and merge** (on the client): every part reported must be there, as the client
+   sees it, with those rows (:func:`chessscan.reports.parts.check_parts`); then the client
+   merges the shards' tallies in shard order into summary.json.
 
 Workers open the input files and write the output folder themselves: on a real cluster both
 must be on a filesystem every worker sees under the same path (relative paths are made
-absolute on the client; the ``source`` column keeps the path as given).
+absolute on the client; the ``source`` column keeps the path as given), or the inputs are
+URLs, which each worker opens through fsspec. A URL, and a game table, is one shard.
+While the run goes on, ``<out_dir>/`` :data:`RUN_MARKER` holds its id: a task publishes a
+part only while it finds it there, so a worker that does not see the folder stops at once, and a task still
+running after its run was stopped or failed (a cancelled task runs on to its end) leaves
+nothing. On every way out the client removes the marker, cancels the tasks, waits a little
+for those running on a cluster that goes on, and removes the parts being written that it
+sees (:func:`sweep_parts`). A failure is one exception naming what failed
+(:class:`ShardFailed` with the shard, :class:`SchedulerLost`, :class:`SchedulerUnreachable`,
+:class:`AddressError`, :class:`~chessscan.reports.parts.PartMissing`).
 """
 
 from __future__ import annotations
@@ -48,6 +61,7 @@ from chessscan.engines.local import (
     DEFAULT_BATCH_ROWS,
     add_no_games_issue,
     analyze_one,
+    game_source,
     is_epd,
     new_sampler,
     new_tables,
@@ -57,14 +71,18 @@ from chessscan.engines.local import (
     tables_for,
 )
 from chessscan.readers.pgn import ReadEnd, count_line_ends, line_at, read_games, sure_game_start
-from chessscan.readers.sources import detect_compression, detect_utf16, open_source, source_name
+from chessscan.readers.sources import detect_compression, detect_utf16, source_name, source_size
+from chessscan.readers.tables import is_table
+from chessscan.readers.urls import is_url
 from chessscan.reports.filters import IssueFilter, held_row
 from chessscan.reports.schema import schema_for
-from chessscan.reports.writers import (TableWriter, buffered_rows, clear, new_buffers, part_name, prepare_output,
-                                       report_files)
+from chessscan.reports.writers import (OutputError, TableWriter, buffered_rows, clear, new_buffers, part_name,
+                                       prepare_output, replace_file, report_files)
 
-__all__ = ["DEFAULT_SHARD_SIZE", "Shard", "plan_shards", "count_range", "settle_shards", "analyze_shard",
-           "finish_shards", "run_dask", "INSTALL_HINT"]
+__all__ = ["DEFAULT_SHARD_SIZE", "Shard", "ShardResult", "plan_shards", "count_range", "settle_shards",
+           "analyze_shard", "finish_shards", "run_dask", "resolve_address", "probe_scheduler", "sweep_parts",
+           "describe_shard", "INSTALL_HINT", "RUN_MARKER", "AddressError", "SchedulerUnreachable", "SchedulerLost",
+           "ShardFailed", "RunGone"]
 
 #: Target shard size in bytes: about 10 s of work per task at ~100k positions/s, so a few
 #: thousand tasks for a Lichess monthly dump and little scheduler overhead.
@@ -83,7 +101,7 @@ class Shard(NamedTuple):
     ``number``: position in the run (part files are named after it); ``path``: the file to
     open (absolute); ``source``: the name written in the rows (the path as given);
     ``kind``: ``'range'`` (bytes ``start``..``end`` of an uncompressed PGN file), ``'pgn'``
-    (a whole PGN file) or ``'epd'`` (a whole EPD file); ``size``: bytes on disk, for
+    (a whole PGN file), ``'epd'`` (a whole EPD file) or ``'table'`` (a whole game table); ``size``: bytes on disk, for
     progress; ``first``: whether it is the first shard of its file.
     """
 
@@ -142,8 +160,15 @@ def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE) -> l
         p = os.fspath(p)
         if p == "-":
             raise ValueError("stdin ('-') cannot be analyzed on a Dask cluster: give files")
-        path = os.path.abspath(p)
         name = source_name(p)
+        if is_url(p) or is_table(p):
+            # One task a file: the workers open it themselves (a URL through fsspec), and a
+            # table's reader numbers its rows.
+            kind = "table" if is_table(p) else "epd" if is_epd(p) else "pgn"
+            size = source_size(p) or 0
+            shards.append(Shard(len(shards), p if is_url(p) else os.path.abspath(p), name, kind, 0, size, size, True))
+            continue
+        path = os.path.abspath(p)
         size = os.path.getsize(path)
         if is_epd(p) or size <= shard_size or _whole_file(path):
             kind = "epd" if is_epd(p) else "pgn"
@@ -271,10 +296,70 @@ class _PartSink:
         self.writer(name).write(columns)
 
 
+#: The file in the output folder that says which run may publish parts there (its text: the
+#: run's id). The client writes it before the first task and removes it on every way out; a
+#: task publishes a part only while it holds the task's run id, so a task still running after
+#: its run was stopped or failed (a cancelled task runs on to its end) leaves nothing, and a
+#: worker that does not see the client's folder finds none.
+RUN_MARKER = ".chessscan-dask-run"
+#: Seconds between a task's looks at the run marker while it analyzes (and at every part it
+#: publishes): how long a task of a stopped run goes on.
+MARKER_CHECK_SECONDS = 1.0
+# A part being written: hidden (readers of the dataset skip names starting with '.') and
+# unique to the task's attempt, renamed to its part name when whole; or a part's temporary
+# file (NAME.<hex>.partial, reports.files), the client's own or an earlier version's.
+_TEMP_PART = re.compile(r"\.part-\d{6}\.parquet\.[0-9a-f]+\Z|\.?part-\d{6}\.parquet(\.[0-9a-f]+)*\.partial\Z")
+
+
+class RunGone(Exception):
+    """Raised in a task whose run marker (:data:`RUN_MARKER`) is missing or names another
+    run: the run was stopped or failed, or the worker does not see the client's output
+    folder. ``marker``: the marker's path; ``worker``: the worker's address, if known."""
+
+    def __init__(self, marker: str, worker: str | None, found: str | None) -> None:
+        self.marker, self.worker, self.found = marker, worker, found
+        what = "missing" if found is None else "another run's"
+        super().__init__(f"{marker} is {what} on the worker {worker or '(unknown)'}")
+
+    def __reduce__(self):  # (raised on a worker, read on the client)
+        return type(self), (self.marker, self.worker, self.found)
+
+
+class ShardResult(NamedTuple):
+    """What :func:`analyze_shard` returns: the shard's tally; with ``--cross-check sample``,
+    the games a rare kind may sample (else None); the held once-a-file rows; and the parts
+    it wrote, as ``(path, rows)`` with the rows their Parquet footers hold."""
+
+    tally: Tally
+    deferred: Deferred | None
+    held: dict
+    parts: list
+
+
+def _worker_address() -> str | None:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return None
+
+
+def _check_run(marker: str, run_id: str) -> None:
+    """Raise :class:`RunGone` unless ``marker`` holds ``run_id``."""
+    try:
+        with open(marker, encoding="ascii") as f:
+            found = f.read().strip()
+    except (OSError, UnicodeDecodeError):
+        found = None
+    if found != run_id:
+        raise RunGone(marker, _worker_address(), found)
+
+
 def analyze_shard(shard: Shard, first_index: int, first_line: int, options: AnalysisOptions,
                   names: Sequence[str], out_dir: str, write_empty: bool = False,
                   batch_rows: int = DEFAULT_BATCH_ROWS, select: Iterable[str] | None = None,
-                  ignore: Iterable[str] = ()) -> tuple[Tally, Deferred | None, dict]:
+                  ignore: Iterable[str] = (), run_id: str | None = None) -> ShardResult:
     """Analyze one shard and write its part of each table in ``names`` to
     ``<out_dir>/<table>/part-<number>.parquet``; what a Dask task runs.
 
@@ -283,22 +368,41 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
     (so the first shard of a run gives every folder its schema). The issues go through
     :class:`~chessscan.reports.filters.IssueFilter` (``select``, ``ignore``, one row a game
     for ``uci-move``), as in a local run; the one row a file of ``decode-fallback`` is held
-    back, for :func:`finish_shards` to write once for the whole file. Returns the shard's
-    tally; with ``--cross-check sample``, the games a rare kind may sample
-    (:class:`~chessscan.analysis.sampling.Deferred`; else None); and the held rows
-    (:meth:`~chessscan.reports.filters.IssueFilter.take_held`). Raises ``OSError`` when the
-    input cannot be read or the part cannot be written.
+    back, for :func:`finish_shards` to write once for the whole file.
+
+    Each part is written under a hidden name of its own (``.part-<number>.parquet.<token>``,
+    skipped by dataset readers) and renamed to its part name once whole, so that a worker
+    killed midway leaves no part that reads as whole. With ``run_id``, the task looks at
+    ``<out_dir>/`` :data:`RUN_MARKER` as it starts, about every :data:`MARKER_CHECK_SECONDS`
+    while it analyzes, and around each rename: when it does not hold ``run_id``, the task
+    removes what it wrote and raises :class:`RunGone`.
+
+    Returns a :class:`ShardResult`. Raises ``OSError`` when the input cannot be read,
+    :class:`~chessscan.reports.writers.OutputError` when a part cannot be written.
     """
+    import time
+    import uuid
+
+    marker = os.path.join(out_dir, RUN_MARKER)
+    checked = [time.monotonic()]
+
+    def check(now: bool = False) -> None:
+        if run_id is not None and (now or time.monotonic() - checked[0] >= MARKER_CHECK_SECONDS):
+            _check_run(marker, run_id)
+            checked[0] = time.monotonic()
+
+    check(now=True)
     tables = new_tables(names, options)
     tally = Tally()
     tally.cross_check_mode = options.cross_check
     deferred = Deferred() if options.cross_check == "sample" else None
     writers: dict[str, TableWriter] = {}
+    token = uuid.uuid4().hex[:12]
 
     def writer(name: str) -> TableWriter:
         w = writers.get(name)
         if w is None:
-            path = os.path.join(out_dir, name, part_name(shard.number))
+            path = os.path.join(out_dir, name, f".{part_name(shard.number)}.{token}")
             w = writers[name] = TableWriter(path, schema_for(name, optional_columns(name, options)),
                                             "parquet", table=name)
         return w
@@ -306,23 +410,26 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
     sink = IssueFilter(_PartSink(writer), select, ignore)
 
     def flush() -> None:
+        check()
         for name in names:
             if buffered_rows(tables[name]):
                 sink.write(name, tables[name])
                 clear(tables[name])
 
+    published: list[str] = []
+    done = False
     try:
         if shard.kind == "epd":
             run_epd_source(shard.path, tables, tally, flush, None, batch_rows, source=shard.source)
         else:
             if shard.kind == "range":
                 stream = _open_range(shard.path, shard.start, shard.end)
-            else:
-                stream = open_source(shard.path, name=shard.source)
+            else:  # a whole PGN file or game table
+                stream = game_source(shard.path, options, shard.source)
             positions = tables["positions"]
             games = tables["games"]["game_index"]
             with stream:
-                for raw in read_games(stream, source=shard.source):
+                for raw in (read_games(stream, source=shard.source) if shard.kind == "range" else stream):
                     if shard.start:
                         raw.rebase(first_index, shard.start, first_line)
                     analyze_one(raw, tables, options, tally, None, deferred)
@@ -333,15 +440,49 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
         if write_empty:
             for name in names:
                 writer(name)
-    finally:
         for w in writers.values():
             w.close()
-    return tally, deferred, held
+        parts = _publish(writers, out_dir, check, published)
+        done = True
+    finally:
+        if not done:
+            for w in writers.values():
+                try:
+                    w.close()
+                except BaseException:
+                    pass
+            for path in [*(str(w.path) for w in writers.values()), *published]:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+    return ShardResult(tally, deferred, held, parts)
 
 
-def finish_shards(shards: Sequence[Shard], results: Sequence[tuple[Tally, Deferred | None, dict]],
-                  options: AnalysisOptions, out_dir: str, select: Iterable[str] | None = None,
-                  ignore: Iterable[str] = (), problems: Sequence = ()) -> Tally:
+def _publish(writers: dict, out_dir: str, check, published: list[str]) -> list[tuple[str, int]]:
+    """Rename each closed part from its hidden name to its part name while the run goes on
+    (``check()`` raises otherwise: the parts published so far are in ``published``, for the
+    caller to remove). Returns ``(path, rows)`` per part, rows from its Parquet footer."""
+    import pyarrow.parquet as pq
+
+    parts = []
+    for name, w in writers.items():
+        temp = str(w.path)
+        rows = pq.read_metadata(temp).num_rows
+        final = os.path.join(out_dir, name, os.path.basename(temp)[1:].rsplit(".", 1)[0])
+        check(now=True)
+        try:
+            os.replace(temp, final)
+        except OSError as exc:
+            raise OutputError(final, exc) from None
+        published.append(final)
+        parts.append((final, rows))
+    check(now=True)  # a stop during the renames: they are removed
+    return parts
+
+
+def finish_shards(shards: Sequence[Shard], results: Sequence[tuple], options: AnalysisOptions, out_dir: str,
+                  select: Iterable[str] | None = None, ignore: Iterable[str] = (), problems: Sequence = ()) -> Tally:
     """Merge the shards' :func:`analyze_shard` results in shard order into the run's tally,
     on the client. With ``--cross-check sample``, decide in input order which games the rare
     kinds sample (:class:`~chessscan.analysis.sampling.Sampler`), cross-check those the
@@ -358,7 +499,8 @@ def finish_shards(shards: Sequence[Shard], results: Sequence[tuple[Tally, Deferr
     wanted = IssueFilter(None, select, ignore).wanted
     games = 0  # of the PGN source being merged
     held: dict[str, list] = {}  # of the PGN source being merged: source -> [first row, count]
-    for k, (shard, (shard_tally, deferred, shard_held)) in enumerate(zip(shards, results)):  # in shard order: see run_dask
+    for k, (shard, result) in enumerate(zip(shards, results)):  # in shard order: see run_dask
+        shard_tally, deferred, shard_held = result[:3]
         tally.merge(shard_tally)
         games = shard_tally.games + (0 if shard.first else games)
         if shard.first:
@@ -411,9 +553,167 @@ def _add_part_rows(path: str, rows: dict[str, list], table: str = "disagreements
         w.close()
 
 
+# ---------------------------------------------------------------------------
+# The cluster: addresses, connecting, failures
+# ---------------------------------------------------------------------------
+class AddressError(ValueError):
+    """A ``--dask`` address that is not one (empty, an unknown scheme, no port...)."""
+
+
+class SchedulerUnreachable(ConnectionError):
+    """No Dask scheduler answered at the address within Dask's connect timeout (nothing
+    listens there, or what answered is not a scheduler: a dashboard, a worker...)."""
+
+
+class SchedulerLost(ConnectionError):
+    """The client lost its scheduler during the run (it died, or the network went)."""
+
+
+class ShardFailed(Exception):
+    """A task of the run failed. ``shard``: its :class:`Shard`; ``cause``: the exception
+    (``distributed``'s ``KilledWorker`` when its workers died each time it ran: ``killed``
+    is then true), ``traceback`` the task's traceback (or None), ``worker`` the address of
+    the worker it last ran on (or None); ``counting``: a task of the counting pass."""
+
+    def __init__(self, shard: Shard, cause: BaseException, traceback=None, counting: bool = False) -> None:
+        self.shard, self.cause, self.traceback, self.counting = shard, cause, traceback, counting
+        self.killed = type(cause).__name__ == "KilledWorker"
+        last = getattr(cause, "last_worker", None) if self.killed else None
+        self.worker = getattr(last, "address", None) or getattr(cause, "worker", None)
+        super().__init__(f"{describe_shard(shard)}: {self.reason()}")
+
+    def reason(self) -> str:
+        cause = self.cause
+        if self.killed:
+            tries = getattr(cause, "allowed_failures", 0) + 1
+            return (f"its worker died each of the {tries} times it ran it (last on {self.worker}), and Dask "
+                    "gave up (KilledWorker): out of memory, or killed? See the workers' logs")
+        text = str(cause).splitlines()[0] if str(cause) else ""
+        return f"{type(cause).__name__}: {text}" if text else type(cause).__name__
+
+
+def describe_shard(shard: Shard) -> str:
+    """A shard in words, for messages: ``shard 3 (games.pgn, bytes 1,048,576-2,097,152)``."""
+    where = (f"bytes {shard.start:,}-{shard.end:,}" if shard.kind == "range" else "the whole file")
+    return f"shard {shard.number} ({shard.source}, {where})"
+
+
+def resolve_address(address: str) -> tuple[str, str]:
+    """The scheduler address to use for ``--dask ADDRESS`` and where it came from, in words.
+
+    ``'local'``: a LocalCluster here. ``'auto'``: Dask's own configuration, as
+    ``distributed.Client()`` reads it (``DASK_SCHEDULER_ADDRESS``, or ``scheduler-address`` in
+    a Dask config file), else a LocalCluster. Anything else is a scheduler address, checked
+    for its form: ``[tcp://]HOST:PORT`` (or ``tls://``, ``ws://``, ``wss://``, ``ucx://``).
+    Raises :class:`AddressError` for an address of no such form.
+    """
+    given = address
+    address = (address or "").strip()
+    origin = "given"
+    if address == "auto":
+        import dask
+        import distributed  # noqa: F401  (adds its defaults to dask.config)
+
+        key = "scheduler-address"  # (what distributed.Client() reads; DASK_SCHEDULER_ADDRESS sets it)
+        address = str(dask.config.get(key, None) or "").strip()
+        if not address:
+            return "local", "Dask's configuration names no scheduler: DASK_SCHEDULER_ADDRESS, scheduler-address"
+        origin = ("DASK_SCHEDULER_ADDRESS" if os.environ.get("DASK_SCHEDULER_ADDRESS")
+                  else "scheduler-address in Dask's configuration")
+    if address == "local":
+        return "local", origin
+    if not address or address.startswith("-"):
+        raise AddressError(f"{given!r} is not a Dask scheduler address: --dask takes tcp://HOST:PORT, 'auto' "
+                           "or 'local'")
+    from distributed.comm import registry
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    where = "" if origin == "given" else f" (from {origin})"
+    try:
+        scheme, loc = parse_address(address)
+        registry.get_backend(scheme)
+    except (ValueError, ImportError) as exc:
+        raise AddressError(f"{address!r}{where} is not a Dask scheduler address: {exc}") from None
+    if scheme == "inproc":
+        raise AddressError(f"{address!r}{where}: an inproc:// address is reachable only inside its own process")
+    if scheme != "ucx":
+        try:
+            host, port = parse_host_port(loc)
+        except ValueError as exc:
+            raise AddressError(f"{address!r}{where} is not a Dask scheduler address ([tcp://]HOST:PORT): "
+                               f"{exc}") from None
+        if not host or not 0 < port < 65536:
+            raise AddressError(f"{address!r}{where} is not a Dask scheduler address ([tcp://]HOST:PORT): "
+                               f"{'no host' if not host else f'no port {port}'}")
+    return address, origin
+
+
+def connect_timeout() -> float:
+    """Dask's connect timeout in seconds (``distributed.comm.timeouts.connect``, 30 s by
+    default; ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT`` sets it)."""
+    import dask
+    import distributed  # noqa: F401
+    from dask.utils import parse_timedelta
+
+    return float(parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds"))
+
+
+def probe_scheduler(address: str, timeout: float) -> dict:
+    """Ask ``address`` who it is, all within ``timeout`` seconds: connect, handshake and
+    answer (Dask bounds only the connect: a dashboard's port accepts the connection and
+    never answers). Returns the scheduler's identity (``type``, ``workers``...). Raises
+    :class:`SchedulerUnreachable` when nothing answers in time or what answers is not a
+    Dask scheduler."""
+    import asyncio
+    import threading
+
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    async def ask() -> dict:
+        comm = await connect(address, timeout=timeout, **Security().get_connection_args("client"))
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    answer: list = []
+
+    def run() -> None:  # in a thread of its own: the caller may be inside an event loop
+        try:
+            # (A little past Dask's own deadline for the connect, so that a refused or
+            # unresolved address is reported as Dask reports it.)
+            answer.append(asyncio.run(asyncio.wait_for(ask(), timeout + 0.25)))
+        except BaseException as exc:  # noqa: BLE001 (handed to the caller)
+            answer.append(exc)
+
+    thread = threading.Thread(target=run, name="chessscan-dask-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 5)
+    got = answer[0] if answer else TimeoutError()
+    if isinstance(got, (asyncio.TimeoutError, TimeoutError)):
+        raise SchedulerUnreachable(f"no Dask scheduler answered at {address} within {timeout:g} s (Dask's connect "
+                                   "timeout, distributed.comm.timeouts.connect): is it the scheduler's port "
+                                   "(8786 by default), not its dashboard's?")
+    if isinstance(got, BaseException):
+        why = " ".join(str(got).split()) if isinstance(got, OSError) and str(got) else _one_line(got)
+        raise SchedulerUnreachable(f"cannot reach a Dask scheduler at {address}: {why}")
+    if not isinstance(got, dict) or got.get("type") != "Scheduler":
+        kind = got.get("type") if isinstance(got, dict) and got.get("type") else "something else"
+        raise SchedulerUnreachable(f"{address} is not a Dask scheduler: a {kind} answered there")
+    return got
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def _client(address: str, jobs: int | None):
     """A ``distributed.Client`` for ``address`` (``'local'``: a LocalCluster of ``jobs``
-    one-thread worker processes) and the cluster to close after it (or None)."""
+    one-thread worker processes) and the cluster to close after it (or None). A scheduler
+    address is asked first whether it is one (:func:`probe_scheduler`)."""
     try:
         from distributed import Client, LocalCluster
     except ImportError as exc:
@@ -439,99 +739,378 @@ def _client(address: str, jobs: int | None):
             for sig in stop - {getattr(signal, "SIGTERM", None)}:  # SIGTERM: how the nanny stops them
                 ignored[sig] = signal.signal(sig, signal.SIG_IGN)
         try:
-            # One thread per worker: a task holds the GIL.
+            # One thread per worker: a task holds the GIL. The dashboard on this machine only.
             cluster = LocalCluster(n_workers=jobs or default_jobs(), threads_per_worker=1,
-                                   processes=True, dashboard_address=":0")
-            client = Client(cluster)
+                                   processes=True, dashboard_address="127.0.0.1:0")
+            client = Client(cluster, set_as_default=False)
         finally:
             for sig, handler in ignored.items():
                 signal.signal(sig, handler)
             if masked:
                 signal.pthread_sigmask(signal.SIG_SETMASK, old)
         return client, cluster
+    timeout = connect_timeout()
+    probe_scheduler(address, timeout)
     try:
-        return Client(address), None
-    except OSError as exc:  # refused, timed out, bad address
-        raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
+        return Client(address, timeout=timeout, set_as_default=False), None
+    except (OSError, TimeoutError) as exc:  # gone between the probe and now
+        raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {_one_line(exc)}") from exc
+
+
+def dashboard_note(client, local: bool = False) -> str | None:
+    """``Dask dashboard: LINK`` for ``client``'s scheduler, or None when it names none.
+    ``local``: the scheduler runs in this process (a LocalCluster), whose pages need bokeh
+    here: said when it is missing."""
+    try:
+        link = client.dashboard_link
+    except Exception:  # noqa: BLE001 (an old scheduler's info lacks it: nothing to show)
+        return None
+    if not link:
+        return None
+    if local:
+        try:
+            import bokeh  # noqa: F401
+        except ImportError:
+            return f"Dask dashboard: {link} (its pages need bokeh: pip install 'bokeh>=3.1')"
+    return f"Dask dashboard: {link}"
+
+
+def _wait(client, futures: list, shards: list[Shard], on_done=None, counting: bool = False) -> list:
+    """The results of ``futures`` (one per shard of ``shards``), in order, taken as they
+    finish (``on_done(k, result)`` for each). The first to fail raises :class:`ShardFailed`;
+    futures cancelled because the scheduler went away raise :class:`SchedulerLost`. (A
+    result lost with its worker is computed again: it is waited for again.)"""
+    from distributed import as_completed
+
+    index = {f.key: k for k, f in enumerate(futures)}
+    results: list = [None] * len(futures)
+    left = len(futures)
+
+    def lost(why: str) -> SchedulerLost:
+        first = next((shards[i] for i, r in enumerate(results) if r is None), None)
+        return SchedulerLost(_lost(client, first, left, why))
+
+    try:
+        # (with_results: each result fetched in the client's event loop as it comes, not by a
+        # call from this thread per future, which cost ~5 ms each)
+        pending = as_completed(futures, loop=client.loop, with_results=True, raise_errors=False)
+        for f, result in pending:
+            k = index[f.key]
+            if f.status == "finished":
+                results[k] = result
+                left -= 1
+                if on_done is not None:
+                    on_done(k, results[k])
+                continue
+            if f.status == "error":
+                raise ShardFailed(shards[k], f.exception(), f.traceback(), counting)
+            if f.status == "cancelled":
+                raise lost(_cancel_reason(f))
+            pending.add(f)  # lost with its worker since: computed again
+    except (ShardFailed, SchedulerLost):
+        raise
+    except (OSError, TimeoutError) as exc:  # the comm to the scheduler closed under a call
+        if isinstance(exc, OutputError):
+            raise
+        raise lost("connection closed" if type(exc).__name__ == "CommClosedError" else _one_line(exc)) from None
+    except Exception as exc:  # noqa: BLE001
+        if type(exc).__name__ in ("FutureCancelledError", "CancelledError"):
+            raise lost(str(getattr(exc, "reason", "") or "cancelled").replace("-", " ")) from None
+        raise
+    return results
+
+
+def _cancel_reason(future) -> str:
+    try:
+        future.result(timeout=2)
+    except BaseException as exc:  # noqa: BLE001 (FutureCancelledError: its reason)
+        return str(getattr(exc, "reason", "") or type(exc).__name__).replace("-", " ")
+    return "cancelled"
+
+
+def _lost(client, shard: Shard | None, left: int, why: str = "") -> str:
+    where = getattr(client, "scheduler", None)
+    address = getattr(where, "address", None) or "the scheduler"
+    why = f" ({why})" if why else ""
+    first = f"; first unfinished: {describe_shard(shard)}" if shard is not None else ""
+    return (f"lost the connection to the Dask scheduler at {address}{why} with {left} "
+            f"task{'s' if left != 1 else ''} unfinished{first}")
+
+
+def _retried(client, futures: list, shards: list[Shard]) -> list[dict]:
+    """The shards the scheduler ran again after a worker died while running them (its
+    count of such deaths, ``suspicious``), in shard order."""
+    keys = [f.key for f in futures]
+
+    def deaths(dask_scheduler, keys):  # runs on the scheduler (pickled by value)
+        tasks = dask_scheduler.tasks
+        return {k: tasks[k].suspicious for k in keys if k in tasks and tasks[k].suspicious}
+
+    try:
+        died = client.run_on_scheduler(deaths, keys=keys)
+    except Exception:  # noqa: BLE001 (a scheduler that runs no client code: nothing to report)
+        return []
+    return [{"shard": s.number, "source": s.source, "bytes": [s.start, s.end], "workers_died": died[k]}
+            for s, k in zip(shards, keys) if k in died]
+
+
+def sweep_parts(out_dir: str, names: Iterable[str]) -> int:
+    """Remove the parts being written (hidden ``.part-*`` names, and the ``*.partial`` files
+    of parts) in the dataset folders ``names`` of ``out_dir`` that this process sees; returns how
+    many. (What a killed worker or a stopped run left: never a whole part.)"""
+    removed = 0
+    for name in names:
+        folder = os.path.join(out_dir, name)
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            if _TEMP_PART.match(entry):
+                try:
+                    os.unlink(os.path.join(folder, entry))
+                    removed += 1
+                except OSError:
+                    pass
+    return removed
+
+
+SHARED_FOLDER_HINT = ("the workers and this client must see the output folder under the same path "
+                      "(a shared filesystem such as NFS, mounted alike everywhere)")
 
 
 def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = AnalysisOptions(),
              address: str = "local", client=None, jobs: int | None = None,
              shard_size: int = DEFAULT_SHARD_SIZE, progress: bool = False,
-             select: Iterable[str] | None = None, ignore: Iterable[str] = (), problems: Sequence = ()) -> Tally:
+             select: Iterable[str] | None = None, ignore: Iterable[str] = (), problems: Sequence = (),
+             say=None, retried: list | None = None) -> Tally:
     """Analyze ``paths`` on a Dask cluster and write one Parquet dataset per table of
     :func:`~chessscan.engines.local.tables_for` under ``out_dir`` (``<out_dir>/<table>/
     part-*.parquet``). Does not write summary.json: the caller adds ``sources`` to the
     returned tally's ``as_dict()``.
 
-    ``client``: a ``distributed.Client`` to use; else one is made for ``address`` (a
-    scheduler address such as ``tcp://host:8786``, or ``'local'`` for a LocalCluster of
-    ``jobs`` workers, default every core) and closed at the end. What an earlier run wrote to
-    ``out_dir`` is removed first, and nothing else (:func:`~chessscan.reports.writers.prepare_output`;
+    ``client``: a ``distributed.Client`` to use; else one is made for ``address``
+    (:func:`resolve_address`: a scheduler address such as ``tcp://host:8786``, ``'auto'``
+    for Dask's configured one, or ``'local'`` for a LocalCluster of ``jobs`` workers,
+    default every core) and closed at the end. What an earlier run wrote to ``out_dir`` is
+    removed first, and nothing else (:func:`~chessscan.reports.writers.prepare_output`;
     raises its ``OutputFolderError``). The rows equal a local run's once sorted by
     (source, game_index, ply); read in part order they are in input order too. The issues
     are those a local run writes: ``select`` and ``ignore`` as ``--select``/``--ignore``,
     and ``problems`` (the :class:`~chessscan.readers.inputs.InputProblem` of the paths left
-    out; counted by the caller) first.
+    out; counted by the caller) first. ``say(line)`` is given a line about the cluster
+    (which scheduler, its dashboard); ``retried`` (a list) gets a dict per shard that was
+    run again after a worker died (``shard``, ``source``, ``bytes``, ``workers_died``).
 
-    Raises ``ImportError`` (with :data:`INSTALL_HINT`) when dask or distributed is missing,
-    ``ValueError`` for stdin or a bad ``shard_size``, ``OSError`` when an input cannot be
-    read; an error in a task is re-raised here.
+    Every part the tasks report is checked as this process sees it before the run counts
+    as done (:func:`~chessscan.reports.parts.check_parts`). On every way out the run's
+    tasks are cancelled, and no part being written stays (:func:`sweep_parts`); a task
+    still running elsewhere publishes nothing (:data:`RUN_MARKER`).
+
+    Raises ``ImportError`` (with :data:`INSTALL_HINT`) when dask or distributed is missing;
+    ``ValueError`` for stdin or a bad ``shard_size``, :class:`AddressError` for an address
+    of no known form; ``OSError`` when an input cannot be read here;
+    :class:`SchedulerUnreachable` when no scheduler answers at the address within Dask's
+    connect timeout; :class:`ShardFailed` when a task fails (``cause``: its exception; a
+    :class:`RunGone` one means the worker does not see the output folder);
+    :class:`SchedulerLost`; :class:`~chessscan.reports.parts.PartMissing` when a part a
+    task wrote is not here; :class:`~chessscan.reports.writers.OutputError` when the folder
+    or a part cannot be written.
     """
+    import uuid
+
+    from chessscan.reports.parts import check_parts
+
     paths = [os.fspath(p) for p in paths]
     shards = plan_shards(paths, shard_size)
     out_dir = os.path.abspath(out_dir)
     names = tables_for(paths, options)
+    say = say or (lambda line: None)
 
     cluster = None
-    if client is None:
+    own = client is None
+    if own:
+        address, origin = resolve_address(address)
         client, cluster = _client(address, jobs)
-        own = True
-    else:
-        own = False
+        if address == "local":
+            workers = len(client.scheduler_info().get("workers", {}))
+            say(f"Dask: a LocalCluster of {workers} worker{'s' if workers != 1 else ''} on this machine"
+                + (f" ({origin})" if origin != "given" else ""))  # ('auto' with no address configured)
+        else:
+            workers = len(client.scheduler_info().get("workers", {}))
+            say(f"Dask scheduler: {address}" + (f" (from {origin})" if origin != "given" else "")
+                + (f", {workers} worker{'s' if workers != 1 else ''}" if workers
+                   else ", no worker yet: the tasks wait for one"))
+    note = dashboard_note(client, local=cluster is not None)
+    if note:
+        say(note)
+    run_id = uuid.uuid4().hex
+    marker = os.path.join(out_dir, RUN_MARKER)
+    marked = False
+    futures: list = []
+    done = False
     try:
         # (only once the scheduler answers: an unreachable one leaves no folder behind)
         # (a part left by an earlier, larger run would be read back as part of this dataset)
-        prepare_output(out_dir, report_files(names, dataset=True), inputs=paths)
+        try:
+            prepare_output(out_dir, report_files(names, dataset=True), inputs=paths)
+            sweep_parts(out_dir, names)
+            marked = True  # (removed on every way out, even when written only in part)
+            replace_file(marker, (run_id + "\n").encode("ascii"), through=False)  # a new file, never a link's
+        except OSError as exc:
+            if isinstance(exc, OutputError):
+                raise
+            raise OutputError(getattr(exc, "filename", None) or out_dir, exc) from None
+
         # Game index and line number of each shard's first game: counts of the ranges
         # before it in its file (the last range of a file needs no count); a cut that
         # proves to lie inside a comment is dropped.
         def count(needed: list[Shard]) -> list:
-            return client.gather(client.map(count_range, [s.path for s in needed],
-                                            [s.start for s in needed], [s.end for s in needed],
-                                            pure=False))
+            bar = _bar(progress, sum(s.size for s in needed), "count (dask)")
+            counted = [0]
+
+            def counted_one(k: int, result) -> None:
+                counted[0] += result[0]
+                if bar is not None:
+                    bar.update(needed[k].size)
+                    bar.set_postfix_str(f"{counted[0]:,} games", refresh=False)
+
+            futures[:] = client.map(count_range, [s.path for s in needed], [s.start for s in needed],
+                                    [s.end for s in needed],
+                                    key=[f"count_range-{run_id}-{k:06d}" for k in range(len(needed))])
+            try:
+                return _wait(client, futures, needed, counted_one, counting=True)
+            finally:
+                if bar is not None:
+                    bar.close()
 
         shards, firsts = settle_shards(shards, count)
 
-        futures = [client.submit(analyze_shard, s, i0, l0, options, names, out_dir, s.number == 0,
-                                 select=select, ignore=ignore, pure=False)
-                   for s, (i0, l0) in zip(shards, firsts)]
+        futures[:] = [client.submit(analyze_shard, s, i0, l0, options, names, out_dir, s.number == 0,
+                                    select=select, ignore=ignore, run_id=run_id,
+                                    key=f"analyze_shard-{run_id}-{s.number:06d}")
+                      for s, (i0, l0) in zip(shards, firsts)]
+        bar = None
         if progress:
-            import sys
+            from chessscan.engines.progress import Progress
 
-            from distributed import as_completed
-            from tqdm import tqdm
+            bar = Progress(sum(s.size for s in shards), "analyze (dask)")
+        seen = Tally()
 
-            sizes = {f.key: s.size for f, s in zip(futures, shards)}
-            with tqdm(total=sum(sizes.values()), unit="B", unit_scale=True, unit_divisor=1024,
-                      file=sys.stderr, desc="analyze (dask)", leave=False, dynamic_ncols=True) as bar:
-                for f in as_completed(futures):
-                    bar.update(sizes[f.key])
-        results = client.gather(futures)
+        def analyzed(k: int, result) -> None:
+            if bar is not None:
+                seen.merge(result[0])
+                bar.update(shards[k].size)
+                bar.count(seen.games, seen.games_with_errors)
+
+        try:
+            results = _wait(client, futures, shards, analyzed)
+        finally:
+            if bar is not None:
+                bar.close()
+        if retried is not None:
+            retried.extend(_retried(client, futures, shards))
+        # Before the client touches a part (finish_shards adds rows to some): a part a worker
+        # wrote where this process does not see it fails the run here, not as a missing row.
+        check_parts([p for r in results for p in r.parts], SHARED_FOLDER_HINT)
+        done = True
     except BaseException:
         # Stopped (Ctrl-C, SIGTERM) or failed: closing a cluster with tasks in flight makes
         # distributed log every cancelled task and closed connection. The user has the one
         # message that matters; the cluster's shutdown chatter is not it.
-        import logging
-
-        for name in ("distributed", "asyncio", "tornado"):
-            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        quiet_logs()
         raise
     finally:
-        if own:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        _end_run(client, cluster if own else None, own, futures, done, marker if marked else None, out_dir, names,
+                 run_id)
     # In shard order, so the summary's counters keep the local key order and the sample is
     # a local run's.
     return finish_shards(shards, results, options, out_dir, select, ignore, problems)
+
+
+def quiet_logs() -> None:
+    """Silence the log lines of distributed (and of the libraries under it) in this process:
+    a lost connection, each reconnect attempt, a closing cluster's chatter. (distributed
+    gives some of its loggers levels of their own: each is set.)"""
+    import logging
+
+    roots = ("distributed", "tornado", "asyncio", "bokeh")
+    names = [n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in roots]
+    for name in (*roots, *names):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+def _bar(enabled: bool, total: int, label: str):
+    if not enabled:
+        return None
+    import sys
+
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr, desc=label,
+                leave=False, dynamic_ncols=True)
+
+
+def _end_run(client, cluster, own: bool, futures: list, done: bool, marker: str | None, out_dir: str,
+             names: Sequence[str], run_id: str) -> None:
+    """The end of a run, on every way out: the run marker removed (a task still running
+    publishes nothing after it), the tasks not done cancelled and, on a cluster that goes on,
+    waited for (a few seconds at most: a cancelled task runs on until it sees the marker
+    gone, then removes what it wrote), the client (and a LocalCluster) closed, and the parts
+    being written here removed."""
+    if marker is not None:
+        try:
+            os.unlink(marker)
+        except OSError:
+            pass
+    live = getattr(client, "status", None) == "running"
+    if not done and futures and live:
+        try:
+            client.cancel(futures, force=True)
+        except Exception:  # noqa: BLE001 (the scheduler went away: nothing left to cancel)
+            pass
+        if cluster is None:
+            _await_tasks(client, run_id, 3 * MARKER_CHECK_SECONDS + 2)
+    if own:
+        try:
+            client.close(timeout=5)
+        except Exception:  # noqa: BLE001
+            pass
+        if cluster is not None:
+            try:
+                cluster.close()
+            except Exception:  # noqa: BLE001
+                pass
+    sweep_parts(out_dir, names)  # (also after a run done: what its workers killed midway left)
+
+
+def _await_tasks(client, run_id: str, seconds: float) -> bool:
+    """Wait until no worker runs a task of the run ``run_id`` (its key holds it), at most
+    ``seconds``; returns whether none does. (Asks the workers: a cancelled task leaves the
+    scheduler at once, but runs on in its worker.)"""
+    import threading
+    import time
+
+    def running(dask_worker, run_id):  # runs on each worker (pickled by value)
+        state = getattr(dask_worker, "state", None)
+        return sum(run_id in str(ts.key) for ts in getattr(state, "executing", ()))
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        answer: list = []
+
+        def ask() -> None:
+            try:
+                answer.append(client.run(running, run_id=run_id, on_error="ignore"))
+            except Exception:  # noqa: BLE001
+                answer.append(None)
+
+        thread = threading.Thread(target=ask, name="chessscan-dask-wait", daemon=True)
+        thread.start()
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if not answer or answer[0] is None:
+            return False
+        if not any(isinstance(n, int) and n for n in answer[0].values()):
+            return True
+        time.sleep(0.2)
+    return False

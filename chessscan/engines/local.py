@@ -23,6 +23,7 @@ from chessscan.readers.epd import read_epd
 from chessscan.readers.inputs import is_epd_source
 from chessscan.readers.pgn import read_games
 from chessscan.readers.sources import open_source, source_name, source_size
+from chessscan.readers.tables import is_table
 from chessscan.reports.filters import PER_FILE_CODES
 from chessscan.reports.writers import buffered_rows, clear, new_buffers
 
@@ -180,6 +181,40 @@ def replay_deferred(deferred, sampler, tally: Tally) -> dict[str, list] | None:
     return found_rows if found_rows["game_index"] else None
 
 
+class _PgnGames:
+    """The games of a PGN source (:func:`game_source`)."""
+
+    def __init__(self, path: str, source: str | None) -> None:
+        self.name = source if source is not None else source_name(path)
+        self.stream = open_source(path, name=self.name)
+
+    def __enter__(self) -> "_PgnGames":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stream.close()
+
+    @property
+    def bytes_read(self) -> int:
+        return self.stream.bytes_read
+
+    def __iter__(self):
+        return read_games(self.stream, source=self.name)
+
+
+def game_source(path: str, options: AnalysisOptions, source: str | None = None):
+    """The games of the PGN source or game table (:func:`~chessscan.readers.tables.is_table`)
+    ``path``, as a context manager: iterating over it gives the RawGames in input order;
+    ``name`` is the source's name in the rows (``source``, default its display name) and
+    ``bytes_read`` the input read so far (for progress). Raises ``OSError`` when a PGN source
+    cannot be opened (a table's problems are games with its issue)."""
+    if is_table(path):
+        from chessscan.readers.tables import TableReader
+
+        return TableReader(path, options.moves_column, source=source)
+    return _PgnGames(path, source)
+
+
 def run_epd_source(path: str, tables: dict[str, dict[str, list]], tally: Tally,
                    flush: Callable[[], None], bar=None, batch_rows: int = DEFAULT_BATCH_ROWS,
                    source: str | None = None) -> None:
@@ -277,26 +312,30 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
     def flush() -> None:
         flush_tables(sink, tables, names)
 
+    def next_source(name: str) -> None:
+        # The once-a-file rows of the sources before go after their other rows and before
+        # this one's, whatever the batches (as with --jobs and Dask).
+        if getattr(sink, "holding", None) is not None and (
+                sink.holding(name) or not PER_FILE_CODES.isdisjoint(tables["issues"]["code"])):
+            flush()
+            sink.next_source(name)
+
     current = None  # the game being analyzed (a stop that cuts it short drops its rows)
     try:
         for path in paths:
-            name = source_name(path)
-            if getattr(sink, "holding", None) is not None and (
-                    sink.holding(name) or not PER_FILE_CODES.isdisjoint(tables["issues"]["code"])):
-                # The once-a-file rows of the sources before go after their other rows and
-                # before this one's, whatever the batches (as with --jobs and Dask).
-                flush()
-                sink.next_source(name)
             if is_epd(path):
+                next_source(source_name(path))
                 run_epd_source(path, tables, tally, flush, bar, batch_rows)
                 continue
-            with open_source(path) as stream:
+            with game_source(path, options) as stream:
                 seen = 0
                 positions = tables["positions"]
                 games = tables["games"]["game_index"]
                 issues = tables["issues"]["code"]
                 read = 0
-                for raw in read_games(stream, source=name):
+                name = stream.name
+                next_source(name)
+                for raw in stream:
                     read += 1
                     current = raw
                     analyze_one(raw, tables, options, tally, sampler)

@@ -91,6 +91,9 @@ the pool recorded it (the pool never told that worker to stop, and Python's exit
 waited for it forever). On a stop, the pool's thread finishes what it is doing before the
 pool is stopped, so the pool knows every worker it has.
 
+Game tables (Parquet, Arrow: :mod:`chessscan.readers.tables`) are read in the main process,
+row group batch by batch, and their games sent to the workers in batches of ``batch_games``.
+
 EPD sources are analyzed in the main process (after the PGN chunks before them are
 written). An input of less than one chunk is analyzed in the main process too: starting
 the pool would cost more than it saves. When every input is a file under a sixteenth of a
@@ -121,6 +124,7 @@ from chessscan.engines.local import (
     add_no_games_issue,
     analyze_one,
     flush_tables,
+    game_source,
     is_epd,
     new_sampler,
     new_tables,
@@ -135,6 +139,7 @@ from chessscan.engines.chunks import ChunkStream, ChunkText, Slots
 from chessscan.readers.counts import termination_marks, text_counts
 from chessscan.readers.pgn import ReadEnd, last_sure_game_start, read_games
 from chessscan.readers.sources import TruncatedInput, open_source, source_name, source_size
+from chessscan.readers.tables import is_table
 from chessscan.reports.dataset import PartTarget, add_rows, discard_parts, sweep
 from chessscan.reports.writers import buffered_rows, new_buffers
 
@@ -536,11 +541,13 @@ class _Task:
     for a chunk its source's state, arguments and whether it is the source's last (its cut
     and game index estimate are checked when it is written), and the slots its text is in."""
 
-    __slots__ = ("fut", "advance", "state", "args", "last", "slots")
+    __slots__ = ("fut", "advance", "state", "args", "last", "slots", "source")
 
-    def __init__(self, fut, advance: int, state=None, args=None, last: bool = False, slots=()) -> None:
+    def __init__(self, fut, advance: int, state=None, args=None, last: bool = False, slots=(),
+                 source: str | None = None) -> None:
         self.fut, self.advance, self.state, self.args, self.last = fut, advance, state, args, last
         self.slots = list(slots)
+        self.source = source  # the source its games are of (None: it has none)
 
 
 def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
@@ -698,10 +705,9 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     def write_parts(result, found, task: _Task) -> None:
         """Name the parts of a task's result in input order (module doc)."""
         out, held = result[1], result[-2]
-        source = task.args[2] if task.state is not None else None
         if issue_filter is not None:
-            if source is not None:
-                issue_filter.next_source(source)  # the held rows of the sources before, first
+            if task.source is not None:
+                issue_filter.next_source(task.source)  # the held rows of the sources before, first
             issue_filter.hold(held)
         number = writer.take_number() if writer.dataset else 0
         if found is not None:
@@ -745,7 +751,8 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         the input is less than one chunk, the main process runs the task itself."""
         if full:
             start_pool()
-        task = _Task(None, advance, state, args if state is not None else None, last, held)
+        source = args[2] if state is not None else (args[0][0].source if args[0] else None)
+        task = _Task(None, advance, state, args if state is not None else None, last, held, source)
         # (With parts, the main process analyzes nothing itself once a pool is coming: it
         # waits for the pool, reading on meanwhile is not worth what one game's analysis costs.)
         if pool_ready(wait=not _WORK_WHILE_POOL_STARTS or (parts and starting is not None)):
@@ -912,6 +919,28 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         finally:
             slots.release(slot)
 
+    def read_table(path: str) -> None:
+        """A game table: the main process reads its rows and sends its games in batches of
+        ``batch_games`` (module doc)."""
+        with game_source(path, options) as reader:
+            batch: list = []
+            seen = read = 0
+            for raw in reader:
+                read += 1
+                batch.append(raw)
+                if len(batch) >= batch_games:
+                    full = sampler.full() if sampler is not None else 0
+                    submit(batch_fn, (batch, options, pgn_names, *tail, *numbered(), full), reader.bytes_read - seen,
+                           True)
+                    seen, batch = reader.bytes_read, []
+            if batch or reader.bytes_read > seen:
+                full = sampler.full() if sampler is not None else 0
+                submit(batch_fn, (batch, options, pgn_names, *tail, *numbered(), full), reader.bytes_read - seen,
+                       False)
+            if not read:
+                deliver_all()
+                no_games(reader.name)
+
     def flush_epd() -> None:
         flush_tables(sink, tables, names)
 
@@ -924,6 +953,9 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 deliver_all()  # rows of earlier games first (they share the issues table)
                 run_epd_source(path, tables, tally, flush_epd, bar, batch_rows)
                 flush_epd()
+                continue
+            if is_table(path):
+                read_table(path)
                 continue
             with open_source(path) as stream:
                 read_chunks(stream, source_name(path), source_size(path))

@@ -4,12 +4,18 @@
 and the :class:`InputProblem` s of the others, so that one bad path among many is reported
 (an ``issues`` row with its own code) while the good ones are analyzed:
 
-* a folder stands for the PGN and EPD files under it (``.pgn``/``.epd``, plain or compressed),
-  recursively, in sorted order of their paths; hidden files and folders are left out;
+* a folder stands for the PGN and EPD files under it (``.pgn``/``.epd``, plain or compressed)
+  and its game tables (``.parquet``, ``.arrow``, ``.feather``: :mod:`chessscan.readers.tables`),
+  recursively, in sorted order of their paths; hidden files and folders, and report folders
+  (holding a chessscan manifest), are left out;
+* a URL (``s3://``, ``hf://``, ``https://``...: :mod:`chessscan.readers.urls`) is an object,
+  a folder or a glob, listed through its file system;
+* a game table is checked whole at once: one with a corrupt footer or no moves column is one
+  problem (``truncated-input``, ``unsupported-input``);
 * a path that does not exist or cannot be opened is an ``unreadable-input`` error;
 * an archive (``unsupported-input``) or data that is not text (``not-text``) is refused
   whole, with one error;
-* an input with no bytes, or only white space (a folder with no PGN/EPD file), is an
+* an input with no bytes, or only white space (a folder with no PGN/EPD file or table), is an
   ``empty-input`` warning (the engines add the same warning for a source that, read whole,
   gave no game or EPD record).
 
@@ -26,14 +32,20 @@ from typing import Iterable
 
 from .epd import looks_like_epd
 from .sources import STDIN, TruncatedInput, is_pipe, open_source, peek_once, peek_pipe, peek_stdin, source_name
+from .tables import TABLE_SUFFIXES, TableError, inspect_table, table_kind
+from .urls import MissingFileSystem, is_url, list_url
 
-__all__ = ["InputProblem", "resolve_each", "resolve_inputs", "is_epd_source", "INPUT_SUFFIXES", "COMPRESSION_SUFFIXES"]
+__all__ = ["InputProblem", "resolve_each", "resolve_inputs", "is_epd_source", "INPUT_SUFFIXES", "COMPRESSION_SUFFIXES",
+           "REPORT_MANIFEST"]
 
 #: Suffixes of the files a folder contributes (before a compression suffix).
 INPUT_SUFFIXES = (".pgn", ".epd")
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".zstd", ".xz")
 # Bytes looked at to tell EPD from PGN (the first record is one line).
 _SNIFF_BYTES = 1 << 16
+# A folder holding this file is a report an `analyze` run wrote (reports.writers.MANIFEST_NAME;
+# readers import nothing from reports): its tables are not inputs.
+REPORT_MANIFEST = ".chessscan-manifest.json"
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,13 @@ def _base_name(path: str) -> str:
     return name
 
 
+def _wanted(name: str) -> bool:
+    """Whether a folder's file ``name`` is an input: PGN or EPD (plain or compressed), or a
+    game table."""
+    return not name.startswith(".") and (_base_name(name).endswith(INPUT_SUFFIXES)
+                                         or name.lower().endswith(TABLE_SUFFIXES))
+
+
 def _walk(folder: str) -> list[str]:
     found = []
     walked = set()  # real paths: a link to an ancestor, or to a folder read already, is not read again
@@ -70,8 +89,11 @@ def _walk(folder: str) -> list[str]:
             continue
         walked.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if REPORT_MANIFEST in files:  # a report folder: its tables are no input
+            dirs[:] = []
+            continue
         for f in sorted(files):
-            if not f.startswith(".") and _base_name(f).endswith(INPUT_SUFFIXES):
+            if _wanted(f):
                 found.append(os.path.join(root, f))
     return found
 
@@ -107,8 +129,14 @@ def _only_blank(stream) -> bool:
         return False  # the reader reports it
 
 
-def _check(path: str) -> InputProblem | None:
-    """The problem of one file or of stdin, or None when it can be read."""
+def _check(path: str, moves_column: str | None = None) -> InputProblem | None:
+    """The problem of one file, URL or of stdin, or None when it can be read."""
+    if table_kind(path) is not None:
+        try:
+            inspect_table(path, moves_column)
+        except TableError as exc:
+            return InputProblem(path, exc.code, "error", str(exc))
+        return None
     try:
         if path == STDIN or is_pipe(path):
             head, stream = peek_once(path)  # read once: the stream looked at is handed on unread
@@ -138,30 +166,58 @@ def _check(path: str) -> InputProblem | None:
     return None
 
 
-def resolve_each(paths: Iterable[str]) -> list[str | InputProblem]:
-    """For ``paths`` (files, folders, ``'-'`` for stdin), in order: each source to read (a
-    path) or the :class:`InputProblem` of a path that gives none (see the module docstring).
-    A file given by name is read whatever its suffix; a folder contributes its
-    ``.pgn``/``.epd`` files. Never raises for a bad path."""
+def _url_items(url: str, moves_column: str | None) -> list[str | InputProblem]:
+    """:func:`resolve_each` for a URL: the object, or the files of a folder or a glob."""
+    try:
+        files = list_url(url, _wanted, lambda names: REPORT_MANIFEST in [n.rsplit("/", 1)[-1] for n in names])
+    except MissingFileSystem as exc:
+        return [InputProblem(url, "unreadable-input", "error", str(exc))]
+    except Exception as exc:  # (any file system's error: network, credentials, a bad bucket name)
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return [InputProblem(url, "unreadable-input", "error", f"cannot be read: {reason}")]
+    if files is None:
+        return [InputProblem(url, "unreadable-input", "error", "no such object, folder or match")]
+    if not files:
+        return [InputProblem(url, "empty-input", "warning",
+                             "a folder with no .pgn or .epd file (plain or compressed) or game table in it")]
     out: list[str | InputProblem] = []
-    for p in paths:
-        p = os.fspath(p)
-        if p != STDIN and os.path.isdir(p):
-            files = _walk(p)
-            if not files:
-                out.append(InputProblem(p, "empty-input", "warning",
-                                        "a folder with no .pgn or .epd file (plain or compressed) in it"))
-            out.extend(_not_a_file(f) or _check(f) or f for f in files)
-        elif p != STDIN and not os.path.lexists(p):
-            out.append(InputProblem(p, "unreadable-input", "error", "no such file or folder"))
-        else:
-            out.append(_check(p) or p)
+    for f in files:
+        try:
+            out.append(_check(f, moves_column) or f)
+        except Exception as exc:  # (as above)
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            out.append(InputProblem(f, "unreadable-input", "error", f"cannot be read: {reason}"))
     return out
 
 
-def resolve_inputs(paths: Iterable[str]) -> tuple[list[str], list[InputProblem]]:
+def resolve_each(paths: Iterable[str], moves_column: str | None = None) -> list[str | InputProblem]:
+    """For ``paths`` (files, folders, URLs, ``'-'`` for stdin), in order: each source to read
+    (a path) or the :class:`InputProblem` of a path that gives none (see the module
+    docstring). A file given by name is read whatever its suffix; a folder contributes its
+    ``.pgn``/``.epd`` files and its game tables. ``moves_column``: the moves column of the
+    tables (``--moves-column``). Never raises for a bad path."""
+    out: list[str | InputProblem] = []
+    for p in paths:
+        p = os.fspath(p)
+        if is_url(p):
+            out.extend(_url_items(p, moves_column))
+        elif p != STDIN and os.path.isdir(p):
+            files = _walk(p)
+            if not files:
+                out.append(InputProblem(p, "empty-input", "warning",
+                                        "a folder with no .pgn or .epd file (plain or compressed) or game "
+                                        "table in it"))
+            out.extend(_not_a_file(f) or _check(f, moves_column) or f for f in files)
+        elif p != STDIN and not os.path.lexists(p):
+            out.append(InputProblem(p, "unreadable-input", "error", "no such file or folder"))
+        else:
+            out.append(_check(p, moves_column) or p)
+    return out
+
+
+def resolve_inputs(paths: Iterable[str], moves_column: str | None = None) -> tuple[list[str], list[InputProblem]]:
     """:func:`resolve_each`, split: the sources to read, and the problems."""
-    items = resolve_each(paths)
+    items = resolve_each(paths, moves_column)
     return ([i for i in items if not isinstance(i, InputProblem)],
             [i for i in items if isinstance(i, InputProblem)])
 
@@ -182,8 +238,17 @@ def is_epd_source(path: str) -> bool:
     name = _base_name(os.fspath(path))
     if name.endswith(".epd"):
         return True
-    if name.endswith(".pgn"):
+    if name.endswith(".pgn") or table_kind(path) is not None:
         return False
+    if is_url(path):
+        if path not in _KIND_CACHE:
+            try:
+                with open_source(path) as stream:
+                    head = b"" if stream.refusal else stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
+            except (OSError, TruncatedInput):
+                head = b""
+            _KIND_CACHE[path] = looks_like_epd(head)
+        return _KIND_CACHE[path]
     if is_pipe(path):
         try:
             return looks_like_epd(peek_pipe(path))

@@ -32,6 +32,8 @@ from typing import BinaryIO, Union
 
 import zstandard
 
+from .urls import is_url, open_url, url_size
+
 __all__ = [
     "CountingReader",
     "SourceStream",
@@ -150,6 +152,8 @@ def source_size(path: PathArg) -> int | None:
     """
     if isinstance(path, str) and path == STDIN:
         return None
+    if is_url(path):
+        return url_size(path)
     try:
         st = os.stat(path)
     except OSError:
@@ -694,8 +698,9 @@ def peek_once(path: str) -> tuple[bytes, "SourceStream | None"]:
 def open_source(path: PathArg, name: str | None = None) -> SourceStream:
     """Open a game source for reading decompressed bytes.
 
-    ``path`` is a file path (str or PathLike) or ``'-'`` for ``sys.stdin.buffer``
-    (which is not closed when the returned stream is). gzip (``.gz``), bzip2
+    ``path`` is a file path (str or PathLike), a URL read through fsspec
+    (:mod:`chessscan.readers.urls`), or ``'-'`` for ``sys.stdin.buffer`` (which is not closed
+    when the returned stream is). gzip (``.gz``), bzip2
     (``.bz2``, concatenated streams), zstandard (``.zst``, any window size,
     concatenated frames) and xz (``.xz``) are decompressed; the format is taken
     from the magic bytes, else from the suffix, else the data is read as is.
@@ -727,12 +732,16 @@ def open_source(path: PathArg, name: str | None = None) -> SourceStream:
         if parked and parked[0] is not None:
             stream, parked[0] = parked[0], None
             return stream
-        raw = open(path, "rb", buffering=0)
-        try:
-            st = os.fstat(raw.fileno())
-        except OSError:
-            st = None
-        size = st.st_size if st is not None and stat.S_ISREG(st.st_mode) else None
+        if is_url(path):  # through its fsspec file system (readers/urls.py)
+            raw = open_url(path)
+            size = getattr(raw, "size", None)
+        else:
+            raw = open(path, "rb", buffering=0)
+            try:
+                st = os.fstat(raw.fileno())
+            except OSError:
+                st = None
+            size = st.st_size if st is not None and stat.S_ISREG(st.st_mode) else None
         counter = CountingReader(raw, expected=size, name=name)
         suffix = os.path.splitext(os.fspath(path))[1].lower()
     head = SourceStream(counter, buffer_size=1 << 16)

@@ -114,10 +114,12 @@ ISSUE_CODES: dict[str, IssueCode] = {
     **_codes(
         "input",
         ("decode-fallback", "warning", "the text is not valid UTF-8; decoded as CP1252 or Latin-1"),
-        ("truncated-input", "error", "a compressed stream ends early or is corrupt; the game it cuts "
-                                     "is incomplete"),
-        ("unsupported-input", "error", "an archive (zip, 7z, rar, tar) given as an input: unpack it first"),
-        ("not-text", "error", "an input that is not text (a Parquet file, an image, random bytes): "
+        ("truncated-input", "error", "a compressed stream or a game table ends early or is corrupt; the "
+                                     "game it cuts is incomplete (a table whose footer cannot be read: "
+                                     "nothing is read from it)"),
+        ("unsupported-input", "error", "an archive (zip, 7z, rar, tar) given as an input: unpack it first; "
+                                       "or a game table with no moves column (the message names its columns)"),
+        ("not-text", "error", "an input that is not text (an image, an executable, random bytes): "
                               "nothing is read from it"),
         ("unreadable-input", "error", "a path that does not exist or cannot be read (permission denied, "
                                       "I/O error); the other inputs are analyzed"),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Sequence
 
-__all__ = ["PartTarget", "discard_parts", "sweep", "add_rows", "check_published"]
+__all__ = ["PartTarget", "discard_parts", "sweep", "add_rows"]
 
 
 class PartTarget(NamedTuple):
@@ -59,10 +59,11 @@ def discard_parts(parts: dict | None) -> None:
 
 def sweep(out_dir: str, tables: Sequence[str], fmt: str, keep: Sequence[str] = ()) -> None:
     """Remove the parts being written that a run stopped before naming (hidden
-    ``.part-*.partial`` in each table's dataset folder; for CSV, the table's temporary files
-    other than ``keep``, the tables the main process itself is writing)."""
+    ``.part-*.partial`` in each table's dataset folder; for CSV, the table's temporary
+    files), but those in ``keep``: the parts or tables the main process itself is writing."""
     from chessscan.reports.files import discard, temporaries_of
 
+    kept = {os.path.abspath(k) for k in keep}
     for table in tables:
         if fmt == "parquet":
             folder = os.path.join(out_dir, table)
@@ -70,14 +71,12 @@ def sweep(out_dir: str, tables: Sequence[str], fmt: str, keep: Sequence[str] = (
                 names = os.listdir(folder)
             except OSError:
                 continue
-            for name in names:
-                if name.startswith(".part-") and name.endswith(".partial"):
-                    discard(os.path.join(folder, name))
+            found = [os.path.join(folder, n) for n in names if n.startswith(".part-") and n.endswith(".partial")]
         else:
-            kept = {os.path.abspath(k) for k in keep}
-            for path in temporaries_of(os.path.join(out_dir, f"{table}.{fmt}")):
-                if os.path.abspath(path) not in kept:
-                    discard(path)
+            found = temporaries_of(os.path.join(out_dir, f"{table}.{fmt}"))
+        for path in found:
+            if os.path.abspath(path) not in kept:
+                discard(path)
 
 
 def add_rows(parts: dict, table: str, rows: dict[str, list], target: PartTarget, number: int) -> None:
@@ -121,26 +120,3 @@ def _read_part(path: str, fmt: str, schema):
                                    quoted_strings_can_be_null=False, true_values=["true"], false_values=["false"])
     return pacsv.read_csv(path, read_options=pacsv.ReadOptions(column_names=schema.names),
                           convert_options=convert).select(schema.names).cast(schema)
-
-
-def check_published(published: dict) -> int:
-    """Check, before summary.json is written, every part a report names (``{table: [(path,
-    rows), ...]}``, as :attr:`~chessscan.reports.writers.ReportWriter.published`): there, and
-    holding the rows its writer said (its Parquet footer). Returns the parts checked; raises
-    :class:`~chessscan.reports.writers.OutputError` naming the first that is not."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from chessscan.reports.writers import OutputError
-
-    checked = 0
-    for parts in published.values():
-        for path, rows in parts:
-            try:
-                found = pq.read_metadata(path).num_rows
-            except (OSError, pa.ArrowException) as exc:
-                raise OutputError(path, f"it is missing or unreadable ({exc}); {rows:,} rows were written to it") from None
-            if found != rows:
-                raise OutputError(path, f"it holds {found:,} rows where {rows:,} were written")
-            checked += 1
-    return checked

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 from chessscan.reports.schema import OPTIONAL_COLUMNS, TABLE_NAMES, schema_for
 
-__all__ = ["Report", "read_report", "to_dataframe", "pandas_dtype"]
+__all__ = ["Report", "read_report", "to_dataframe", "pandas_dtype", "IncompleteReport", "IncompleteReportWarning"]
 
 
 def pandas_dtype(arrow_type):
@@ -145,7 +145,27 @@ def _columns_of(kind: str, path: Path) -> list[str]:
     return list(json.loads(line)) if line.strip() else []
 
 
-def read_report(path: str | os.PathLike) -> Report:
+class IncompleteReport(FileNotFoundError):
+    """A report folder without ``summary.json``: the run that wrote it stopped or failed
+    before the end (or it is not a chessscan run's), so its tables may hold only part of
+    the input. ``folder``: the folder; ``parts``: table -> number of files there."""
+
+    def __init__(self, folder: Path, parts: dict[str, int]) -> None:
+        self.folder, self.parts = folder, parts
+        super().__init__(f"{folder} has no summary.json: the run that wrote it did not finish (stopped or "
+                         f"failed), so its tables may hold only part of the input ({_count_parts(parts)}); "
+                         "read_report(path, incomplete='ok') reads what is there")
+
+
+class IncompleteReportWarning(UserWarning):
+    """What :func:`read_report` read with ``incomplete='ok'`` from a folder without summary.json."""
+
+
+def _count_parts(parts: dict[str, int]) -> str:
+    return ", ".join(f"{name}: {n} part{'s' if n != 1 else ''}" for name, n in parts.items()) or "no table"
+
+
+def read_report(path: str | os.PathLike, incomplete: str = "raise") -> Report:
     """Read the report folder ``path`` that ``chessscan analyze -o PATH`` wrote: the tables in
     any format it writes (``<table>.parquet``, ``<table>.csv``, ``<table>.jsonl``, or a Dask
     run's datasets ``<table>/part-*.parquet``) and ``summary.json``.
@@ -153,18 +173,37 @@ def read_report(path: str | os.PathLike) -> Report:
     Returns a :class:`Report` whose DataFrames have the dtypes of the declared schema (see
     the module docstring), the same as :func:`chessscan.scan` returns for the same input.
     Raises ``FileNotFoundError`` when ``path`` is not a folder or holds no report table.
+
+    ``summary.json`` is written last, once every table is whole: a folder without it holds
+    a run that stopped or failed (a Dask run whose worker died, say: some parts are missing)
+    or no chessscan run's. Then ``incomplete='raise'`` (the default) raises
+    :class:`IncompleteReport` (a ``FileNotFoundError``) naming how many parts each table has
+    there; ``incomplete='ok'`` reads them, with ``summary`` None, and says how many parts it
+    read in an :class:`IncompleteReportWarning`. Parts being written (``*.partial``, hidden
+    names) are never read.
     """
     from chessscan.reports.writers import read_table
 
+    if incomplete not in ("raise", "ok"):
+        raise ValueError(f"incomplete must be 'raise' or 'ok', not {incomplete!r}")
     folder = Path(path)
     if not folder.is_dir():
         raise FileNotFoundError(f"no report folder: {folder}")
+    found_files = {name: found for name in TABLE_NAMES if (found := _table_file(folder, name)) is not None}
+    if not found_files:
+        raise FileNotFoundError(f"{folder} holds no chessscan report table")
+    summary_path = folder / "summary.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
+    parts = {name: len(files) for name, (_, files) in found_files.items()}
+    if summary is None:
+        if incomplete == "raise":
+            raise IncompleteReport(folder, parts)
+        import warnings
+
+        warnings.warn(f"{folder} has no summary.json: read what is there ({_count_parts(parts)})",
+                      IncompleteReportWarning, stacklevel=2)
     tables = {}
-    for name in TABLE_NAMES:
-        found = _table_file(folder, name)
-        if found is None:
-            continue
-        kind, files = found
+    for name, (kind, files) in found_files.items():
         optional = [c for c in OPTIONAL_COLUMNS[name] if files and c in _columns_of(kind, files[0])]
         schema = schema_for(name, optional)
         if not files:
@@ -174,8 +213,4 @@ def read_report(path: str | os.PathLike) -> Report:
 
             arrow = pa.concat_tables([read_table(f, schema) for f in files])
         tables[name] = to_dataframe(arrow, name)
-    summary_path = folder / "summary.json"
-    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
-    if not tables:
-        raise FileNotFoundError(f"{folder} holds no chessscan report table")
     return Report(tables, summary)

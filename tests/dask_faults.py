@@ -1,0 +1,58 @@
+"""A Dask worker preload for tests/test_dask_cluster.py: the faults a test asks for.
+
+``dask worker --preload tests/dask_faults.py`` with ``CHESSSCAN_TEST_FAULTS`` naming a JSON
+file; each time a worker opens or closes a part of the games table it reads that file (absent:
+no fault), so a running cluster can be told what to do test by test:
+
+* ``{"kill": "part-000003"}``: the worker kills itself (SIGKILL, as the kernel's OOM killer
+  does) when it opens that part, leaving the part being written; with ``"once": PATH``,
+  only when PATH does not exist yet (it is created first): the retry then succeeds.
+* ``{"slow": SECONDS}``: closing a games part first waits SECONDS (a slow shared disk), so
+  that a test finds tasks in flight when it stops the client or kills the scheduler.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+from chessscan.reports import writers
+
+
+def _faults() -> dict:
+    try:
+        with open(os.environ["CHESSSCAN_TEST_FAULTS"], encoding="utf-8") as f:
+            return json.load(f)
+    except (KeyError, OSError, ValueError):
+        return {}
+
+
+def _games_part(path) -> bool:
+    return f"{os.sep}games{os.sep}" in os.fspath(path)
+
+
+if not getattr(writers.TableWriter, "_test_faults", False):  # (a preload may run twice)
+    _init, _close = writers.TableWriter.__init__, writers.TableWriter.close
+
+    def __init__(self, path, *args, **kwargs):
+        _init(self, path, *args, **kwargs)
+        kill = _faults().get("kill")
+        if kill and _games_part(path) and kill in os.path.basename(os.fspath(path)):
+            once = _faults().get("once")
+            if once:
+                if os.path.exists(once):
+                    return
+                open(once, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def close(self):
+        slow = _faults().get("slow")
+        if slow and not self.closed and _games_part(self.path):
+            time.sleep(slow)
+        _close(self)
+
+    writers.TableWriter.__init__ = __init__
+    writers.TableWriter.close = close
+    writers.TableWriter._test_faults = True

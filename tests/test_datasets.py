@@ -325,6 +325,9 @@ def test_chunk_text_reads_segments_in_place():
         slot.view[:11] = b"hello world"
         text = ChunkText((slot.segment(0, 5),), 5) + ChunkText((b", ",), 2) + ChunkText((slot.segment(6, 11),), 5)
         assert len(text) == 12
+        import pickle
+
+        assert pickle.loads(pickle.dumps(text)) == text  # (what a worker gets: names, not bytes)
         stream = ChunkStream(text, ValueError("cut short"))
         got = b""
         while True:
@@ -338,3 +341,27 @@ def test_chunk_text_reads_segments_in_place():
         assert got == b"hello, world"
     finally:
         slots.close()
+
+
+def test_a_chunk_of_a_file_range_is_written_as_a_chunk_of_shared_memory(tmp_path):
+    """A task that reads its text itself (a byte range of a plain file, as a cluster's task
+    would) writes the same parts as one given the text."""
+    from chessscan.engines.chunks import ChunkText, FileRange
+
+    data = MAGNUS.read_bytes()
+    options = AnalysisOptions(cross_check="sample")
+    names = tables_for([str(MAGNUS)], options)
+    results = []
+    for k, text in enumerate([ChunkText((data,), len(data)),
+                              ChunkText((FileRange(str(MAGNUS), 0, 1000), FileRange(str(MAGNUS), 1000, len(data))),
+                                        len(data))]):
+        out = tmp_path / str(k)
+        target = ReportWriter(out, tables=names, parts=True).part_target()
+        tally, parts, games, open_, held, deferred = parallel.write_chunk(
+            text, None, "m.pgn", 0, 0, 0, options, names, target, 7, 0)
+        assert games == 300 and not open_ and held == {}
+        assert all(".part-000007.parquet." in path for path, _ in parts.values())
+        results.append((tally.as_dict(), {t: pd.read_parquet(path) for t, (path, _) in parts.items()}))
+    assert results[0][0] == results[1][0]
+    for t in results[0][1]:
+        pd.testing.assert_frame_equal(results[0][1][t], results[1][1][t])

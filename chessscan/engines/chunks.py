@@ -4,8 +4,9 @@ A **chunk** is a piece of one PGN source that starts at a game start: its text
 (:class:`ChunkText`), where it stands in the source (the game index, byte offset and line of
 its first byte) and, for the last chunk of a source, the error the source ended with. The
 text is described, not copied: a list of **segments**, each a byte range of a shared-memory
-buffer of the main process (:class:`Slot`), or ``bytes`` (where no shared memory can be
-had, and for a task that carries its text with it, as a Dask task would). A worker reads a
+buffer of the main process (:class:`Slot`), ``bytes`` (where no shared memory can be had,
+and for a task that carries its text with it, as a Dask task would), or a byte range of a
+plain file (:class:`FileRange`: a task that reads its text itself). A worker reads a
 chunk's segments in place (:class:`ChunkStream`), so the text is copied once on its way
 from the decompressor to the worker's reader: into the slot.
 
@@ -29,7 +30,7 @@ import os
 import sys
 from typing import NamedTuple
 
-__all__ = ["Slot", "Slots", "ChunkText", "ChunkStream", "shared_memory_available"]
+__all__ = ["Slot", "Slots", "ChunkText", "ChunkStream", "FileRange", "shared_memory_available"]
 
 _SHM_DIR = "/dev/shm"
 
@@ -139,6 +140,14 @@ class Slots:
         self._all, self._free = [], []
 
 
+class FileRange(NamedTuple):
+    """A segment of a chunk's text: bytes ``start..end`` of the plain file ``path``."""
+
+    path: str
+    start: int
+    end: int
+
+
 class ChunkText(NamedTuple):
     """A chunk's text: ``segments`` in order, each ``bytes`` or ``(shared-memory name,
     start, end)`` (module doc), ``size`` bytes in all."""
@@ -206,6 +215,13 @@ class ChunkStream:
             self._k += 1
             if isinstance(seg, (bytes, bytearray)):
                 self._view, self._pos, self._end = memoryview(seg), 0, len(seg)
+            elif isinstance(seg, FileRange):
+                with open(seg.path, "rb") as f:  # (read whole: a range is a chunk, at most 16 MiB)
+                    f.seek(seg.start)
+                    data = f.read(seg.end - seg.start)
+                if len(data) != seg.end - seg.start:
+                    raise OSError(f"{seg.path} is shorter than it was: bytes {seg.start:,}..{seg.end:,} are gone")
+                self._view, self._pos, self._end = memoryview(data), 0, len(data)
             else:
                 name, start, end = seg
                 self._view, self._pos, self._end = _mapped(name), start, end

@@ -351,7 +351,9 @@ def _warn_if_uncompiled() -> None:
 @click.option("-o", "--output", "out_dir", default="chessscan-report", show_default=True,
               type=click.Path(file_okay=False), help="Folder for the report tables.")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
-              show_default=True, help="Table file format.")
+              show_default=True, help="Table format: parquet, a dataset folder per table "
+                                      "(OUTPUT/<table>/part-*.parquet, parts in input order); csv, "
+                                      "a file per table (OUTPUT/<table>.csv).")
 @click.option("--positions", type=click.Choice(POSITIONS_CHOICES), default="all", show_default=True,
               help="Which position rows to write: every ply, checks only, or none.")
 @click.option("--fen/--no-fen", default=False, help="Add the FEN after each move to positions.")

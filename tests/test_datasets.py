@@ -365,3 +365,64 @@ def test_a_chunk_of_a_file_range_is_written_as_a_chunk_of_shared_memory(tmp_path
     assert results[0][0] == results[1][0]
     for t in results[0][1]:
         pd.testing.assert_frame_equal(results[0][1][t], results[1][1][t])
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_rows_added_to_a_part_in_a_folder_named_in_other_bytes(tmp_path, fmt):
+    """The main process's disagreement rows join a worker's part read back by its exact name
+    (a report folder named in Latin-1 bytes: Arrow takes names as UTF-8 text)."""
+    import os
+
+    from chessscan.reports.dataset import PartTarget, _read_part, add_rows
+    from chessscan.reports.schema import schema_for
+
+    out = tmp_path / os.fsdecode(b"r\xe9")
+    (out / "disagreements").mkdir(parents=True)
+    target = PartTarget(str(out), fmt, {}, None, frozenset(), False)
+
+    def rows(indexes, who):
+        return {"source": ["a.pgn"] * len(indexes), "game_index": indexes, "ply": [1] * len(indexes),
+                "field": ["san"] * len(indexes), "chessscan": [f"{who} {i}" for i in indexes],
+                "python_chess": ["theirs"] * len(indexes), "fen": [None] * len(indexes),
+                "note": [None] * len(indexes)}
+
+    parts = {}
+    add_rows(parts, "disagreements", rows([0, 4, 9], "worker"), target, 3)  # the worker's rows
+    first = parts["disagreements"][0]
+    add_rows(parts, "disagreements", rows([2, 4, 12], "main"), target, 3)  # the main process's, after
+    path, count = parts["disagreements"]
+    assert count == 6 and not os.path.exists(first)
+    table = _read_part(path, fmt, schema_for("disagreements", ()))
+    assert table.column("game_index").to_pylist() == [0, 2, 4, 4, 9, 12]
+    assert table.column("chessscan").to_pylist() == ["worker 0", "main 2", "worker 4", "main 4",
+                                                        "worker 9", "main 12"]
+
+
+def test_a_stop_keeps_the_part_the_main_process_is_writing(tmp_path, monkeypatch):
+    """A stop before any worker's part is named: the part the main process itself is
+    writing (an EPD source's rows, analyzed here) is not swept with the workers' and is
+    closed whole; no part being written is left."""
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
+    big = tmp_path / "big.pgn"
+    big.write_bytes(MAGNUS.read_bytes() * 4)
+    epd = SAMPLES / "perft-cw-special.epd"  # 174 positions, one with an impossible check
+    options = AnalysisOptions(cross_check="off")
+
+    def stop_at_once(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parallel, "_chunk_counts", stop_at_once)
+    out = tmp_path / "r"
+    paths = [str(epd), str(big)]
+    writer = ReportWriter(out, tables=tables_for(paths, options), parts=True)
+    with pytest.raises(KeyboardInterrupt):
+        with writer:
+            run_parallel(paths, writer, options, jobs=2, batch_bytes=30_000, in_flight=4)
+    assert not [p for p in out.rglob("*") if p.name.endswith(".partial") or p.name.startswith(".part")]
+    check_parts(published(writer))
+    issues = pd.read_parquet(out / "issues")
+    assert issues.code.tolist() == ["impossible-check"] and set(issues.source) == {str(epd)}
+    assert len(pd.read_parquet(out / "epd_positions")) == 174
+    # The tables of the games not analyzed: one part each, the main process's, with no row.
+    for table in ("games", "positions", "perpetuals"):
+        assert parts_of(out, table) == ["part-000000.parquet"] and pd.read_parquet(out / table).empty

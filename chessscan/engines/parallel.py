@@ -322,7 +322,8 @@ def _write_games(games, options: AnalysisOptions, names: Sequence[str], target: 
             if target.fmt == "parquet":
                 import pyarrow.parquet as pq
 
-                rows = pq.read_metadata(w.partial_path).num_rows  # as the file holds them
+                with open(w.partial_path, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
+                    rows = pq.read_metadata(f).num_rows  # as the file holds them
             out[name] = (str(w.partial_path), rows)
     except BaseException:
         for w in parts.writers.values():

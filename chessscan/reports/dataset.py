@@ -109,14 +109,17 @@ def add_rows(parts: dict, table: str, rows: dict[str, list], target: PartTarget,
 
 
 def _read_part(path: str, fmt: str, schema):
-    """A temporary part as a ``pyarrow.Table`` of ``schema``."""
+    """A temporary part as a ``pyarrow.Table`` of ``schema`` (opened here by its exact name:
+    Arrow takes names as UTF-8 text, and a folder may be named in other bytes)."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        return pq.read_table(path).cast(schema)
+        with open(path, "rb") as f:
+            return pq.read_table(f).cast(schema)
     import pyarrow.csv as pacsv
 
     convert = pacsv.ConvertOptions(column_types=dict(zip(schema.names, schema.types)), strings_can_be_null=True,
                                    quoted_strings_can_be_null=False, true_values=["true"], false_values=["false"])
-    return pacsv.read_csv(path, read_options=pacsv.ReadOptions(column_names=schema.names),
-                          convert_options=convert).select(schema.names).cast(schema)
+    with open(path, "rb") as f:
+        return pacsv.read_csv(f, read_options=pacsv.ReadOptions(column_names=schema.names),
+                              convert_options=convert).select(schema.names).cast(schema)

@@ -3,6 +3,8 @@
 Generates the inputs (in a temporary folder, or `--work DIR` to keep them between runs):
   * 200 MB of NUL bytes on stdin,
   * a `.gz` of 4 GiB of NUL bytes (a decompression bomb, ~4 MB on disk),
+  * a `.zst` of one game repeated to 1 GiB (237,336 games, ~100 KB on disk), run with
+    `validate` and with `analyze --jobs 2`,
   * one 100 MB line of `e4 e4 e4 ...`,
   * 1M games without tags (`e4 *`, one per line, no blank line between), run with `--jobs 2`,
   * one game of 3M plies (knights going out and back, 16 moves a line),
@@ -11,7 +13,7 @@ Generates the inputs (in a temporary folder, or `--work DIR` to keep them betwee
 and runs `chessscan analyze` or `validate` on each, sampling the resident set size of the
 process and all its children every 20 ms. Prints one row per case: peak RSS (MiB), exit
 status, wall time, and the first line of stderr, then checks every peak against the bound
-documented in the README (`--bound`, MiB).
+documented in docs/explanation/speed-and-scale.md, "Memory" (`--bound`, MiB).
 
     python benchmarks/memory_stress.py [--only NAME] [--work DIR] [--bound 400]
 
@@ -80,12 +82,14 @@ def make_inputs(work: Path, only: str | None) -> dict[str, Path]:
     paths = {
         "zeros": work / "zeros-200M.bin",
         "gzbomb": work / "nul-4G.pgn.gz",
+        "zstbomb": work / "game-1G.pgn.zst",
         "line": work / "one-line-100M.pgn",
         "tagless": work / "tagless-1M.pgn",
         "longgame": work / "one-game-3M-plies.pgn",
     }
     need = {
-        "zeros": ("zeros",), "gzbomb": ("gzbomb",), "line": ("line",), "tagless": ("tagless",),
+        "zeros": ("zeros",), "gzbomb": ("gzbomb",), "zstbomb": ("zstbomb",), "line": ("line",),
+        "tagless": ("tagless",),
         "longgame": ("longgame",), "json": ("tagless",),
     }
     wanted = {p for name, ps in need.items() if only in (None, name) for p in ps}
@@ -102,6 +106,18 @@ def make_inputs(work: Path, only: str | None) -> dict[str, Path]:
             with gzip.open(path, "wb", compresslevel=1) as f:
                 for _ in range(4096):
                     f.write(block)
+        elif name == "zstbomb":
+            # The first game of the magnus sample (4,528 bytes, clock comments), repeated.
+            import zstandard
+
+            sample = (Path(__file__).resolve().parents[1] / "data" / "samples" / "lichess-magnus-300.pgn").read_bytes()
+            game = sample[: sample.index(b"[Event", 1)]
+            block = game * (MIB // len(game) + 1)
+            co = zstandard.ZstdCompressor(level=3).compressobj()
+            with open(path, "wb") as f:
+                for _ in range((1 << 30) // len(block) + 1):
+                    f.write(co.compress(block))
+                f.write(co.flush())
         elif name == "line":
             with open(path, "wb") as f:
                 f.write(b"e4 " * (100 * 10**6 // 3))
@@ -133,6 +149,8 @@ def cases(paths: dict[str, Path], out: Path) -> list[tuple[str, list[str], Path 
         ("zeros-validate", CHESSSCAN + ["validate", "--silent", "-"], paths["zeros"], {1, 2}),
         ("gzbomb", a + ["--format", "csv", str(paths["gzbomb"])], None, {1, 2}),
         ("gzbomb-validate", CHESSSCAN + ["validate", "--silent", str(paths["gzbomb"])], None, {1, 2}),
+        ("zstbomb", a + ["--jobs", "2", "--positions", "none", str(paths["zstbomb"])], None, {0}),
+        ("zstbomb-validate", CHESSSCAN + ["validate", "--silent", str(paths["zstbomb"])], None, {0}),
         ("line", a + ["--format", "csv", str(paths["line"])], None, {0}),
         ("line-validate", CHESSSCAN + ["validate", "--silent", str(paths["line"])], None, {1}),
         ("tagless", a + ["--jobs", "2", str(paths["tagless"])], None, {0, 1}),

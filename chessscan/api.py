@@ -26,14 +26,15 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     an ``issues`` row, as with the CLI. ``positions``: ``'all'``, ``'checks'`` or ``'none'``;
     ``fen``: add the FEN after each move; ``cross_check``: ``'off'``, ``'sample'`` or
     ``'full'``; ``jobs``: worker processes (None: every core, or this process only on 2 cores
-    or fewer; 1: this process only; the tables are the same for any number). Game tables
-    (Parquet, Arrow IPC, Feather) and URLs (``s3://``, ``hf://``, ...) are read as by the
-    CLI; ``moves_column``: a table's moves column (``--moves-column``).
+    or fewer; 1: this process only; the tables are the same for any number; workers never
+    run the calling script, so a script needs no ``if __name__ == "__main__":`` guard). Game
+    tables (Parquet, Arrow IPC, Feather) and URLs (``s3://``, ``hf://``, ...) are read as by
+    the CLI; ``moves_column``: a table's moves column (``--moves-column``).
 
     Returns a :class:`~chessscan.reports.reader.Report`: ``.positions``, ``.games``,
     ``.perpetuals`` for PGN, ``.epd_positions`` for EPD, ``.issues``, ``.disagreements``
     with a cross-check (None for a table not written), each with the columns and dtypes of
-    the tables ``chessscan analyze`` writes (README, "Report tables"), and ``.summary``
+    the tables ``chessscan analyze`` writes (docs: reference/tables.md), and ``.summary``
     (dict, as ``summary.json``). Everything is held in memory: for large inputs use
     ``chessscan analyze`` and :func:`chessscan.read_report`. Raises ``FileNotFoundError``
     when no path can be read at all, ``OSError`` when reading fails midway.

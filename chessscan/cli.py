@@ -28,12 +28,8 @@ from chessscan.analysis.sampling import SAMPLE_EVERY, first_games
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
-# Exit statuses, the same for every command (README, "Exit status"):
-EXIT_ISSUES = 1    # validate: issues at or above --fail-on; perft: a count differs
-EXIT_USAGE = 2     # bad option, missing or unreadable input, refused output folder
-EXIT_INTERNAL = 3  # a chessscan bug, or a worker process that died (killed, out of memory)
-EXIT_OUTPUT = 4    # a table, summary.json or stdout could not be written (disk full...)
-# 128 + N: stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), as a shell reports it.
+# Exit statuses, the same for every command: the table in chessscan/exits.py (documented from it).
+from chessscan.exits import EXIT_INTERNAL, EXIT_ISSUES, EXIT_OUTPUT, EXIT_USAGE  # noqa: E402
 
 
 class Stopped(KeyboardInterrupt):
@@ -431,6 +427,10 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
             raise click.UsageError(f"--dask reads files, not a pipe ({piped[0]})")
     sources, problems = _resolve_cli_inputs(paths, moves_column=moves_column)
     _warn_repeated(paths)
+    if not sources and any(p.severity == "error" for p in problems):
+        for p in problems:
+            click.echo(_problem_line(p), err=True)
+        raise InputError("no input could be analyzed: nothing is written")
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column)
     progress = not silent and sys.stderr.isatty()
     shown_dir = _shown(out_dir)
@@ -560,13 +560,15 @@ def _write_run_facts(out_dir, summary: dict, started: _RunClock, **options) -> N
 
 
 def _need_report_extra() -> None:
-    """Fail before any work when the page's libraries are missing."""
+    """Fail before any work (exit 2) when the page's libraries are missing."""
     try:
         import chess.svg  # noqa: F401
         import matplotlib  # noqa: F401
     except ImportError as exc:
-        raise click.ClickException(
-            f"report.html needs the optional report dependencies: pip install 'chessscan[report]' ({exc})") from exc
+        # The report extra is matplotlib alone: naming it works from a checkout and from a
+        # package index alike ('chessscan[report]' asks an index for chessscan).
+        raise InputError(f"report.html draws its charts with matplotlib, which is not installed: "
+                         f"pip install 'matplotlib>=3.7' (the report extra) and run again ({exc})") from exc
 
 
 def _write_html(report_dir, out=None) -> None:
@@ -585,7 +587,7 @@ def _write_html(report_dir, out=None) -> None:
     try:
         path = build_report(report_dir, out)
     except ReportError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise InputError(str(exc)) from exc
     except OSError as exc:
         raise OutputFailure(f"cannot write the page: {exc}") from exc
     click.echo(f"report written to {_shown(path)} ({time.perf_counter() - start:.1f} s)", err=True)
@@ -678,7 +680,7 @@ def _exit_on_input_errors(problems) -> None:
         names = ", ".join(_shown(p.source) for p in bad[:3]) + (", ..." if len(bad) > 3 else "")
         click.echo(f"error: {len(bad)} input{'s' if len(bad) > 1 else ''} could not be analyzed ({names}): "
                    "exit status 2", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
 
 
 def _finish_summary(tally, sources) -> dict:
@@ -860,6 +862,7 @@ class _PerftCommand(click.Command):
 
     def parse_args(self, ctx, args):
         given = list(args)
+        _refuse_unquoted_fen(given, ctx)
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
@@ -869,6 +872,31 @@ class _PerftCommand(click.Command):
                 depth.type.convert(word, depth, ctx)  # raises BadParameter, but for -0
                 return super().parse_args(ctx, [a if a != word else "0" for a in given])  # -0 is 0
             raise
+
+
+# The FEN fields after the placement: side to move, castling, en passant, the two counters.
+_FEN_FIELDS = (r"[wb]", r"-|[KQkqA-Ha-h]+", r"-|[a-h][36]", r"[0-9]+", r"[0-9]+")
+
+
+def _refuse_unquoted_fen(args: list[str], ctx) -> None:
+    """A FEN given as several words (``perft rnbqkbnr/... w KQkq - 0 1 3``: the shell splits
+    it) is a usage error that shows the command with the FEN quoted; click would have read
+    the side to move as DEPTH ("'w' is not a valid integer range")."""
+    words = [a for a in args if not a.startswith("--")]
+    at = next((i for i, a in enumerate(words) if a.count("/") == 7), None)
+    if at is None or at + 1 >= len(words) or not re.fullmatch(_FEN_FIELDS[0], words[at + 1]):
+        return
+    fields = [words[at]]
+    for word, pattern in zip(words[at + 1:], _FEN_FIELDS):
+        if not re.fullmatch(pattern, word):
+            break
+        fields.append(word)
+    rest = words[at + len(fields):]
+    if not rest and len(fields) > 4:  # the last number was DEPTH
+        rest = [fields.pop()]
+    depth = rest[0] if rest else "DEPTH"
+    raise click.UsageError(f"the FEN must be one argument: quote it, as in chessscan perft "
+                           f"\"{' '.join(fields)}\" {depth}", ctx=ctx)
 
 
 @main.command(cls=_PerftCommand, context_settings=CONTEXT)
@@ -1166,11 +1194,11 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
-    `path:line:column: severity[code]: message (game N "White - Black", ply P)` on stdout,
+    `path:line:column: severity[code]: message (game_index N "White - Black", ply P)` on stdout,
     in input order; the counts, and the issues by code, go to stderr. PATHS are files (PGN,
     EPD, game tables), folders (their .pgn and .epd files and tables, recursively), URLs or
     - for stdin. Codes are listed in the
-    README ("Issue codes"); --select and --ignore choose which are reported.
+    documentation ("Issue codes"); --select and --ignore choose which are reported.
 
     \b
     Exit status:
@@ -1323,7 +1351,7 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
         has_pgn = not has_epd or any(not is_epd(p) for p in sources)
         click.echo(closing_line(summary, pgn=has_pgn, epd=has_epd,
                                 baseline=gate is not None and gate.baseline is not None), err=True)
-        counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden)
+        counts = counts_by_code(summary, ISSUE_CODES, hidden=issue_filter.hidden, reported=issue_filter.reported)
         if counts:
             click.echo(counts, err=True)
     sys.exit(status)
@@ -1437,25 +1465,36 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
                          rejects_output) -> int:
     """Close the split files, write the baseline, report on stderr (and in ``summary``) what
     the split wrote and the baseline's known and fixed issues. Returns the exit status."""
+    from chessscan.reports.baseline import FIXED_SHOWN
     from chessscan.reports.split import sidecar_path
 
     gate.close()
     if gate.split is not None:
         split = gate.split
-        summary["split"] = {"clean": split.clean_count, "rejects": split.reject_count}
+        summary["split"] = {"clean": split.clean_count, "rejects": split.reject_count, "closed": split.closed}
         where = [f"{split.clean_count} clean" + (f" -> {_shown(clean_output)}" if clean_output else ""),
                  f"{split.reject_count} rejected" + (f" -> {_shown(rejects_output)}" if rejects_output else "")]
         side = sidecar_path(rejects_output) if rejects_output else None
         click.echo("split: " + ", ".join(where) + (f" (issues: {_shown(side)})" if side else ""), err=True)
+        if split.closed:  # what the split adds to a game's text (docs: Curating a dataset)
+            n = split.closed
+            click.echo(f"split: {n} game{'s' if n > 1 else ''} with no termination marker of "
+                       f"{'their' if n > 1 else 'its'} own closed, so that the game after {'each' if n > 1 else 'it'} "
+                       "reads apart: a line with a marker (and '}' or ')' before it for a comment or variation "
+                       "left open)", err=True)
     if gate.baseline is not None:
         fixed = gate.baseline.fixed()
         summary["baseline"] = {"known": gate.known, "fixed": fixed}
-        for e in fixed:
+        shown, more = fixed[:FIXED_SHOWN], fixed[FIXED_SHOWN:]
+        for e in shown:
             ply = "" if e.get("ply") is None else f", ply {e['ply']}"
             times = f" ({e['count']} times)" if e["count"] > 1 else ""
             players = f' "{e["players"]}"' if e.get("players") else ""
             click.echo(_shown(f"fixed: {e.get('severity', 'issue')}[{e['code']}] in game {e['game']}{players}"
                               f"{ply}: {e.get('message', '')}{times}"), err=True)
+        if more:
+            click.echo(f"fixed: {len(more):,} more entries ({sum(e['count'] for e in more):,} issues) not shown: "
+                       "--format json lists every one (summary.baseline.fixed)", err=True)
         click.echo(f"baseline {_shown(baseline_path)}: {gate.known} known issues not shown, "
                    f"{sum(e['count'] for e in fixed)} fixed", err=True)
     if write_baseline:

@@ -198,3 +198,51 @@ def test_closed_vocabulary_categoricals_survive_concat(tmp_path):
         back = chessscan.read_report(write_report(tmp_path / fmt, short, fmt=fmt))
         assert back.games.outcome.dtype == a.games.outcome.dtype
         assert back.positions.check_kind.dtype == a.positions.check_kind.dtype
+
+
+UNGUARDED_SCRIPT = """\
+import sys
+import chessscan
+import chessscan.engines.parallel as parallel
+
+# Count the worker processes started (the pool's first task may already take the chunks).
+started = []
+real_start = parallel._WorkerProcess.start
+parallel._WorkerProcess.start = lambda self: (started.append(1), real_start(self))[1]
+parallel._WORK_WHILE_POOL_STARTS = False  # every chunk after the first goes to a worker
+print("body ran", flush=True)
+report = chessscan.scan(sys.argv[1], jobs=2, cross_check="sample")
+print("workers", len(started), flush=True)
+report.summary.pop("sources")  # (the path as given: the same)
+__import__("pandas").to_pickle((report.tables, report.summary), sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_scan_with_jobs_from_a_script_without_a_main_guard(tmp_path, how):
+    """A script as people write them (no ``if __name__ == "__main__":``) calling scan(jobs=2):
+    worker processes do not run it again (its body ran once per worker, then every worker
+    died starting a pool of its own), and the tables are those of jobs=1. Also from stdin
+    (``python - < script.py``), which has no file a worker could run."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "scan_games.py"
+    script.write_text(UNGUARDED_SCRIPT)
+    out = tmp_path / "report.pickle"
+    args = [sys.executable, str(script)] if how == "file" else [sys.executable, "-"]
+    res = subprocess.run([*args, str(SAMPLES / "lichess-magnus-300.pgn.zst"), str(out)], cwd=tmp_path,
+                         input=UNGUARDED_SCRIPT if how == "stdin" else None, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.count("body ran") == 1, res.stdout
+    workers = int(res.stdout.split("workers ")[1].split()[0])
+    assert workers == 2, res.stdout
+    assert "Traceback" not in res.stderr and "note:" not in res.stderr, res.stderr
+    one = chessscan.scan(SAMPLES / "lichess-magnus-300.pgn.zst", jobs=1, cross_check="sample")
+    tables, summary = pd.read_pickle(out)
+    assert tables.keys() == one.tables.keys() and len(one.positions) == 25_805
+    for name, table in one.tables.items():
+        pd.testing.assert_frame_equal(tables[name], table, obj=name)
+    one.summary.pop("sources")
+    assert summary == one.summary

@@ -222,7 +222,9 @@ def test_start_fen_disagreement_is_reported_with_a_note(tmp_path):
     assert rows.empty or rows.field.tolist() == ["start_fen"]
 
 
-@pytest.mark.parametrize("mode", ["off", "sample", "full"])
+# "full" replays every game (python-chess and, uncompiled, chessscan's own core: 2 + 4 s of CPU):
+# test_full_cross_check_agrees_on_the_samples checks that summary on the same games and more.
+@pytest.mark.parametrize("mode", ["off", "sample", pytest.param("full", marks=pytest.mark.slow)])
 def test_cost_is_visible_in_the_summary(mode):
     summary = scan(MAGNUS, cross_check=mode, positions="none")["summary"]["cross_check"]
     assert summary["mode"] == mode

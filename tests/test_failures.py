@@ -510,7 +510,7 @@ def test_jobs_2_from_a_script_on_stdin_does_not_hang(tmp_path):
     done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1200"
-    assert "running in one process, not 2 worker processes" in done.stderr
+    assert done.stderr == ""  # the workers ran (they never run the script itself)
 
 
 # --- issue 19, item 7: a plain file truncated while it is read -------------------------------

@@ -188,11 +188,39 @@ def test_a_zip_in_analyze_is_one_error_not_a_game(tmp_path):
     with zipfile.ZipFile(archive, "w") as z:
         z.write(MAGNUS, "magnus.pgn")
     out = tmp_path / "r"
-    res = run("analyze", archive, "-o", out, "--silent", "--jobs", "1")
+    res = run("analyze", archive, MAGNUS, "-o", out, "--silent", "--jobs", "1", "--cross-check", "off")
     assert res.exit_code == 2
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["games_read"] == 0 and summary["cross_check"]["games"] == 0
-    assert issues_of(out).code.tolist() == ["unsupported-input"]
+    assert summary["games_read"] == 300 and summary["sources"] == [str(MAGNUS)]
+    assert issues_of(out).code.tolist()[0] == "unsupported-input"
+
+
+@pytest.mark.parametrize("kind", ["not-text", "unsupported-input", "both"])
+def test_analyze_with_no_input_it_can_analyze_writes_nothing(tmp_path, kind):
+    """Only inputs that cannot be analyzed (not text, an archive): exit 2 before anything is
+    written, as for a missing file (a full, empty report was written, then exit 2)."""
+    import random
+
+    noise = tmp_path / "noise.bin"
+    noise.write_bytes(random.Random(7).randbytes(3000))
+    archive = tmp_path / "games.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(MAGNUS, "magnus.pgn")
+    paths = {"not-text": [noise], "unsupported-input": [archive], "both": [noise, archive]}[kind]
+    out = tmp_path / "r"
+    res = run("analyze", *paths, "-o", out, "--silent", "--jobs", "1")
+    assert res.exit_code == 2 and not out.exists()
+    lines = res.stderr.splitlines()
+    assert [line.split("[")[1].split("]")[0] for line in lines[:-1]] == [
+        {noise: "not-text", archive: "unsupported-input"}[p] for p in paths]
+    assert lines[-1] == "Error: no input could be analyzed: nothing is written"
+    # An empty file beside them gives nothing to analyze either; a file of games does.
+    empty = tmp_path / "empty.pgn"
+    empty.write_bytes(b"")
+    assert run("analyze", *paths, empty, "-o", out, "--silent", "--jobs", "1").exit_code == 2
+    assert not out.exists()
+    assert run("analyze", *paths, MAGNUS, "-o", out, "--silent", "--jobs", "1").exit_code == 2
+    assert json.loads((out / "summary.json").read_text())["games_read"] == 300
 
 
 def test_an_empty_file_warns(tmp_path):
@@ -377,9 +405,11 @@ def test_uci_move_is_reported_once_per_game_with_its_count(uci_file):
     assert len(uci) == 2
     assert uci[0].startswith(f"{uci_file}:6:4: warning[uci-move]: 'e2e4' names its origin square")
     assert "(4 moves of this game are written so; reported once)" in uci[0]
-    assert "(game 2" in uci[1] and "reported once" not in uci[1]  # a single one has no count
-    # The counts on stderr keep every occurrence.
-    assert "  5  warning  uci-move" in res.stderr
+    assert "(game_index 1" in uci[1] and "reported once" not in uci[1]  # a single one has no count
+    # The counts on stderr keep every occurrence, and say how many diagnostics stand for them,
+    # so that the closing line's warnings (the diagnostics printed) add up.
+    assert "  5  warning  uci-move  (2 diagnostics: once a game)" in res.stderr.splitlines()
+    assert res.stderr.splitlines()[0].endswith(", 2 warnings")
 
 
 def test_select_and_ignore(uci_file, tmp_path):
@@ -413,6 +443,7 @@ def test_decode_fallback_once_per_file(tmp_path):
     assert len(lines) == 1
     assert lines[0].startswith(f"{path}:1: warning[decode-fallback]: ")
     assert "5 games of this file are decoded so (reported once)" in lines[0]
+    assert "  5  warning  decode-fallback  (1 diagnostic: once a file)" in res.stderr.splitlines()
     out = tmp_path / "r"
     assert run("analyze", path, "-o", out, "--silent", "--jobs", "1").exit_code == 0
     rows = issues_of(out).query("code == 'decode-fallback'")
@@ -437,7 +468,7 @@ def test_uci_moves_of_the_shared_messy_file_once():
     res = run("validate", "--format", "json", path)
     doc = json.loads(res.stdout)
     uci = [d for d in doc["diagnostics"] if d["code"] == "uci-move"]
-    assert len(uci) == len({d["game"] for d in uci})
+    assert len(uci) == len({d["game_index"] for d in uci})
     assert doc["summary"]["issues_by_code"]["uci-move"] > len(uci)
 
 

@@ -54,8 +54,10 @@ def test_suite_epd_layout_passes():
 
 
 def test_nothing_checked_is_not_green(tmp_path):
+    # Two bare kings: a count over --max-nodes that takes no time to refute once run (a
+    # wrong D5 of the start position took 5 s of CPU uncompiled).
     suite = tmp_path / "big.epd"
-    suite.write_text(START[:-4] + " ;D5 4865608\n")
+    suite.write_text("8/8/8/3k4/8/3K4/8/8 w - - ;D5 4865608\n")
     result = invoke("--suite", str(suite))
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
@@ -303,3 +305,23 @@ def test_the_summary_counts_what_max_nodes_left_unchecked(tmp_path):
     result = invoke("--suite", str(suite), "--max-nodes", "0")
     assert result.exit_code == 1  # all checked: D3 is wrong
     assert result.stdout.splitlines()[-2:] == ["ok   line 2: D6 53896", "1 passed, 1 failed"]
+
+
+@pytest.mark.parametrize("words, shown", [
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 3",
+     '"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" 3'),
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 3",
+     '"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -" 3'),
+    ("--divide 8/8/8/8/8/8/8/K6k b - - 2",
+     '"8/8/8/8/8/8/8/K6k b - -" 2'),
+])
+def test_a_fen_not_quoted_is_shown_quoted(words, shown):
+    """The shell splits a FEN given unquoted: the error shows the command with it quoted (it
+    said "'w' is not a valid integer range")."""
+    res = CliRunner().invoke(main, ["perft", *words.split()])
+    assert res.exit_code == 2
+    assert res.output.splitlines()[-1].startswith(
+        f"Error: the FEN must be one argument: quote it, as in chessscan perft {shown} (see ")
+    quoted = shown.rsplit(" ", 1)
+    res = CliRunner().invoke(main, ["perft", quoted[0].strip('"'), quoted[1]])
+    assert res.exit_code == 0 and res.output.split()[-1] == {"3": "8902", "2": "9"}[quoted[1]]

@@ -137,7 +137,8 @@ def test_comment_containing_tags_and_results():
     assert gs[0].sans == ["e4", "Nf3"]
     assert gs[0].result == "1-0"
     assert gs[0].comments == 2
-    assert gs[0].issues == []
+    # Read as one comment; its [Event] line, with no blank line before it, is reported.
+    assert [(i.code, i.severity, i.line, i.column) for i in gs[0].issues] == [("game-in-comment", "warning", 4, 1)]
     assert gs[1].tags == {"Event": "c"} and gs[1].sans == ["d4"] and gs[1].result == "0-1"
 
 
@@ -272,7 +273,8 @@ def test_issue_unclosed_comment_does_not_swallow_next_game():
 def test_unclosed_comment_names_an_event_line_it_runs_over():
     """An unclosed comment runs on to the next tag section after a blank line (§8.2.5: a
     comment ends at '}'); when it runs over an [Event] line, the error says where, since a
-    game may be inside. A closed comment holding such a line is just a comment."""
+    game may be inside. A closed comment holding such a line with no blank line before it is
+    read as one comment (no look-ahead decides it), with a warning: a game may be inside."""
     text = ('[Event "a"]\n\n1. e4 {oops e5 *\n[Event "b"]\n[White "B"]\n\n1. d4 *\n\n'
             '[Event "c"]\n\n1. c4 {see also\n[Event "Linares 1994"]\nfor this line} c5 *\n')
     gs = games(text)
@@ -280,7 +282,11 @@ def test_unclosed_comment_names_an_event_line_it_runs_over():
     assert codes(gs[0]) == ["unclosed-comment", "missing-result"]
     assert issue(gs[0], "unclosed-comment").message == (
         "'{' comment is never closed; it runs over an [Event] tag line 1 line down: a game may be inside it")
-    assert gs[1].sans == ["c4", "c5"] and gs[1].issues == [] and gs[1].comments == 1
+    assert gs[1].sans == ["c4", "c5"] and gs[1].comments == 1
+    assert [(i.code, i.severity, i.line, i.column, i.ply) for i in gs[1].issues] == [
+        ("game-in-comment", "warning", 12, 1, None)]
+    assert gs[1].issues[0].message == ("a '{' comment 1 line up runs over this [Event] tag line, with no blank "
+                                       "line before it, to its '}' 1 line down: a game may be inside it")
 
 
 # A comment that quotes a game: a blank line and a tag section inside one brace comment.
@@ -474,7 +480,7 @@ def test_truncated_between_games_yields_issue_only_game(tmp_path):
 
 def test_every_issue_code_has_a_severity():
     assert set(ISSUE_CODES.values()) == {"error", "warning"}
-    assert len(ISSUE_CODES) == 12
+    assert len(ISSUE_CODES) == 13
 
 
 # --------------------------------------------------------------------------
@@ -909,7 +915,9 @@ def test_sure_game_start(before, line, sure):
     (b'[Event "a"]\n\n1. e4 (1. d4 1-0\n\n', False),               # an open variation
     (b'[Event "a"]\n\n1. e4 {open\n1-0\n\n', True),                # an open comment
     (b'[Event "a"]\n\n1. e4 {open\n\n[Event "b"]\n\n1. d4 1-0\n\n', True),  # its look-ahead
-    (b'[Event "a"]\n\n1. e4 1-0 {after}\n\n', True),               # comments only, no tags
+    (b'[Event "a"]\n\n1. e4 1-0\n{after}\n\n', True),              # comments only, no tags
+    (b'[Event "a"]\n\n1. e4 1-0 {after}\n\n', False),              # on the marker's line: its game's
+    (b'[Event "a"]\n\n1. e4 1-0 {after\n\n', True),                 # ... unless left open
     (b'[Event "a"]\n\n1. e4 {open\n\n[Event "b"]\n\n1. d4 {x} 1-0\n\n', False),  # decided
 ])
 def test_read_end_says_whether_text_after_could_belong_to_the_last_game(text, open_):
@@ -1133,3 +1141,66 @@ def test_a_tag_pair_over_lines_reads_alike_whatever_the_other_tags(white_lines, 
     assert game.tags == {**_PLAIN_TAGS, **extra_tags}
     assert [i.code for i in game.issues] == codes
     assert game.sans == ["e4"]
+
+
+# --------------------------------------------------------------------------
+# Where a game ends on its marker's line, and where the next one starts
+
+
+@pytest.mark.parametrize("after, next_at", [
+    (" ;", "line"),                       # the TCEC archive's `0-1 ;` (1,392 games)
+    (" ; Stockfish wins", "line"),
+    (" {end} ; note", "line"),
+    ("\t{a}{b}\x1a", "line"),              # closed comments and a DOS end-of-file byte
+    (" {left open", "here"),              # a comment the next game starts with
+    (" 1. d4 *", "here"),                 # a tagless game on the same line
+])
+def test_comments_after_a_marker_stay_on_their_games_line(after, next_at):
+    """Comments closed on the marker's line stay with its game: the next game (and its
+    byte_offset and line) starts on the next line, at its [Event] tag; anything else after the
+    marker starts the next game right there, mid-line."""
+    first = f'[Event "a"]\n\n1. e4 e5 0-1{after}\n'
+    text = first + ("}" if "open" in after else "") + '\n[Event "b"]\n\n1. d4 *\n'
+    gs = games(text)
+    a = gs[0]
+    assert a.sans == ["e4", "e5"] and a.result == "0-1" and a.issues == [] and a.comments == 0
+    if next_at == "line":
+        assert len(gs) == 2
+        assert gs[1].byte_offset == text.index('[Event "b"]') and gs[1].line == 5
+    else:
+        mid = len('[Event "a"]\n\n1. e4 e5 0-1 ')
+        assert gs[1].byte_offset == mid and gs[1].line == 3
+
+
+def test_a_comment_over_an_event_line_with_no_blank_line_before_it_is_reported():
+    """The look-ahead decides a comment holding a blank line and a tag section (no issue); an
+    [Event] line with no blank line before it is no would-be game start, so a '{' left open
+    swallowed the games up to the next '}' without a word: now a warning on that line."""
+    swallowing = ('[Event "a"]\n\n1. e4 {oops\n[Event "b"]\n[White "W"]\n\n1. d4 d5 2. c4 {main line} e6 *\n\n'
+                  '[Event "c"]\n\n1. c4 *\n')
+    gs = games(swallowing)
+    assert [g.tags["Event"] for g in gs] == ["a", "c"] and gs[0].sans == ["e4", "e6"]
+    assert [(i.code, i.severity, i.line, i.column) for i in gs[0].issues] == [("game-in-comment", "warning", 4, 1)]
+    assert "runs over this [Event] tag line, with no blank line before it, to its '}' 3 lines down" in (
+        gs[0].issues[0].message)
+    # After a blank line, the look-ahead saw it: one comment, no issue (docs: How PGN is read).
+    quoting = '[Event "a"]\n\n1. e4 {as in\n\n[Event "b"]\n\n1. d4 *\n} e5 *\n'
+    assert codes(one(quoting)) == []
+    # In a comment before the tag section (a file comment) too; CRLF line ends.
+    g = one('{ header\r\n  [Event "x"] \r\n}\r\n[Event "a"]\r\n\r\n1. e4 *\r\n')
+    assert [(i.code, i.line, i.column) for i in g.issues] == [("game-in-comment", 2, 3)]
+
+
+@pytest.mark.parametrize("text, between, in_comment, depth", [
+    (b'[Event "a"]\n\n1. e4 *\n\n%x\n\n', True, False, 0),
+    (b'', True, False, 0),
+    (b'[Event "a"]\n\n1. e4 e5\n\n', False, False, 0),          # no marker yet
+    (b'[Event "a"]\n[Site "b"]\n\n', False, False, 0),           # a tag section
+    (b'[Event "a"]\n\n1. e4 (1. d4 (1. c4\n', False, False, 2),  # two variations open
+    (b'[Event "a"]\n\n1. e4 (1. d4 {x\n', False, True, 1),
+    (b'[Event "a"]\n\n1. e4 1-0\n{after}\n', False, False, 0),   # the preamble of a game to come
+])
+def test_read_end_says_where_the_reader_stood(text, between, in_comment, depth):
+    end = ReadEnd()
+    list(read_games(io.BytesIO(text), end=end))
+    assert (end.between, end.in_comment, end.depth) == (between, in_comment, depth)

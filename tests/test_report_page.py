@@ -76,6 +76,11 @@ def numbers(page: str) -> dict[str, int]:
     return found
 
 
+def text(part: str) -> str:
+    """A part of the page as text: tags removed, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]+>", "", part))
+
+
 def read(folder: Path, table: str) -> pd.DataFrame:
     return pd.read_parquet(folder / table, dtype_backend="numpy_nullable")
 
@@ -168,6 +173,90 @@ def test_rare_events_are_drawn(samples_report):
     assert section.count("<svg") == 2 + 1 + 2
 
 
+def test_a_perpetual_check_is_drawn_at_its_last_check(samples_report):
+    """The card says "the last check of a run": it shows and draws that check, the side's
+    last move up to last_ply (the repeated position may stand after the checked side's reply,
+    which the card drew before)."""
+    page = (samples_report / "report.html").read_text()
+    section = page[page.index("<h3>perpetual checks</h3>"):page.index('id="dictionary"')]
+    perpetuals = read(samples_report, "perpetuals").query("occurrences >= 3")
+    positions = read(samples_report, "positions")
+    found = re.findall(r'· <span class="gi">game_index (\d+)</span></div><div><b>[^<]*</b></div><div>(\w+) '
+                       r"checks \d+ times, plies \d+–(\d+), .*?the last check: ply (\d+) <code>([^<]+)</code>",
+                       section)
+    assert len(found) == 2
+    for game_index, side, last_ply, ply, san in found:
+        run = perpetuals[(perpetuals.game_index == int(game_index)) & (perpetuals.last_ply == int(last_ply))]
+        assert len(run) == 1 and run.side.iloc[0] == side
+        row = positions[(positions.source == run.source.iloc[0]) & (positions.game_index == int(game_index))
+                        & (positions.ply == int(ply))].iloc[0]
+        assert row.san == san and row.in_check and row.color == side and int(ply) <= int(last_ply)
+        later = positions[(positions.source == run.source.iloc[0]) & (positions.game_index == int(game_index))
+                          & (positions.ply > int(ply)) & (positions.ply <= int(last_ply))]
+        assert not (later.color == side).any()  # no later move of that side in the run
+
+
+def test_shares_counts_and_labels_say_what_the_tables_say(tmp_path, samples_report):
+    """Shares as stderr writes them (15 of 333,596 games: 0.0045%, not 0.0%); issues found
+    (every occurrence, as summary.json) beside the issues table's rows; '1 ply'; the
+    data dictionary's flags column has a header; many sources are counted in the header."""
+    from chessscan.reports.summary import percent
+
+    out = tmp_path / "out"
+    shutil.copytree(samples_report, out)
+    summary = json.loads((out / "summary.json").read_text())
+    summary.update(games_read=333_596, games_ok=333_581, games_with_errors=15)
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert CliRunner().invoke(main, ["report", str(out)]).exit_code == 0
+    page = (out / "report.html").read_text()
+    assert "games with errors (0.0045%)" in page and "games ok (&gt;99.9%)" in page
+    assert percent(15, 333_596) == "0.0045%"
+    header = page[page.index("<header>"):page.index("</header>")]
+    assert text(header).endswith(f"4 files: {INPUTS[0]}, {INPUTS[1]}, {INPUTS[2]}, ...")
+    assert "<details><summary>4 files</summary>" in page
+    assert "<th>column</th><th>type</th><th>flags</th><th>meaning</th>" in page
+
+    # uci-move: 3 found in one game, one row in the issues table; an error at ply 2: 1 ply.
+    pgn = tmp_path / "uci.pgn"
+    pgn.write_text('[Event "U"]\n\n1. e2e4 e7e5 2. g1f3 b8c6 *\n\n[Event "E"]\n\n1. e4 Ke7 *\n')
+    out = analyze(tmp_path / "uci", [pgn], "--html")
+    page = (out / "report.html").read_text()
+    n = numbers(page)
+    assert (n["issues_by_code.uci-move"], n["issue_rows.uci-move"]) == (4, 1)
+    assert (n["issues_by_code.illegal-move"], n["issue_rows.illegal-move"]) == (1, 1)
+    assert (n["warnings"], n["errors"]) == (4, 1)
+    assert "the issues table holds 2 rows: uci-move 4 found, 1 row (once a game)" in text(page)
+    assert "1 ply replayed" in page and "1 plies" not in page
+
+
+def test_every_id_on_the_page_is_unique(samples_report):
+    """matplotlib numbers each figure's elements alike (figure_1, patch_1...) and python-chess
+    names its pieces (white-pawn): each SVG's ids are scoped, and every reference finds its id."""
+    from html.parser import HTMLParser
+
+    class Ids(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.ids, self.refs = [], []
+
+        def handle_starttag(self, tag, attrs):
+            for name, value in attrs:
+                if name == "id":
+                    self.ids.append(value)
+                elif name in ("href", "xlink:href") and value and value.startswith("#"):
+                    self.refs.append(value[1:])
+                elif value and "url(#" in value:
+                    self.refs += re.findall(r"url\(#([^)]+)\)", value)
+
+    page = (samples_report / "report.html").read_text()
+    parser = Ids()
+    parser.feed(page)
+    assert len(parser.ids) > 600  # the charts' and boards' elements
+    assert [i for i in set(parser.ids) if parser.ids.count(i) > 1] == []
+    assert parser.refs and set(parser.refs) <= set(parser.ids)
+    assert "chart-outcomes" in parser.ids and "table-games" in parser.ids  # the page's own anchors stay
+
+
 def test_csv_and_dataset_reports_render_the_same_numbers(tmp_path, samples_report):
     """CSV tables, and Parquet datasets in parts as --dask writes them, give the same page."""
     csv = analyze(tmp_path / "csv", INPUTS, "--format", "csv", "--html")
@@ -228,17 +317,18 @@ def test_games_with_errors_show_the_position_and_the_move(tmp_path):
     section = page[page.index('id="errors"'):page.index("Rare events")]
     games = section.split('<div class="game">')[1:]
     assert len(games) == 2
-    # The illegal move: file:line:column, game 1, players, the move, the board before it (from
-    # the FEN in the message) and an arrow g8 -> f6.
+    # The illegal move: file:line:column, its game_index as the tables hold it, players, the
+    # move, the board before it (from the FEN in the message) and an arrow g8 -> f6.
     first = games[0]
-    assert f"{pgn}:6:18 · game 1" in html.unescape(first) and "Alpha – Beta" in first
+    assert f"{pgn}:6:18 · game_index 0" in text(first) and "Alpha – Beta" in first
+    assert "3 plies replayed" in first
     assert "illegal-move" in first and "ply 4, move <code>Nf6</code>" in first
     assert first.count("<svg") == 1 and 'class="arrow"' in first
     assert "rnbqkbnr/ppppp1pp/8/5p1Q/4P3/8/PPPP1PPP/RNB1KBNR b KQkq - 1 2" in first
     # The result that the mate contradicts, at its Result tag: the board replayed from the
     # positions table, with the mating move as the arrow.
     second = games[1]
-    assert f"{pgn}:18:1 · game 3" in html.unescape(second) and "result-mismatch" in second
+    assert f"{pgn}:18:1 · game_index 2" in text(second) and "result-mismatch" in second
     assert "Qxf7#" in second and second.count("<svg") == 1 and 'class="arrow"' in second
 
 
@@ -278,7 +368,7 @@ def test_the_positions_table_is_only_read_through_filters(tmp_path, samples_repo
 
 def test_report_of_a_folder_that_is_no_report(tmp_path):
     result = CliRunner().invoke(main, ["report", str(tmp_path)])
-    assert result.exit_code == 1 and "holds no summary.json" in result.output and result.exception is not None
+    assert result.exit_code == 2 and "holds no summary.json" in result.output and result.exception is not None
     assert not isinstance(result.exception, (ValueError, KeyError))  # a clean exit, no traceback
     result = CliRunner().invoke(main, ["report", str(tmp_path / "missing")])
     assert result.exit_code == 2 and "no such folder" in result.output
@@ -293,7 +383,7 @@ def test_report_of_a_summary_or_run_json_that_is_no_object(tmp_path):
     assert "no run.json in this folder" in (out / "report.html").read_text()
     (out / "summary.json").write_text("[1, 2]")  # was an AttributeError
     result = CliRunner().invoke(main, ["report", str(out)])
-    assert result.exit_code == 1 and "not a chessscan summary (a JSON list, not an object)" in result.output
+    assert result.exit_code == 2 and "not a chessscan summary (a JSON list, not an object)" in result.output
     assert not isinstance(result.exception, AttributeError)
 
 
@@ -325,11 +415,11 @@ def test_report_of_a_hand_edited_summary(tmp_path, samples_report):
             ("games_read", float("nan"), '"games_read" is nan, not a finite number')]:
         (out / "summary.json").write_text(json.dumps({**written, key: value}))
         result = CliRunner().invoke(main, ["report", str(out)])
-        assert result.exit_code == 1 and problem in result.output, (key, result.output)
+        assert result.exit_code == 2 and problem in result.output, (key, result.output)
         assert isinstance(result.exception, SystemExit)
     (out / "summary.json").write_text("[" * 100_000)  # was a RecursionError
     result = CliRunner().invoke(main, ["report", str(out)])
-    assert result.exit_code == 1 and "cannot read it as JSON" in result.output
+    assert result.exit_code == 2 and "cannot read it as JSON" in result.output
     # run.json is information only: fields of another type are left out, the page is written.
     (out / "summary.json").write_text(json.dumps(written))
     (out / "run.json").write_text(json.dumps({"options": None, "elapsed_seconds": "x", "games_per_second": None,
@@ -440,17 +530,103 @@ class DevTools:
         os.close(self._w), os.close(self._r)
 
 
+# Run in the page: what sticks out of the viewport, what runs out of its card (a chart's figure,
+# a game, an example, a headline card), and which text boxes overlap (each HTML text node's
+# line boxes and each SVG <text>, as laid out: getBoundingClientRect / getClientRects).
+LAYOUT_PROBE = r"""
+(() => {
+  // What sticks out of the viewport, and which text boxes overlap (rects in CSS px).
+  const vw = document.documentElement.clientWidth;
+  const name = (el) => {
+    let s = el.tagName.toLowerCase();
+    if (el.id) s += "#" + el.id;
+    if (el.classList && el.classList.length) s += "." + [...el.classList].join(".");
+    const fig = el.closest && el.closest("figure[id], section[id], div.game, div.example");
+    if (fig && fig !== el) s = (fig.id || fig.className) + " > " + s;
+    return s;
+  };
+  // Rendered: not inside a closed <details>, not display:none (checkVisibility, Chromium 105).
+  const shown = (el) => !el.checkVisibility || el.checkVisibility({visibilityProperty: true});
+  const wide = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const r = el.getBoundingClientRect();
+    if ((r.width === 0 && r.height === 0) || !shown(el)) continue;
+    const out = (x) => x.right > vw + 0.5 || x.left < -0.5;
+    if (out(r) && !(el.parentElement && el.parentElement !== document.body && out(el.parentElement.getBoundingClientRect())))
+      wide.push(`${name(el)} [${Math.round(r.left)}, ${Math.round(r.right)}]`);
+  }
+  // Elements that run out of their card (a chart's figure, a game, an example, a headline card).
+  const escapes = [];
+  for (const el of document.querySelectorAll("figure *, .card *, .example *, .game *")) {
+    if (el.closest("svg") && el.tagName.toLowerCase() !== "svg") continue;
+    const box = el.parentElement.closest("figure, .card, .example, .game");
+    const r = el.getBoundingClientRect(), b = box.getBoundingClientRect();
+    if (r.width > 0 && (r.right > b.right + 0.5 || r.left < b.left - 0.5))
+      escapes.push(`${name(el)} [${Math.round(r.left)}, ${Math.round(r.right)}] out of ${name(box)} [${Math.round(b.left)}, ${Math.round(b.right)}]`);
+  }
+  // Text boxes: each HTML text node's line boxes, and each SVG <text> (charts' labels).
+  const boxes = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.data.trim() || node.parentElement.closest("svg") || !shown(node.parentElement)) continue;
+    range.selectNodeContents(node);
+    for (const r of range.getClientRects())
+      if (r.width > 0 && r.height > 0) boxes.push({r, el: node.parentElement, text: node.data.trim().slice(0, 40)});
+  }
+  for (const t of document.querySelectorAll("svg text")) {
+    if (!shown(t)) continue;
+    const r = t.getBoundingClientRect();
+    if (r.width > 0 && r.height > 0) boxes.push({r, el: t, text: t.textContent.trim().slice(0, 40)});
+  }
+  // Clipped text: a box that overflow hides part of (an ancestor with overflow other than visible).
+  const overlaps = [];
+  const slack = 2;  // px: touching line boxes are no overlap
+  boxes.sort((a, b) => a.r.top - b.r.top);
+  for (let i = 0; i < boxes.length; i++) {
+    const a = boxes[i].r;
+    for (let j = i + 1; j < boxes.length && boxes[j].r.top < a.bottom - slack; j++) {
+      const b = boxes[j].r;
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > slack && h > slack && boxes[i].el !== boxes[j].el)
+        overlaps.push(`"${boxes[i].text}" (${name(boxes[i].el)}) / "${boxes[j].text}" (${name(boxes[j].el)})`);
+    }
+  }
+  return JSON.stringify({viewport: vw, scrollWidth: document.documentElement.scrollWidth,
+                         height: document.documentElement.scrollHeight, textBoxes: boxes.length,
+                         wide: wide, escapes: escapes, overlaps: overlaps});
+})()
+"""
+
+
+def long_paths_report(tmp_path: Path) -> Path:
+    """A report of eight inputs under a long folder name, two holding perpetual checks and
+    errors: the rare events' source paths sit side by side, the header has many sources."""
+    folder = tmp_path / "a-dataset-folder-with-a-rather-long-name" / "and-a-subfolder-of-pgn-exports-2024"
+    folder.mkdir(parents=True)
+    paths = []
+    for i in range(8):
+        path = folder / f"lichess_export_{i:02d}_with_perpetual_checks_and_faults.pgn"
+        shutil.copy(SAMPLES / "lichess-jishanshaikh4-variants.pgn", path) if i < 2 else path.write_text(FAULTY_PGN)
+        paths.append(path)
+    return analyze(tmp_path / "long", paths, "--html")
+
+
 def test_page_in_headless_chromium(tmp_path, samples_report):
-    """From a file:// URL: no console error, no request but the page itself, and a
-    screenshot of the whole page at 1280 px wide."""
+    """From a file:// URL, at 400 px (a phone) and 1280 px wide, for the samples' report and
+    one of long paths and many sources: no element wider than the viewport, none out of its
+    card, no text box over another, no console error, no request but the page itself; a
+    screenshot of each."""
     exe = chromium()
-    page = tmp_path / "report.html"
-    shutil.copy(samples_report / "report.html", page)
-    url = page.as_uri()
+    pages = {"samples": tmp_path / "samples.html", "long": tmp_path / "long.html"}
+    shutil.copy(samples_report / "report.html", pages["samples"])
+    shutil.copy(long_paths_report(tmp_path) / "report.html", pages["long"])
     try:
         browser = DevTools(exe, tmp_path / "profile")
     except OSError as exc:
         pytest.skip(f"cannot start {exe}: {exc}")
+    found, shots, requests = {}, {}, []
     try:
         try:
             target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -459,31 +635,41 @@ def test_page_in_headless_chromium(tmp_path, samples_report):
         session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             browser.send(f"{domain}.enable", session=session)
-        browser.send("Emulation.setDeviceMetricsOverride",
-                     {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=session)
-        browser.send("Page.navigate", {"url": url}, session=session)
-        browser.wait_for("Page.loadEventFired")
-        browser.drain(1.0)
-        metrics = browser.send("Page.getLayoutMetrics", session=session)
-        height = int(metrics["cssContentSize"]["height"])
-        width = int(metrics["cssContentSize"]["width"])
-        shot = browser.send("Page.captureScreenshot",
-                            {"format": "png", "captureBeyondViewport": True,
-                             "clip": {"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1}},
-                            session=session, timeout=60)
+        for name, page in pages.items():
+            for width in (400, 1280):
+                browser.send("Emulation.setDeviceMetricsOverride",
+                             {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
+                             session=session)
+                browser.events = [e for e in browser.events if e.get("method") != "Page.loadEventFired"]
+                browser.send("Page.navigate", {"url": page.as_uri()}, session=session)
+                browser.wait_for("Page.loadEventFired")
+                browser.drain(0.5)
+                probe = browser.send("Runtime.evaluate", {"expression": LAYOUT_PROBE, "returnByValue": True},
+                                     session=session)
+                found[name, width] = json.loads(probe["result"]["value"])
+                height = found[name, width]["height"]
+                shots[name, width] = browser.send(
+                    "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                               "clip": {"x": 0, "y": 0, "width": width, "height": min(height, 8000),
+                                                        "scale": 1}}, session=session, timeout=60)
+                requests.append(page.as_uri())
         title = browser.send("Runtime.evaluate", {"expression": "document.title"}, session=session)
     finally:
         browser.close()
-    png = tmp_path / "report-1280.png"
-    png.write_bytes(base64.b64decode(shot["data"]))
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert int.from_bytes(png.read_bytes()[16:20], "big") == 1280  # IHDR width
-    assert width <= 1280 and height > 3000  # no horizontal overflow; the whole report is long
+    for (name, width), layout in found.items():
+        png = tmp_path / f"{name}-{width}.png"
+        png.write_bytes(base64.b64decode(shots[name, width]["data"]))
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert int.from_bytes(png.read_bytes()[16:20], "big") == width  # IHDR width
+        assert layout["viewport"] == width and layout["scrollWidth"] == width, (name, width)
+        assert (layout["wide"], layout["escapes"], layout["overlaps"]) == ([], [], []), (name, width)
+        assert layout["textBoxes"] > 500 and layout["height"] > 3000  # the whole report, laid out
+    assert found["samples", 400]["height"] > found["samples", 1280]["height"]  # one column on a phone
     assert title["result"]["value"].startswith("chessscan report")
     errors = [e for e in browser.events
               if e.get("method") == "Runtime.exceptionThrown"
               or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
               or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
     assert errors == []
-    requests = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
-    assert requests == [url]
+    sent = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+    assert sent == requests

@@ -389,3 +389,24 @@ def test_render_summary():
     assert len(num_ends) == 1
     assert render_summary({}, title=None) == "(empty)"
     assert render_summary({"x": {}}, title=None) == "x  (none)"
+
+
+def test_the_report_extra_missing_is_a_usage_error_with_a_hint_that_works_anywhere(tmp_path, monkeypatch):
+    """Without matplotlib, `analyze --html` (before any work) and `report` exit 2, not 1
+    ("issues found"), and name the package to install: 'chessscan[report]' failed from a
+    checkout, where no package index has chessscan."""
+    import sys
+
+    from click.testing import CliRunner
+
+    from chessscan.cli import main
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    out = tmp_path / "r"
+    for args in (["analyze", str(SAMPLES / "lichess-magnus-300.pgn"), "-o", str(out), "--html", "--silent"],
+                 ["report", str(tmp_path)]):
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 2, res.output
+        assert res.output.startswith("Error: report.html draws its charts with matplotlib, which is not "
+                                     "installed: pip install 'matplotlib>=3.7' (the report extra)")
+    assert not out.exists()

@@ -420,3 +420,110 @@ def test_archives_are_refused_with_their_kind(tmp_path, kind, head):
         with pytest.raises(UnsupportedInput, match=f"is a {kind} archive: unpack it") as ei:
             s.read()
     assert ei.value.code == "unsupported-input" and isinstance(ei.value, TruncatedInput)
+
+
+# --- decompression bombs ---------------------------------------------------------------------
+
+MIB = 1 << 20
+
+
+def _zstd_bomb(path: Path, game: bytes, size: int = 1 << 30, level: int = 3) -> int:
+    """Write a .zst of ``game`` repeated to at least ``size`` bytes (zstd compresses a
+    repeated block at several GB/s: ~0.2 s and ~100 KB here); return the games written."""
+    block = game * max(1, MIB // len(game))
+    co = zstandard.ZstdCompressor(level=level).compressobj()
+    written = 0
+    with open(path, "wb") as f:
+        while written < size:
+            f.write(co.compress(block))
+            written += len(block)
+        f.write(co.flush())
+    return written // len(game)
+
+
+def _bomb_game() -> bytes:
+    """A game whose every ply has a 4,000-byte comment: 1 GiB of it is 13,390 games, which the
+    analysis passes in about a second, so that the run's memory is that of reading."""
+    moves = "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6 O-O Be7 Re1 b5 Bb3 d6 c3 O-O h3 Nb8 d4 Nbd7".split()
+    lines = ['[Event "bomb"]', '[White "A"]', '[Black "B"]', '[Result "*"]', ""]
+    lines += [f"{i // 2 + 1}. " * (i % 2 == 0) + f"{m} {{{'x' * 4000}}}" for i, m in enumerate(moves)]
+    return ("\n".join(lines + ["*", "", ""])).encode()
+
+
+# The command's peak RSS, summed over its process tree sampled every 20 ms (psutil), and the
+# largest single process's peak from the kernel (RUSAGE_CHILDREN of a wrapper that runs it).
+_PEAK_WRAPPER = """
+import resource, subprocess, sys
+status = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+sys.stderr.buffer.write(status.stderr)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * (1 if sys.platform == "darwin" else 1024))
+sys.exit(status.returncode)
+"""
+
+
+def _peak_memory(command: list[str]) -> tuple[int, int, str]:
+    """(exit status, peak RSS in bytes, stderr) of ``command``."""
+    import subprocess
+    import time
+
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    proc = subprocess.Popen([sys.executable, "-c", _PEAK_WRAPPER, *command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    peak = 0
+    while proc.poll() is None and psutil is not None:
+        try:
+            tree = psutil.Process(proc.pid).children(recursive=True)
+        except psutil.Error:
+            tree = []
+        total = 0
+        for p in tree:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass
+        peak = max(peak, total)
+        time.sleep(0.02)
+    stdout, stderr = proc.communicate(timeout=300)
+    return proc.returncode, max(peak, int(stdout.split()[-1])), stderr.decode()
+
+
+def _needs_free_memory(gib: int) -> None:
+    try:
+        import psutil
+    except ImportError:
+        return
+    if psutil.virtual_memory().available < gib << 30:
+        pytest.skip(f"needs {gib} GiB of free memory, should the decompression not be bounded "
+                    f"(a 1 GiB zstd bomb took 1.4 GiB before); {psutil.virtual_memory().available >> 20} MiB free")
+
+
+def test_zstd_bomb_is_read_in_bounded_memory(tmp_path):
+    """A ~100 KB .zst of one game repeated to 1 GiB: the stream hands on every byte, holding
+    at most one decoder call's output (ZSTD_INPUT_SLICE): 29 MiB of peak RSS for the reading
+    process (1.4 GiB when each 64 KiB of input was decoded at once)."""
+    _needs_free_memory(3)
+    bomb = tmp_path / "bomb.pgn.zst"
+    game = PGN[: PGN.index(b"[Event", 1)]
+    games = _zstd_bomb(bomb, game)
+    assert bomb.stat().st_size < 200_000
+    reader = ("import sys\nfrom chessscan.readers.sources import open_source\nn = 0\n"
+              "with open_source(sys.argv[1]) as s:\n    while (b := s.read(1 << 20)):\n        n += len(b)\n"
+              "print(n, file=sys.stderr)")
+    status, peak, stderr = _peak_memory([sys.executable, "-c", reader, str(bomb)])
+    assert status == 0 and int(stderr.split()[-1]) == games * len(game) >= 1 << 30
+    assert peak < 100 * MIB, f"{peak / MIB:.0f} MiB"
+
+
+def test_zstd_bomb_through_validate_stays_under_the_memory_bound(tmp_path):
+    """The whole run (read, analyze, diagnose) of a 1 GiB zstd bomb: every game read, and the
+    run's memory that of one process's settings (docs, Speed and scale, "Memory": --jobs 1 under 300 MiB)."""
+    _needs_free_memory(3)
+    bomb = tmp_path / "bomb.pgn.zst"
+    games = _zstd_bomb(bomb, _bomb_game())
+    status, peak, stderr = _peak_memory([sys.executable, "-m", "chessscan", "validate", str(bomb), "--jobs", "1"])
+    assert status == 0, stderr
+    assert stderr.strip().splitlines()[-1] == f"{games} games: {games} ok, 0 with errors, 0 warnings"
+    assert peak < 300 * MIB, f"{peak / MIB:.0f} MiB"

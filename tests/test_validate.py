@@ -1,5 +1,6 @@
 """`chessscan validate`: diagnostics text, JSON and GitHub formats, exit statuses, the issue
-code registry (against the code and the README), the pre-commit hook, and every messy file."""
+code registry (against the code; the documentation's page is generated from it), the pre-commit
+hook, and every messy file."""
 
 from __future__ import annotations
 
@@ -33,10 +34,10 @@ SUITE = (
 CLEAN = '[Event "Clean"]\n[White "W"]\n[Black "B"]\n[Result "1-0"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n'
 
 ILLEGAL = ("games.pgn:6:13: error[illegal-move]: 2.Ke3 is illegal: no king can reach e3 [FEN before the "
-           "move: rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2] (game 1 \"Alice - Bob\", ply 3)")
+           "move: rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2] (game_index 0 \"Alice - Bob\", ply 3)")
 MISSING_RESULT = ("games.pgn:11: warning[missing-result]: game has no termination marker "
-                  "(1-0, 0-1, 1/2-1/2, *) (game 2 \"Carol - ?\")")
-NULL_MOVE = "games.pgn:15:7: warning[null-move]: null move '--' played as a pass (game 3, ply 2)"
+                  "(1-0, 0-1, 1/2-1/2, *) (game_index 1 \"Carol - ?\")")
+NULL_MOVE = "games.pgn:15:7: warning[null-move]: null move '--' played as a pass (game_index 2, ply 2)"
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def test_text_diagnostics_pinned(files):
         "suite.epd:3: error[missing-king]: black has no king",
     ]
     assert res.stderr == ("3 games: 2 ok, 1 with errors; 3 EPD positions: 1 valid, 2 invalid; 2 warnings\n"
-                          "issues by code:\n"
+                          "issues by code (occurrences):\n"
                           "  2  error    missing-king\n"
                           "  1  error    illegal-move\n"
                           "  1  error    invalid-epd\n"
@@ -102,8 +103,8 @@ def test_stdin_is_named_stdin(files):
 def test_format_text_without_line_or_game():
     d = Diagnostic("a.pgn", None, None, "error", "truncated-input", "zstd stream ends early")
     assert format_text(d) == "a.pgn: error[truncated-input]: zstd stream ends early"
-    d = Diagnostic("a.pgn", 3, None, "warning", "x", "two\nlines", game=2, ply=0)
-    assert format_text(d) == "a.pgn:3: warning[x]: two lines (game 2, ply 0)"
+    d = Diagnostic("a.pgn", 3, None, "warning", "x", "two\nlines", game_index=1, ply=0)
+    assert format_text(d) == "a.pgn:3: warning[x]: two lines (game_index 1, ply 0)"
 
 
 # --------------------------------------------------------------------------- JSON format
@@ -118,15 +119,15 @@ def test_json_document_shape(files):
     diags = doc["diagnostics"]
     assert len(diags) == 6
     for d in diags:
-        assert list(d) == ["path", "line", "column", "severity", "code", "message", "game", "ply", "san"]
+        assert list(d) == ["path", "line", "column", "severity", "code", "message", "game_index", "ply", "san"]
     assert diags[0] == {
         "path": "games.pgn", "line": 6, "column": 13, "severity": "error", "code": "illegal-move",
         "message": "2.Ke3 is illegal: no king can reach e3 [FEN before the move: "
                    "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2]",
-        "game": 1, "ply": 3, "san": "Ke3",
+        "game_index": 0, "ply": 3, "san": "Ke3",
     }
-    assert diags[1]["column"] is None and diags[1]["ply"] is None and diags[1]["game"] == 2
-    assert diags[3]["game"] is None and diags[3]["path"] == "suite.epd"
+    assert diags[1]["column"] is None and diags[1]["ply"] is None and diags[1]["game_index"] == 1
+    assert diags[3]["game_index"] is None and diags[3]["path"] == "suite.epd"
     s = doc["summary"]
     assert (s["games_read"], s["games_ok"], s["games_with_errors"]) == (3, 2, 1)
     assert s["games_read"] == s["games_ok"] + s["games_with_errors"]
@@ -165,7 +166,7 @@ def test_unexpected_token_diagnostic_names_its_ply(files):
     assert res.exit_code == 1
     assert res.stdout.splitlines() == [
         "token.pgn:5:13: error[unexpected-token]: 'Sf3' is not a move; later moves of this game are ignored "
-        '(game 1 "A - B", ply 3)']
+        '(game_index 0 "A - B", ply 3)']
 
 
 def test_cross_check_full_compares_games(files):
@@ -184,17 +185,17 @@ def test_github_workflow_commands(files):
     out = res.stdout.splitlines()
     assert out[0] == ("::error file=games.pgn,line=6,col=13,title=illegal-move::2.Ke3 is illegal: no king can "
                       "reach e3 [FEN before the move: rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2] "
-                      "(game 1 \"Alice - Bob\", ply 3)")
+                      "(game_index 0 \"Alice - Bob\", ply 3)")
     assert out[1] == ("::warning file=games.pgn,line=11,title=missing-result::game has no termination marker "
-                      "(1-0, 0-1, 1/2-1/2, *) (game 2 \"Carol - ?\")")
+                      "(1-0, 0-1, 1/2-1/2, *) (game_index 1 \"Carol - ?\")")
     assert out[3] == "::error file=suite.epd,line=2,col=1,title=invalid-epd::piece placement 'hello' has characters 'ehlo'"
     assert len(out) == 6
     assert res.stderr.startswith("3 games: 2 ok, 1 with errors;")
 
 
 def test_github_escaping():
-    d = Diagnostic("dir,x/a:b.pgn", 4, 2, "warning", "bad-tag", "100% bad\r\nreally", game=1)
-    assert format_github(d) == "::warning file=dir%2Cx/a%3Ab.pgn,line=4,col=2,title=bad-tag::100%25 bad%0D%0Areally (game 1)"
+    d = Diagnostic("dir,x/a:b.pgn", 4, 2, "warning", "bad-tag", "100% bad\r\nreally", game_index=0)
+    assert format_github(d) == "::warning file=dir%2Cx/a%3Ab.pgn,line=4,col=2,title=bad-tag::100%25 bad%0D%0Areally (game_index 0)"
     d = Diagnostic("a.pgn", None, None, "error", "truncated-input", "cut")
     assert format_github(d) == "::error file=a.pgn,title=truncated-input::cut"
 
@@ -276,7 +277,7 @@ def test_exit_3_when_a_worker_dies(files, monkeypatch):
 
     monkeypatch.setattr("chessscan.engines.local.run", dying_run)
     res = validate("--jobs", "2", "clean.pgn")
-    assert res.exit_code == 3  # the run could not finish (README, "Exit status")
+    assert res.exit_code == 3  # the run could not finish (chessscan/exits.py)
     assert "a worker process died while reading clean.pgn" in res.stderr and "Traceback" not in res.stderr
 
 
@@ -322,11 +323,11 @@ def test_sink_orders_by_game_then_line_and_names_games():
                                            "chessscan": "True", "python_chess": "False", "fen": "8/8 w", "note": None}]))
     sink.write("positions", {"ply": [1]})  # ignored
     sink.finish()
-    assert [(d.game, d.line, d.code) for d in got] == [
-        (1, 2, "missing-tags"), (1, 7, "illegal-move"), (1, 1, "disagreement"), (2, 9, "illegal-move")]
+    assert [(d.game_index, d.line, d.code) for d in got] == [
+        (0, 2, "missing-tags"), (0, 7, "illegal-move"), (0, 1, "disagreement"), (1, 9, "illegal-move")]
     assert got[0].players == "A - B" and got[3].players is None
     assert format_text(got[2]) == ('a.pgn:1: warning[disagreement]: in_check: chessscan says True, python-chess '
-                                   'says False [FEN before the move: 8/8 w] (game 1 "A - B", ply 4)')
+                                   'says False [FEN before the move: 8/8 w] (game_index 0 "A - B", ply 4)')
     assert sink.counts == {"error": 2, "warning": 2}
 
 
@@ -426,32 +427,11 @@ def test_every_code_emitted_on_samples_and_messy_is_registered():
     assert not unknown, f"(code, severity) not in the registry: {unknown}"
 
 
-def _readme_codes() -> dict[str, tuple[str, str]]:
-    """code -> (severity, group) from the README's "Issue codes" section."""
-    text = (REPO / "README.md").read_text()
-    m = re.search(r"^## Issue codes\n(.*?)(?=^## )", text, re.S | re.M)
-    assert m, "README has no '## Issue codes' section"
-    out, group = {}, None
-    for line in m.group(1).splitlines():
-        h = re.match(r"^### (\w+)", line)
-        if h:
-            group = h.group(1).lower()
-        row = re.match(r"^\| `([a-z0-9-]+)` \| (\w+) \|", line)
-        if row:
-            out[row.group(1)] = (row.group(2), group)
-    return out
-
-
-def test_readme_lists_every_registry_code():
-    listed = _readme_codes()
-    expected = {c: (e.severity, e.group) for c, e in ISSUE_CODES.items()}
-    assert listed == expected
-
-
-def test_readme_documents_validate_and_ci():
-    text = (REPO / "README.md").read_text()
-    assert "| `chessscan validate PATH..." in text
-    assert "## CI and pre-commit" in text and "--format github" in text and "chessscan-validate" in text
+def test_docs_document_validate_and_ci():
+    readme = (REPO / "README.md").read_text()
+    ci = (REPO / "docs" / "guides" / "ci.md").read_text()
+    assert "docs/guides/ci.md" in readme and "chessscan validate" in readme
+    assert "--format github" in ci and "--format sarif" in ci and "chessscan-validate" in ci
 
 
 # --------------------------------------------------------------------------- pre-commit hook
@@ -491,7 +471,7 @@ def test_messy_file_validates_to_the_end(name):
     # Every issue is reported, a per-game fact (uci-move) once per game and a per-file fact
     # (decode-fallback) once per file.
     shown = Counter(d["code"] for d in doc["diagnostics"])
-    games_with = Counter((d["code"], d["game"]) for d in doc["diagnostics"])
+    games_with = Counter((d["code"], d["game_index"]) for d in doc["diagnostics"])
     for code, n in s["issues_by_code"].items():
         if code == "uci-move":
             assert shown[code] == len([k for k in games_with if k[0] == code]) <= n
@@ -530,7 +510,7 @@ def test_sink_accepts_arrow_columns():
     sink.write("games", {k: pa.array(v) for k, v in _columns([_game(0, 1, "A", "B")]).items()})
     sink.write("issues", {k: pa.array(v) for k, v in _columns([_issue(0, 3, 1, ply=2)]).items()})
     sink.finish()
-    assert format_text(got[0]) == 'a.pgn:3:1: error[illegal-move]: illegal-move (game 1 "A - B", ply 2)'
+    assert format_text(got[0]) == 'a.pgn:3:1: error[illegal-move]: illegal-move (game_index 0 "A - B", ply 2)'
 
 
 # --------------------------------------------------------------------------- --jobs
@@ -563,7 +543,7 @@ def test_jobs_2_prints_what_jobs_1_prints(mutated_corpus, fmt, cross_check):
     assert out["2"].stderr == out["1"].stderr
     if fmt == "text":
         lines = out["1"].stdout.splitlines()
-        games = [int(m.group(1)) for m in map(re.compile(r".*\(game (\d+)").match, lines) if m]
+        games = [int(m.group(1)) for m in map(re.compile(r".*\(game_index (\d+)").match, lines) if m]
         assert len(lines) > 40 and min(games) < 30 and max(games) > 270  # both chunks
     else:
         summary = json.loads(out["1"].stdout)["summary"]
@@ -573,11 +553,7 @@ def test_jobs_2_prints_what_jobs_1_prints(mutated_corpus, fmt, cross_check):
 
 def test_validate_jobs_option_is_documented():
     help_text = CliRunner().invoke(main, ["validate", "--help"]).output
-    assert "--jobs" in help_text and "--silent" in help_text
-    readme = (REPO / "README.md").read_text().replace("\\|", "|")
-    assert "chessscan validate PATH... [--format text|json|github|sarif] [--fail-on error|warning] " \
-           "[--cross-check off|sample|full] [--select CODES] [--ignore CODES] [--moves-column NAME] [-j/--jobs N] " \
-           "[--silent]" in readme
+    assert "--jobs" in help_text and "--silent" in help_text  # and so in the generated reference (test_docs.py)
 
 
 def test_diagnostics_about_a_tag_stand_at_that_tag(tmp_path) -> None:
@@ -660,6 +636,6 @@ def test_control_characters_of_the_input_are_escaped(tmp_path, fmt):
 
 def test_line_separators_and_a_line_end_in_a_file_name_are_escaped():
     d = Diagnostic("new\nline.pgn", 3, None, "warning", "missing-result", "x",
-                   game=1, players="Uni\u2028Line\u2029Para - ?")
-    assert format_text(d) == (r'new\x0aline.pgn:3: warning[missing-result]: x (game 1 "Uni\u2028Line\u2029Para - ?")')
+                   game_index=0, players="Uni\u2028Line\u2029Para - ?")
+    assert format_text(d) == (r'new\x0aline.pgn:3: warning[missing-result]: x (game_index 0 "Uni\u2028Line\u2029Para - ?")')
     assert "\u2028" not in format_github(d) and "file=new%0Aline.pgn" in format_github(d)

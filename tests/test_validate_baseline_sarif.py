@@ -81,8 +81,8 @@ def test_new_issue_fails_and_only_it_is_shown(here):
     lines = res.stdout.splitlines()
     # The new game, and a third copy of the illegal game (the baseline knows two).
     assert [ln.split(": ")[1] for ln in lines] == ["error[illegal-move]", "error[illegal-move]"]
-    assert "2.Qh6 is illegal" in lines[0] and "(game 1 " in lines[0]
-    assert '(game 8 "Alice - Bob", ply 3)' in lines[1]
+    assert "2.Qh6 is illegal" in lines[0] and "(game_index 0 " in lines[0]
+    assert '(game_index 7 "Alice - Bob", ply 3)' in lines[1]
     assert "5 known issues not shown, 0 fixed" in res.stderr
     # The games counts cover every issue, the diagnostics only the new ones: the line says which.
     assert "8 games: 4 ok, 4 with errors; not in the baseline: 2 errors, 0 warnings" in res.stderr
@@ -229,8 +229,8 @@ def test_sarif_log(here):
             where += f':{loc["region"]["startColumn"]}'
         assert line.startswith(f"{where}: {r['level']}[{r['ruleId']}]: ")
         assert loc["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
-    assert results[0]["message"]["text"].endswith('(game 1 "Alice - Bob", ply 3)')
-    assert results[0]["properties"] == {"game": 1, "ply": 3, "san": "Ke3"}
+    assert results[0]["message"]["text"].endswith('(game_index 0 "Alice - Bob", ply 3)')
+    assert results[0]["properties"] == {"game_index": 0, "ply": 3, "san": "Ke3"}
 
 
 def test_sarif_clean_input_and_baseline(here):
@@ -274,3 +274,45 @@ def test_sarif_uri_of_a_name_that_is_not_utf8(here):
     res = validate(os.fsdecode(absolute), "--format", "sarif")
     uri = json.loads(res.stdout)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri == "file://" + quote(os.fsencode(here)) + "/Caf%E9.pgn"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero on this system")
+def test_an_endless_or_huge_baseline_is_refused_once_the_cap_is_read(here):
+    """/dev/zero as a baseline grew to 15 GB before the kernel killed it: now MAX_BASELINE_BYTES
+    are read, then a usage error (exit 2) names the file and the cap."""
+    from chessscan.reports.baseline import MAX_BASELINE_BYTES
+
+    res = validate("games.pgn", "--baseline", "/dev/zero")
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    error = [ln for ln in res.stderr.splitlines() if "/dev/zero" in ln]
+    assert len(error) == 1 and f"/dev/zero holds more than {MAX_BASELINE_BYTES >> 20} MiB" in error[0]
+    # A regular file one byte over the cap (sparse: no disk used), and one at the cap, which is
+    # read (and is no JSON).
+    big = here / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(MAX_BASELINE_BYTES + 1)
+    assert "holds more than" in validate("games.pgn", "--baseline", "big.json").stderr
+    with open(big, "r+b") as f:
+        f.truncate(MAX_BASELINE_BYTES)
+    res = validate("games.pgn", "--baseline", "big.json")
+    assert res.exit_code == 2 and "big.json is not JSON" in res.stderr
+
+
+def test_a_long_fixed_list_is_summarised(here):
+    """2M fixed entries printed 2M lines: FIXED_SHOWN lines, then one counting the rest;
+    --format json still lists every one."""
+    from chessscan.reports.baseline import FIXED_SHOWN
+
+    entries = [{"game": f"{i:020x}", "code": "illegal-move", "ply": 3, "count": 1 + i % 2,
+                "severity": "error", "message": "gone", "players": "A - B"} for i in range(FIXED_SHOWN + 5)]
+    (here / "base.json").write_text(json.dumps({"format": "chessscan-baseline", "version": 1, "entries": entries}))
+    res = validate("games.pgn", "--baseline", "base.json")
+    fixed_lines = [ln for ln in res.stderr.splitlines() if ln.startswith("fixed: ")]
+    assert len(fixed_lines) == FIXED_SHOWN + 1
+    more = entries[FIXED_SHOWN:]
+    assert fixed_lines[-1] == (f"fixed: 5 more entries ({sum(e['count'] for e in more)} issues) not shown: "
+                               "--format json lists every one (summary.baseline.fixed)")
+    total = sum(e["count"] for e in entries)
+    assert f"0 known issues not shown, {total} fixed" in res.stderr
+    doc = json.loads(validate("games.pgn", "--baseline", "base.json", "--format", "json").stdout)
+    assert len(doc["summary"]["baseline"]["fixed"]) == FIXED_SHOWN + 5

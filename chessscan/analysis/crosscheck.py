@@ -44,7 +44,7 @@ def _pc_error_code(exc: Exception) -> str:
 
 
 def _python_chess_kind(move: chess.Move, castling: bool, checkers_bb: int) -> str:
-    """chessscan's check kind (README, "Check kinds") derived from python-chess's view: the
+    """chessscan's check kind (docs: explanation/check-kinds.md) derived from python-chess's view: the
     square where the moved piece (or the castling rook) arrived, against its checkers. A null
     move arrives nowhere."""
     if not checkers_bb:

@@ -20,8 +20,11 @@ from chessscan.core.fen import fault_severity, validate_setup
 from chessscan.core.position import Position
 from chessscan.core.rules import FIFTY_MOVES_PLIES
 
+# Standard chess as exporters name it: lichess ("Standard", "From Position"), python-chess's
+# aliases ("Chess", "Classical", "Normal"), xboard, cutechess and TCEC ("normal", "standard"),
+# kokopu ("Regular"); ChessBase and Scid write no Variant tag for it.
 STANDARD_VARIANTS = frozenset({"", "standard", "chess", "normal", "from position", "fromposition",
-                               "from_position", "classical", "?"})
+                               "from_position", "classical", "regular", "?"})
 CHESS960_VARIANTS = frozenset({"chess960", "chess 960", "chess-960", "960", "fischerandom", "fischer random",
                                "fischerrandom", "freestyle", "chess960 (fischer random)"})
 

@@ -1,6 +1,6 @@
 """Check kinds: how the last move gave check.
 
-chessscan's taxonomy (README, "Check kinds"); after a move, ``checkers`` is the bitboard of
+chessscan's taxonomy (docs: explanation/check-kinds.md); after a move, ``checkers`` is the bitboard of
 the mover's pieces attacking the enemy king:
 
 ========== ==========================================================================

@@ -94,6 +94,14 @@ pool is stopped, so the pool knows every worker it has.
 Game tables (Parquet, Arrow: :mod:`chessscan.readers.tables`) are read in the main process,
 row group batch by batch, and their games sent to the workers in batches of ``batch_games``.
 
+Faults. A process of the run that dies (killed, out of memory) raises BrokenProcessPool
+from :func:`run_parallel`, whichever it is: a worker (the pool sees it; one killed while it
+sent its result left the pool's manager thread waiting for the rest, so the main process
+looks at the workers itself while it waits), the forkserver (the workers it forked run on:
+they are killed by pid, as the pool's SIGTERM does not end them) or the resource tracker
+(multiprocessing would start a second one, which printed a traceback for every semaphore
+it did not know). The workers are then killed at once, and nothing of the run is left.
+
 EPD sources are analyzed in the main process (after the PGN chunks before them are
 written). An input of less than one chunk is analyzed in the main process too: starting
 the pool would cost more than it saves. When every input is a file under a sixteenth of a
@@ -109,8 +117,10 @@ import os
 import signal
 import sys
 import threading
+import types
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Iterable, Sequence
 
 from chessscan.analysis.game import Tally
@@ -393,11 +403,28 @@ def _start_pool(jobs: int) -> ProcessPoolExecutor:
     pool = ProcessPoolExecutor(jobs, mp_context=_mp_context(), initializer=_init_worker,
                                initargs=(os.getpid(),))
     try:
-        pool.submit(int).result()
+        _submit(pool, int).result()
     except BaseException:
         _stop_pool(pool)
         raise
     return pool
+
+
+def _submit(pool: ProcessPoolExecutor, fn, *args) -> Future:
+    """``pool.submit``, which may start a worker: a forkserver gone (killed) makes that fail
+    with EOFError or an OSError (its socket refused or gone), raised as the pool's breakage
+    (BrokenProcessPool), like a worker that died."""
+    try:
+        return pool.submit(fn, *args)
+    except BrokenProcessPool as exc:
+        if dead := _dead_helpers(wait=0.2):  # say which (the pool says "a child process")
+            raise BrokenProcessPool(f"{dead} process died") from exc
+        raise
+    except (EOFError, OSError) as exc:
+        dead = _dead_helpers(wait=0.2)
+        raise BrokenProcessPool(f"{dead} process died" if dead else
+                                f"the forkserver could not start a worker process ({type(exc).__name__}: {exc}): "
+                                "killed?") from exc
 
 
 #: Seconds a stopped run waits for its workers to finish the chunks they hold (about a second
@@ -405,23 +432,30 @@ def _start_pool(jobs: int) -> ProcessPoolExecutor:
 STOP_GRACE_SECONDS = 30
 
 
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
+def _stop_pool(pool: ProcessPoolExecutor, broken: bool = False) -> None:
     """Stop a pool: queued chunks cancelled, the chunks the workers hold finished (they
     ignore SIGINT, SIGTERM and SIGHUP), every worker waited for, so that no process outlives
     the run. Killing a worker instead can cut its result in half in the result pipe, where
     the pool's manager thread then waits for the rest forever, and Python's exit hook with
-    it; a worker still busy after :data:`STOP_GRACE_SECONDS` is killed all the same."""
+    it; a worker still busy after :data:`STOP_GRACE_SECONDS` is killed all the same.
+
+    ``broken`` (or a pool that says so): a process of the run died (a worker, the forkserver,
+    the resource tracker), and the run ends with an error: the workers are killed at once,
+    and this process's end of the result pipe is closed, so that a manager thread waiting
+    for the rest of a result cut in half reads the pipe's end instead of waiting forever."""
     import time
 
     # (No public API before 3.14; taken before shutdown, which drops them.)
     processes = list((getattr(pool, "_processes", None) or {}).values())
     call_queue = getattr(pool, "_call_queue", None)
+    result_queue = getattr(pool, "_result_queue", None)
     manager = getattr(pool, "_executor_manager_thread", None)
+    broken = broken or bool(getattr(pool, "_broken", False))
     pool.shutdown(wait=False, cancel_futures=True)
-    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    deadline = time.monotonic() + (0 if broken else STOP_GRACE_SECONDS)
     for process in processes:
         process.join(max(0.0, deadline - time.monotonic()))
-    late = [p for p in processes if p.is_alive()]
+    late = processes if broken else [p for p in processes if p.is_alive()]
     if late:
         for process in late:
             process.kill()
@@ -430,11 +464,44 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
             call_queue.cancel_join_thread()
         for process in late:
             process.join(5)
+    if broken and result_queue is not None:
+        try:
+            result_queue._writer.close()  # (the workers, which hold the other write ends, are dead)
+        except (AttributeError, OSError):
+            pass
     if manager is not None:
         # The pool's manager thread closes its wake-up pipe as it ends. Still running at
         # exit, it raced Python's exit hook, which writes to that pipe: "Bad file
         # descriptor" and a traceback on stderr.
         manager.join(5)
+
+
+def _result(fut, pool: ProcessPoolExecutor | None, every: float = 1.0, grace: float = 2.0):
+    """``fut.result()``, for a task of ``pool``. A worker killed while it sends its result
+    leaves half a result in the result pipe, and the pool's manager thread waits for the
+    rest forever, the future with it: while waiting, the workers and multiprocessing's
+    helper processes are looked at every ``every`` seconds, and a worker dead for ``grace``
+    seconds with the pool not broken, or a dead helper, raises BrokenProcessPool."""
+    import time
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    if pool is None or isinstance(fut, _Done):
+        return fut.result()
+    dead_since = None
+    while True:
+        try:
+            return fut.result(timeout=every)
+        except FutureTimeout:
+            pass
+        if dead := _dead_helpers():
+            raise BrokenProcessPool(f"{dead} process died")
+        if getattr(pool, "_broken", False):
+            continue  # the manager thread saw it: the future is about to say so
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        if any(not p.is_alive() for p in processes):
+            dead_since = dead_since or time.monotonic()
+            if time.monotonic() - dead_since >= grace:
+                raise BrokenProcessPool("a worker process was killed while it sent its result")
 
 
 #: Signals that stop a run: the main process handles them; workers block or ignore them.
@@ -467,33 +534,161 @@ def _exit_when_orphaned(main_pid: int, every: float = 0.5) -> None:
             os._exit(1)
         except OSError:
             pass
+        else:
+            # A main process that died (killed) but that its parent has not waited for yet is
+            # a zombie: still there for kill(). A parent that waits for the end of the run's
+            # output pipes, which this worker holds, would wait forever.
+            if _process_state(main_pid) in ("Z", "X"):
+                os._exit(1)
+
+
+def _process_state(pid: int) -> str | None:
+    """The state letter of process ``pid`` (``R``, ``S``, ``Z`` for a zombie...) from Linux's
+    /proc, or None where there is no /proc or no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # pid (comm) state ...: comm may hold spaces and parentheses, the state follows the last ')'.
+    return stat[stat.rfind(b")") + 2:][:1].decode("ascii", "replace") or None
+
+
+class _KilledByPid:
+    """A forkserver worker of the pool, killed when the pool terminates it. ProcessPoolExecutor
+    terminates the workers of a broken pool (a worker, or the forkserver, died) with SIGTERM,
+    which chessscan's workers ignore (a stop signal to the process group is the main
+    process's to handle): they lived on, blocked on the pool's queues, and the main process
+    waited for them forever at exit."""
+
+    def terminate(self) -> None:
+        self.kill()
+
+    def kill(self) -> None:
+        # By pid: the worker's Popen asks the forkserver whether it still runs, and once the
+        # forkserver is gone it answers "exited with 255" for a worker that runs on.
+        popen = self._popen
+        if self.pid is None or popen is None or popen.poll() not in (None, 255):
+            return  # not started, or ended and the forkserver said how
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _dead_helpers(wait: float = 0.0) -> str:
+    """Which of multiprocessing's helper processes this process started has died: ``'the
+    forkserver'``, ``'the resource tracker'``, both joined, or ``''``; ``wait``: seconds
+    to look again meanwhile (a pool sees a process's pipes close a moment before the process
+    can be waited for). A dead resource tracker is also made harmless: multiprocessing would
+    start another at the next semaphore made or removed, with a warning, and the new one
+    printed a KeyError traceback for every semaphore it never saw; its pipe is pointed at
+    os.devnull instead."""
+    import time
+    from multiprocessing import forkserver, resource_tracker
+
+    deadline = time.monotonic() + wait
+    while not (dead := _dead_helpers_now(forkserver, resource_tracker)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return dead
+
+
+def _dead_helpers_now(forkserver, resource_tracker) -> str:
+    dead = []
+    server = getattr(forkserver, "_forkserver", None)
+    if _child_gone(getattr(server, "_forkserver_pid", None), reap=False):  # (multiprocessing reaps it)
+        dead.append("the forkserver")
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    fd = getattr(tracker, "_fd", None)
+    if fd is not None and _child_gone(getattr(tracker, "_pid", None), reap=True):
+        dead.append("the resource tracker")
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)  # the same descriptor number: other threads may hold it
+            os.close(null)
+            tracker._pid = None  # reaped here: not to be waited for again
+        except OSError:
+            pass
+    return " and ".join(dead)
+
+
+def _child_gone(pid: int | None, reap: bool) -> bool:
+    """Whether child process ``pid`` has ended (``reap``: it is then waited for, else left
+    for whoever waits for it); False for None or a process that is not this one's child."""
+    if pid is None or not hasattr(os, "WNOHANG"):
+        return False
+    try:
+        if reap:
+            return os.waitpid(pid, os.WNOHANG)[0] == pid
+        if not hasattr(os, "waitid"):
+            return False
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except OSError:  # (ChildProcessError: not a child, or already waited for)
+        return False
 
 
 def _mp_context():
     # forkserver where there is one: workers are forked from a clean server process that has
     # imported chessscan once, never from the main process, whose threads (tqdm's monitor,
     # Arrow's pools) make fork unsafe. spawn elsewhere (Windows). Nothing a worker runs
-    # imports pandas (chessscan.analysis.arrow builds the Arrow arrays).
-    # (A main script with no file, read from stdin, is ruled out before: see
-    # _pool_unavailable.)
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        ctx = multiprocessing.get_context("forkserver")
+    # imports pandas (chessscan.analysis.arrow builds the Arrow arrays), nor the caller's
+    # main script (_WorkerProcess).
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = _ForkServerContext()
         ctx.set_forkserver_preload(["chessscan.engines.parallel"])
         return ctx
-    return multiprocessing.get_context("spawn")
+    return _SpawnContext()
 
 
-def _pool_unavailable() -> str | None:
-    """Why worker processes cannot start here, or None. forkserver and spawn re-run the
-    main script in each worker, which fails for a script with no file (``python - <
-    script.py``); fork from a process with threads can hang. Such a run uses one process."""
-    main = sys.modules.get("__main__")
-    main_file = getattr(main, "__file__", None)
-    if main_file is not None and getattr(getattr(main, "__spec__", None), "name", None) is None \
-            and not os.path.exists(main_file):
-        return f"the main script ({main_file}) is not a file that worker processes can import"
-    return None
+_MAIN_LOCK = threading.Lock()
+
+
+class _WorkerProcess:
+    """A worker process that does not run the caller's main script.
+
+    forkserver and spawn prepare each new process by running the parent's main script again
+    (as ``__mp_main__``), so that the functions it defines can be unpickled there. A worker
+    runs chessscan's functions only, and that re-run broke the API in plain scripts: an
+    unguarded ``chessscan.scan(..., jobs=2)`` ran the script's body again in every worker,
+    which then died starting a pool of its own ("bootstrapping phase"), as did a script with
+    no file (``python - < script.py``). The preparation data (``multiprocessing.spawn``)
+    names the main script after ``sys.modules["__main__"]``: while a worker starts (a few
+    milliseconds, under a lock; nothing chessscan runs meanwhile looks that entry up), it is a
+    blank module, so none is named and the worker imports only what it unpickles.
+    """
+
+    def start(self) -> None:
+        with _MAIN_LOCK:
+            main = sys.modules.get("__main__")
+            sys.modules["__main__"] = _BLANK_MAIN
+            try:
+                super().start()
+            finally:
+                if main is None:
+                    sys.modules.pop("__main__", None)
+                else:
+                    sys.modules["__main__"] = main
+
+
+_BLANK_MAIN = types.ModuleType("__main__")
+
+
+class _SpawnWorker(_WorkerProcess, multiprocessing.context.SpawnProcess):
+    pass
+
+
+class _SpawnContext(type(multiprocessing.get_context("spawn"))):
+    Process = _SpawnWorker
+
+
+if "forkserver" in multiprocessing.get_all_start_methods():
+    # (Not on Windows, which has no forkserver: multiprocessing defines these classes
+    # only where there is one.)
+    class _ForkServerWorker(_WorkerProcess, _KilledByPid, multiprocessing.context.ForkServerProcess):
+        pass
+
+    class _ForkServerContext(multiprocessing.context.ForkServerContext):
+        Process = _ForkServerWorker
 
 
 class _Done:
@@ -584,9 +779,6 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     if in_flight < 1:
         raise ValueError(f"in_flight must be at least 1, not {in_flight}")
     paths = [os.fspath(p) for p in paths]
-    if jobs > 1 and (why := _pool_unavailable()) is not None:
-        print(f"chessscan: note: running in one process, not {jobs} worker processes: {why}", file=sys.stderr)
-        jobs = 1
     if jobs > 1 and _all_under_a_chunk(paths, batch_bytes):
         # Too little work to pay for a pool: the main process would analyze nearly every
         # input as a task of its own, at a cost per task (1,000 one-game files: 5.8 s of
@@ -641,14 +833,21 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         """Run a task again (another cut, another first game index) and wait for it."""
         if parts:
             args = args[:-2] + (next(numbers), args[-1])
-        return args, (to_pool(fn, args).result() if pool else fn(*args))
+        return args, (_result(to_pool(fn, args), pool) if pool else fn(*args))
 
     def deliver(limit: int) -> None:
         """Write queued results, oldest first, until at most ``limit`` remain (or until the
         first is a chunk waiting for the chunk after it, not yet queued)."""
         while len(pending) > limit:
             task = pending.popleft()
-            result = task.fut.result()
+            try:
+                result = _result(task.fut, pool)
+            except BrokenProcessPool as exc:
+                if dead := _dead_helpers(wait=0.2):  # say which (the pool says "a child process")
+                    raise BrokenProcessPool(f"{dead} process died") from exc
+                raise
+            if pool is not None and (dead := _dead_helpers()):
+                raise BrokenProcessPool(f"{dead} process died")
             if task.state is not None:
                 state, args, last = task.state, task.args, task.last
                 while result[3] and not last:
@@ -729,7 +928,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
 
     def to_pool(fn, args: tuple) -> Future:
         """Send a task to the pool, from the pool's thread (module doc: Stops)."""
-        return pool_thread.submit(pool.submit, fn, *args).result()
+        return pool_thread.submit(_submit, pool, fn, *args).result()
 
     def dispatch(task: _Task, fn, args: tuple) -> None:
         deliver(in_flight - 1)
@@ -961,7 +1160,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             with open_source(path) as stream:
                 read_chunks(stream, source_name(path), source_size(path))
         deliver_all()
-    except BaseException:
+    except BaseException as exc:
         if pool_thread is not None:
             # What the pool's thread is doing (starting the pool or a worker) ends first:
             # the pool then holds every worker it started. What it has not begun is dropped.
@@ -972,7 +1171,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             except BaseException:
                 pass  # the start failed: nothing to shut down, the first error is the one to see
         if pool is not None:
-            _stop_pool(pool)
+            _stop_pool(pool, broken=isinstance(exc, BrokenProcessPool))
             pool = None
         if parts:
             # What the workers wrote for results never written is removed: a stopped run

@@ -79,6 +79,7 @@ ISSUE_CODES = {
     "unsupported-input": "error",
     "not-text": "error",
     "game-too-long": "error",
+    "game-in-comment": "warning",
 }
 
 
@@ -501,12 +502,24 @@ class ReadEnd:
     (:func:`sure_game_start`) after the text is read exactly as if the text after it were
     read apart: the check an engine makes before it joins the games of two parts of a
     source.
+
+    Where the reader stood at the end, for whoever appends text to the text read (the
+    split of ``validate``): ``between`` (True: between games, after a termination marker
+    or before any game, where any text starts a new game; False: the last game had not
+    ended, and text after it could go on with it), ``in_comment`` (inside a brace comment),
+    ``depth`` (variations left open, outside comments) and ``lookahead`` (the text ended
+    while the reader looked ahead for the '}' of an open comment, which the end of the text
+    decided: text after it could have decided otherwise, and so changed the games before).
     """
 
-    __slots__ = ("open",)
+    __slots__ = ("open", "between", "in_comment", "depth", "lookahead")
 
     def __init__(self) -> None:
         self.open = False
+        self.between = True
+        self.in_comment = False
+        self.depth = 0
+        self.lookahead = False
 
 
 class _Reread(Exception):
@@ -765,14 +778,18 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         if (in_comment or rest[end:].strip(_JUNK)
                                 or line[line.rfind(tok) + len(tok) :].strip(_JUNK)):
                             # Something follows the marker's last occurrence: locate
-                            # the real marker in the raw line, drop comments after it.
+                            # the real marker in the raw line. Comments closed on the
+                            # line after it (`0-1 ; a note`) stay on their game's line;
+                            # anything else starts the next game there.
                             r = _raw_result_end(line, started_in_comment, d0)
                             if r >= 0:
-                                if n_line:
+                                if n_line:  # (those after the marker are not the game's)
                                     start = line.find(b"}") + 1 if started_in_comment else 0
                                     ncom += len(_COMMENTS_B.findall(line, start, r)) - n_line
                                 if line[r:].strip(_JUNK):
-                                    tail_at = len(line) - len(line[r:].lstrip())
+                                    after, _, left_open = blank_comments(line[r:])
+                                    if left_open or after.strip(_JUNK):
+                                        tail_at = len(line) - len(line[r:].lstrip())
                         game, off = finish(False, None)
                         yield game
                         index += 1
@@ -915,6 +932,10 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
         mt_lines if clean is None else clean).strip(_JUNK)
     if read_end is not None:
         read_end.open = in_comment or only_comments or cut_short
+        read_end.between = state == 0 and not cut_short
+        read_end.in_comment = in_comment
+        read_end.depth = depth if state == 2 else 0
+        read_end.lookahead = cut_short
     if only_comments:
         state = 0  # only comments after the last game: not a game
     if state:
@@ -1245,6 +1266,10 @@ def _finish(
         if fc is not None:
             first_comment = fc.group(1).decode(codec, "replace").strip()
 
+    for text, line0 in ((pre_b, g_line), (mt_b, mt_line0)):
+        if b"Event" in text:
+            issues.extend(_games_in_comments(text, line0))
+
     if result is None and cut is None:  # (a game cut short: its end was not read)
         if mt_lines:
             ln = _last_content_line(mt_lines, mt_line0)
@@ -1262,6 +1287,38 @@ def _finish(
         variations, comments, nags, issues, first_comment, mt_b, codec, tag_b, tag_line0 if tag_b else 0,
     )
     return game, end_off
+
+
+def _games_in_comments(text: bytes, line0: int) -> list[ReaderIssue]:
+    """``game-in-comment`` warnings of the text of a game (its preamble or movetext, on line
+    ``line0`` on): each brace comment closed in it that holds a line beginning with an Event
+    tag, the first tag of a game (§8.1.1), with no blank line before it. Such a line is no
+    would-be game start (module doc), so no look-ahead decided that the comment holds it: a
+    '{' left open by mistake swallows the games up to the next '}', which nothing else
+    reports."""
+    found = []
+    for m in _ESCAPE_LINE_B.finditer(text):
+        comment = m.group()
+        if comment[:1] != b"{" or comment[-1:] != b"}" or b"Event" not in comment:
+            continue
+        lines = comment.splitlines()
+        for k in range(1, len(lines)):
+            tag = _TAG_START_B.match(lines[k])
+            if tag is None or tag.group(1) != b"Event" or not lines[k - 1].strip():
+                continue
+            # (distances, not line numbers: a Dask shard's lines are shifted later)
+            up, down = k, len(lines) - 1 - k
+            found.append(_issue("game-in-comment", line0 + count_line_ends(text[:m.start()]) + k,
+                                len(lines[k]) - len(lines[k].lstrip()) + 1,
+                                f"a '{{' comment {_lines(up)} up runs over this [Event] tag line, with no "
+                                f"blank line before it, to its '}}' {_lines(down) + ' down' if down else 'on it'}"
+                                ": a game may be inside it"))
+            break
+    return found
+
+
+def _lines(n: int) -> str:
+    return f"{n} line{'' if n == 1 else 's'}"
 
 
 def _size(n: int) -> str:

@@ -85,9 +85,12 @@ def _is_tar(head: bytes) -> bool:
 # The shared corpora use `zstd --long=27`; allow any window the format permits.
 _ZSTD_MAX_WINDOW = 2**31
 _ZSTD_INPUT_CHUNK = 1 << 16
-# Input fed to the decoder per call: an error loses only the output of its
-# own call, so this bounds what a corrupt block can take with it.
-_ZSTD_INPUT_SLICE = 1 << 13
+#: Compressed bytes fed to the zstd decoder per call. A call's output is handed on before the
+#: next call, so it bounds the memory of decompressing: a zstd block (at most 128 KiB of
+#: output) takes at least 4 bytes (an RLE block), so 256 bytes give at most 8 MiB, whatever
+#: the compression ratio (a 100 KB bomb of 1 GiB took 1.4 GiB with 8 KiB fed per call and
+#: the output of 64 KiB kept at once). An error loses only the output of its own call.
+ZSTD_INPUT_SLICE = 256
 _STREAMS_INPUT_CHUNK = 1 << 16
 _OUTPUT_BUFFER = 1 << 17
 
@@ -488,6 +491,9 @@ class _ZstdReader(io.RawIOBase):
 
     A decoding error (a corrupt frame, junk after the last frame) is held
     back until everything decoded before it has been read, then raised.
+
+    Input goes to the decoder :data:`ZSTD_INPUT_SLICE` bytes per call, and each call's output
+    is handed on before the next call: at most 8 MiB is held, whatever the compression ratio.
     """
 
     def __init__(self, src: BinaryIO, source: str) -> None:
@@ -496,6 +502,7 @@ class _ZstdReader(io.RawIOBase):
         self._source = source
         self._dctx = zstandard.ZstdDecompressor(max_window_size=_ZSTD_MAX_WINDOW)
         self._obj = None  # decompressor of the frame in progress, None between frames
+        self._in = memoryview(b"")  # input read and not yet fed to the decoder
         self._out = b""
         self._pos = 0
         self._done = False
@@ -523,23 +530,27 @@ class _ZstdReader(io.RawIOBase):
         return len(data)
 
     def _fill(self) -> None:
+        # One decoder call per slice of input, until one gives output: what is held at once
+        # is one call's output (see ZSTD_INPUT_SLICE).
         if self._error is not None:
             raise self._error
-        data = self._src.read(_ZSTD_INPUT_CHUNK)
-        if not data:
-            if self._obj is not None:
-                raise TruncatedInput(
-                    f"{self._source}: zstd stream ends in the middle of a frame "
-                    "(file truncated); data after this point is lost"
-                )
-            self._done = True
-            self._out, self._pos = b"", 0
-            return
-        out = []
-        view = memoryview(data)
-        try:
-            for i in range(0, len(data), _ZSTD_INPUT_SLICE):
-                piece = view[i : i + _ZSTD_INPUT_SLICE]
+        while True:
+            if not self._in:
+                data = self._src.read(_ZSTD_INPUT_CHUNK)
+                if not data:
+                    if self._obj is not None:
+                        raise TruncatedInput(
+                            f"{self._source}: zstd stream ends in the middle of a frame "
+                            "(file truncated); data after this point is lost"
+                        )
+                    self._done = True
+                    self._out, self._pos = b"", 0
+                    return
+                self._in = memoryview(data)
+            piece = self._in[:ZSTD_INPUT_SLICE]
+            self._in = self._in[ZSTD_INPUT_SLICE:]
+            out = []
+            try:
                 while piece:
                     if self._obj is None:
                         self._obj = self._dctx.decompressobj()
@@ -549,14 +560,16 @@ class _ZstdReader(io.RawIOBase):
                         self._obj = None
                     else:
                         break
-        except zstandard.ZstdError as exc:
-            self._error = exc
-            self._obj = None
-            if not any(out):
-                raise
-            # Hand out first what the good frames and blocks before it decoded.
-        self._out = b"".join(out)
-        self._pos = 0
+            except zstandard.ZstdError as exc:
+                self._error = exc
+                self._obj = None
+                if not any(out):
+                    raise
+                # Hand out first what the good frames and blocks before it decoded.
+            if any(out):
+                self._out = out[0] if len(out) == 1 else b"".join(out)
+                self._pos = 0
+                return
 
     def close(self) -> None:
         if not self.closed:

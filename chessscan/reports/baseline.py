@@ -37,10 +37,18 @@ from typing import Iterable
 from chessscan.reports.diagnostics import Diagnostic
 from chessscan.reports.records import Record, own_text
 
-__all__ = ["FORMAT", "VERSION", "Baseline", "BaselineError", "BaselineRecorder", "game_key", "issue_key"]
+__all__ = ["FORMAT", "VERSION", "MAX_BASELINE_BYTES", "FIXED_SHOWN", "Baseline", "BaselineError",
+           "BaselineRecorder", "game_key", "issue_key"]
 
 FORMAT = "chessscan-baseline"
 VERSION = 1
+#: The largest baseline file read: about 200,000 entries, which take about 300 MiB once read
+#: (a JSON object costs about five times its text). A larger file, or an endless one
+#: (``/dev/zero``), is refused once this much of it is read.
+MAX_BASELINE_BYTES = 64 << 20
+#: How many fixed entries ``validate`` prints one line each; the others are counted in one
+#: line (``--format json`` lists them all).
+FIXED_SHOWN = 20
 
 Key = tuple[str, str, "int | None"]
 
@@ -121,14 +129,22 @@ class Baseline:
     @classmethod
     def load(cls, path: str) -> "Baseline":
         """Read a baseline file. Raises OSError, or :class:`BaselineError` for a file that is
-        not a chessscan baseline."""
-        with open(path, encoding="utf-8") as f:
-            try:
-                doc = json.load(f)
-            # JSONDecodeError and UnicodeDecodeError are ValueErrors, as is int()'s refusal of
-            # a number of 4300+ digits; arrays nested thousands deep are a RecursionError.
-            except (ValueError, RecursionError) as exc:
-                raise BaselineError(f"{path} is not JSON: {exc}") from exc
+        not a chessscan baseline or holds more than :data:`MAX_BASELINE_BYTES` bytes (read no
+        further)."""
+        with open(path, "rb") as f:
+            data = f.read(MAX_BASELINE_BYTES + 1)
+        if len(data) > MAX_BASELINE_BYTES:
+            raise BaselineError(f"{path} holds more than {MAX_BASELINE_BYTES >> 20} MiB: not a baseline this "
+                                f"chessscan reads (it reads at most {MAX_BASELINE_BYTES >> 20} MiB, "
+                                "about 200,000 entries)")
+        try:
+            text = data.decode("utf-8")
+            del data  # (not held while the text is parsed)
+            doc = json.loads(text)
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors, as is int()'s refusal of
+        # a number of 4300+ digits; arrays nested thousands deep are a RecursionError.
+        except (ValueError, RecursionError) as exc:
+            raise BaselineError(f"{path} is not JSON: {exc}") from exc
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise BaselineError(f"{path} is not a chessscan baseline (no \"format\": \"{FORMAT}\")")
         if doc.get("version") != VERSION:

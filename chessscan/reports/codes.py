@@ -4,8 +4,8 @@ Codes are a stable interface (CI gates, pre-commit hooks and scripts match on th
 code, once listed here, keeps its name and meaning. The modules that emit codes keep their
 own severity tables (``readers.pgn.ISSUE_CODES``, ``readers.epd.EPD_ERROR_SEVERITY``,
 ``core.fen.FAULTS`` with ``fault_severity``, the ``SanError`` classes of ``core.san``); the
-test suite checks that this registry covers them all with the same severity, and that the
-README's "Issue codes" section lists every entry.
+test suite checks that this registry covers them all with the same severity; the
+documentation's "Issue codes" page is generated from it.
 
 This module is plain data with no imports from the rest of chessscan, so anything (the CLI,
 documentation tools) can read it cheaply.
@@ -15,14 +15,24 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["IssueCode", "ISSUE_CODES", "GROUPS", "SEVERITIES", "issue_code"]
+__all__ = ["IssueCode", "ISSUE_CODES", "GROUPS", "GROUP_DESCRIPTIONS", "SEVERITIES", "issue_code"]
 
 #: Severities, most severe first. ``error``: the game or position could not be read or
 #: replayed in full; ``warning``: it was, but something is off or was repaired.
 SEVERITIES: tuple[str, ...] = ("error", "warning")
 
-#: Groups, in the order the README documents them.
+#: Groups, in the order the documentation lists them.
 GROUPS: tuple[str, ...] = ("syntax", "moves", "positions", "consistency", "input")
+
+#: group -> what its codes have in common (the documentation's heading text).
+GROUP_DESCRIPTIONS: dict[str, str] = {
+    "syntax": "The text does not follow the PGN standard (tags, movetext, comments, variations) or the "
+              "EPD / perft layout.",
+    "moves": "A move that cannot be played as written.",
+    "positions": "A `[FEN]` tag or an EPD line that is malformed or describes an impossible position.",
+    "consistency": "The tags, the movetext and the replayed game contradict each other.",
+    "input": "The bytes, the encoding or the variant stop or limit the analysis.",
+}
 
 
 class IssueCode(NamedTuple):
@@ -47,6 +57,11 @@ ISSUE_CODES: dict[str, IssueCode] = {
         ("unclosed-comment", "error", "a '{' comment is never closed: its game ends at the tag section the "
                                       "comment runs into, or at the end of the input; its moves after the '{' "
                                       "are not read"),
+        ("game-in-comment", "warning", "a '{' comment runs over a line beginning with an [Event] tag, with no "
+                                       "blank line before it: read as comment text up to its '}' (no "
+                                       "look-ahead decides it), it may hold a game, so a '{' left open by "
+                                       "mistake swallows the games up to the next '}'; reported on the "
+                                       "[Event] line"),
         ("unbalanced-variation", "error", "a ')' without its '(' or a '(' never closed"),
         ("unexpected-token", "error", "a token that is not a move, move number, NAG, comment or result; "
                                       "later moves of the game are ignored"),

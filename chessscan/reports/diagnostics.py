@@ -4,7 +4,7 @@
 table: it turns ``issues`` rows (and ``disagreements`` rows, with ``--cross-check``) into
 :class:`Diagnostic` objects, adds the players' names from the ``games`` rows, and hands
 them to a callback in input order. The ``format_*`` functions render one diagnostic as
-text (``path:line:column: error[code]: message (game 7 "White - Black", ply 24)``) or as a
+text (``path:line:column: error[code]: message (game_index 6 "White - Black", ply 24)``) or as a
 GitHub Actions workflow command; :func:`closing_line` renders the counts.
 
 Pure rendering: nothing here prints.
@@ -26,8 +26,8 @@ class Diagnostic:
     ``path``: the source as given (``<stdin>`` for ``-``); ``line``/``column``: 1-based in
     the decompressed text, or None when unknown; ``severity``: ``error``/``warning``;
     ``code``: a code of :data:`chessscan.reports.codes.ISSUE_CODES`; ``message``: the issue
-    text without location; ``game``: 1-based number of the game in its file (the tables'
-    ``game_index`` + 1), None for EPD lines; ``ply``: 1-based ply (0: the start position),
+    text without location; ``game_index``: the game's 0-based index in its file, as the
+    tables hold it, None for EPD lines; ``ply``: 1-based ply (0: the start position),
     or None; ``san``: the move as written, or None; ``players``: ``"White - Black"`` from
     the tags (``?`` for a missing name), None when the game has neither tag.
     """
@@ -38,17 +38,17 @@ class Diagnostic:
     severity: str
     code: str
     message: str
-    game: int | None = None
+    game_index: int | None = None
     ply: int | None = None
     san: str | None = None
     players: str | None = None
 
     def as_json(self) -> dict:
         """The JSON object of ``--format json``: path, line, column, severity, code,
-        message, game, ply, san (None values kept as null)."""
+        message, game_index, ply, san (None values kept as null)."""
         return {"path": self.path, "line": self.line, "column": self.column,
                 "severity": self.severity, "code": self.code, "message": self.message,
-                "game": self.game, "ply": self.ply, "san": self.san}
+                "game_index": self.game_index, "ply": self.ply, "san": self.san}
 
 
 # Control characters (C0 but tab, DEL, C1) and the bidirectional overrides, written as
@@ -90,15 +90,15 @@ def _one_line(text: str) -> str:
 
 def _context(d: Diagnostic) -> str:
     parts = []
-    if d.game is not None:
-        parts.append(f"game {d.game}" + (f' "{d.players}"' if d.players else ""))
+    if d.game_index is not None:
+        parts.append(f"game_index {d.game_index}" + (f' "{d.players}"' if d.players else ""))
     if d.ply is not None:
         parts.append(f"ply {d.ply}")
     return f" ({', '.join(parts)})" if parts else ""
 
 
 def format_text(d: Diagnostic) -> str:
-    """``path:line:column: severity[code]: message (game N "White - Black", ply P)``;
+    """``path:line:column: severity[code]: message (game_index N "White - Black", ply P)``;
     ``:column`` (or ``:line:column``) left out when unknown, the parenthesis too."""
     loc = printable(d.path)
     if d.line is not None:
@@ -160,20 +160,33 @@ def closing_line(summary: dict, pgn: bool = True, epd: bool = False, baseline: b
     return "; ".join(groups + [tail])
 
 
-def counts_by_code(summary: dict, codes: dict, hidden: dict | None = None) -> str:
+def counts_by_code(summary: dict, codes: dict, hidden: dict | None = None,
+                   reported: dict | None = None) -> str:
     """The issues of a run by code, largest count first, one line each (``  14  error
-    illegal-move``), under ``issues by code:``; codes left out by ``--select``/``--ignore``
-    (``hidden``: code -> rows not reported) are marked ``(not reported)``. ``codes`` is the
-    registry (:data:`chessscan.reports.codes.ISSUE_CODES`). Empty when there is no issue."""
+    illegal-move``), under ``issues by code (occurrences):``. The counts are the summary's,
+    every occurrence; a code reported once a game or once a file says how many diagnostics
+    stand for its occurrences (``reported``: code -> rows reported,
+    :attr:`~chessscan.reports.filters.IssueFilter.reported`): ``113  warning  uci-move  (1
+    diagnostic: once a game)``, so that the diagnostics' count of the closing line adds up.
+    Codes left out by ``--select``/``--ignore`` (``hidden``: code -> rows not reported) are
+    marked ``(not reported)``. ``codes`` is the registry
+    (:data:`chessscan.reports.codes.ISSUE_CODES`). Empty when there is no issue."""
+    from chessscan.reports.filters import PER_FILE_CODES, PER_GAME_CODES
+
     by_code = summary.get("issues_by_code") or {}
     if not by_code:
         return ""
     hidden = hidden or {}
     width = len(f"{max(by_code.values()):,}")
-    lines = ["issues by code:"]
+    lines = ["issues by code (occurrences):"]
     for code, n in sorted(by_code.items(), key=lambda kv: (-kv[1], kv[0])):
         severity = codes[code].severity if code in codes else "?"
-        note = "  (not reported)" if hidden.get(code) else ""
+        note = ""
+        if hidden.get(code):
+            note = "  (not reported)"
+        elif reported is not None and code in PER_GAME_CODES | PER_FILE_CODES and reported.get(code, 0) < n:
+            once = "once a game" if code in PER_GAME_CODES else "once a file"
+            note = f"  ({_plural(reported.get(code, 0), 'diagnostic')}: {once})"
         lines.append(f"  {n:>{width},}  {severity:<7}  {code}{note}")
     return "\n".join(lines)
 
@@ -262,12 +275,12 @@ class DiagnosticSink:
         game_line, players = self._games.get((row["source"], gi), (None, None)) if gi is not None else (None, None)
         if row["_kind"] == 0:
             d = Diagnostic(row["source"], row["line"], row["column"], row["severity"], row["code"],
-                           row["message"], None if gi is None else gi + 1, row["ply"], row["san"], players)
+                           row["message"], gi, row["ply"], row["san"], players)
         else:
             note = f" ({row['note']})" if row.get("note") else ""
             fen = f" [FEN before the move: {row['fen']}]" if row.get("fen") else ""
             d = Diagnostic(row["source"], game_line, None, "warning", "disagreement",
                            f"{row['field']}: chessscan says {row['chessscan']}, python-chess says "
-                           f"{row['python_chess']}{note}{fen}", gi + 1, row["ply"], None, players)
+                           f"{row['python_chess']}{note}{fen}", gi, row["ply"], None, players)
         self.counts[d.severity] = self.counts.get(d.severity, 0) + 1
         self._emit(d)

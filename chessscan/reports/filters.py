@@ -9,7 +9,9 @@
   the number of moves of that game written in UCI;
 * ``decode-fallback`` is one fact per file: its rows are held back and one row per source is
   written when the rows of the next source come (or at :meth:`IssueFilter.finish`), at the
-  first such game, with the number of games decoded so.
+  first such game, with the number of games decoded so. An inner sink with a
+  ``per_file_issue(row)`` method (``validate``'s records) is handed each game's row as it
+  comes, as a dict of column values.
 
 Codes may be given by name or by group (``syntax``, ``moves``, ``positions``,
 ``consistency``, ``input``: :data:`chessscan.reports.codes.GROUPS`).
@@ -42,7 +44,7 @@ def parse_codes(texts: Iterable[str]) -> frozenset[str]:
             elif item in ISSUE_CODES:
                 out.add(item)
             else:
-                raise ValueError(f"unknown issue code {item!r} (codes are listed in the README, "
+                raise ValueError(f"unknown issue code {item!r} (codes are listed in the documentation, "
                                  f"\"Issue codes\"; groups: {', '.join(GROUPS)})")
     return frozenset(out)
 
@@ -124,6 +126,9 @@ class IssueFilter:
                 continue
             if code in PER_FILE_CODES:
                 self._held.setdefault(row[source_i], [list(row), 0])[1] += 1
+                per_game = getattr(self.inner, "per_file_issue", None)
+                if per_game is not None:  # (validate's records: the split rejects on it)
+                    per_game(dict(zip(names, row)))
                 continue
             if code in PER_GAME_CODES and row[game_i] is not None:
                 key = (row[source_i], row[game_i], code)

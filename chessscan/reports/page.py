@@ -37,8 +37,10 @@ from chessscan.core.position import STARTING_FEN, Position
 from chessscan.core.san import CASTLE_A_SIDE, CASTLE_H_SIDE, SanError, candidates, parse_san, resolve_san
 
 from .codes import ISSUE_CODES
+from .filters import PER_FILE_CODES, PER_GAME_CODES
 from .readback import ReportError, ReportTables
 from .schema import OPTIONAL_COLUMNS, TABLE_SPECS
+from .summary import MAX_SOURCES_NAMED, percent, sources_line
 
 __all__ = ["build_report", "render_report", "ReportError", "ERRORS_SHOWN", "EXAMPLES_SHOWN"]
 
@@ -93,7 +95,25 @@ def render_report(tables: ReportTables, *, errors_shown: int = ERRORS_SHOWN,
     """The page of ``tables`` as one HTML string."""
     parts = [_head(tables), _headline(tables), _charts(tables),
              _where_wrong(tables, errors_shown, examples), _dictionary(tables), "</main></body></html>\n"]
-    return "".join(parts)
+    return _scope_svg_ids("".join(parts))
+
+
+_SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+_SVG_ID = re.compile(r"""(\bid=["']|\bhref=["']#|url\(#)([^"')]+)""")
+
+
+def _scope_svg_ids(page: str) -> str:
+    """Each inline SVG's ids (and the references to them: ``href="#..."``, ``url(#...)``)
+    prefixed with the SVG's number on the page: matplotlib numbers its elements per figure
+    (``figure_1``, ``patch_1``...) and python-chess names its pieces (``white-pawn``), so
+    every chart and board repeated the same ids, and the page was not valid HTML."""
+    count = iter(range(1, 1 << 30))
+
+    def scope(match: re.Match) -> str:
+        prefix = f"svg{next(count)}-"
+        return _SVG_ID.sub(lambda m: m.group(1) + prefix + m.group(2), match.group(0))
+
+    return _SVG.sub(scope, page)
 
 
 # ---------------------------------------------------------------------------
@@ -119,7 +139,12 @@ def _num(key: str, value: Any) -> str:
 
 
 def _pct(part: int, whole: int) -> str:
-    return f" ({100.0 * part / whole:.1f}%)" if whole else ""
+    # The share as stderr's summary writes it (0.0045%, never a misleading 0.0%).
+    return f" ({percent(part, whole)})" if whole else ""
+
+
+def _plural(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _table(header: Iterable[str], rows: Iterable[Iterable[Any]], cls: str = "") -> str:
@@ -131,33 +156,41 @@ def _table(header: Iterable[str], rows: Iterable[Iterable[Any]], cls: str = "") 
 _CSS = """
 :root{--ink:#1f2328;--mute:#59636e;--line:#d0d7de;--bg:#f6f8fa}
 *{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
 body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--ink)}
 header{background:#24292f;color:#fff;padding:18px 32px}
-header h1{margin:0;font-size:24px}header p{margin:4px 0 0;color:#c9d1d9}
+header h1{margin:0;font-size:24px;overflow-wrap:anywhere}header p{margin:4px 0 0;color:#c9d1d9;overflow-wrap:anywhere}
 main{max-width:1180px;margin:0 auto;padding:8px 32px 48px}
 h2{border-bottom:2px solid var(--line);padding-bottom:4px;margin-top:36px}
 h3{margin:24px 0 6px}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:10px;margin:16px 0}
-.card{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:10px 12px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,160px),1fr));gap:10px;margin:16px 0}
+.card{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:10px 12px;min-width:0}
 .card .num{display:block;font-size:22px;font-weight:600}.card small{color:var(--mute)}
 .card.bad .num{color:#c0392b}
-table{border-collapse:collapse;margin:8px 0 12px;font-size:13px}
-th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0 12px;font-size:13px;max-width:100%}
+th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+td .num{white-space:nowrap}
+@media (min-width:641px){table.dict td:first-child code{white-space:nowrap}}
 th{background:var(--bg)}td.r,th.r{text-align:right}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:18px}
-figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:10px;break-inside:avoid}
-figure svg{width:100%;height:auto}figcaption{font-size:13px;color:var(--mute)}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,540px),1fr));gap:18px}
+figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:10px;break-inside:avoid;min-width:0}
+figure svg{width:100%;height:auto;display:block}figcaption{font-size:13px;color:var(--mute)}
 .note{color:var(--mute);font-size:13px}
-.game{display:grid;grid-template-columns:250px 1fr;gap:16px;border-top:1px solid var(--line);padding:12px 0;
- break-inside:avoid}
-.game svg{width:240px;height:240px}.game .where{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
-.game .msg{margin:6px 0;white-space:pre-wrap;word-break:break-word}
-code{background:var(--bg);padding:0 3px;border-radius:3px}
-.examples{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:14px}
-.example{border:1px solid var(--line);border-radius:6px;padding:8px;font-size:13px;break-inside:avoid}
-.example svg{width:240px;height:240px;display:block}
-dl.run{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:14px}dl.run dt{color:var(--mute)}
-dl.run dd{margin:0}
+.game{display:grid;grid-template-columns:250px minmax(0,1fr);gap:16px;border-top:1px solid var(--line);
+ padding:12px 0;break-inside:avoid}
+.game svg{width:240px;height:240px}
+.where{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px;overflow-wrap:anywhere}
+.game .msg{margin:6px 0;white-space:pre-wrap;overflow-wrap:anywhere}
+code{background:var(--bg);padding:0 3px;border-radius:3px;overflow-wrap:anywhere}
+.examples{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,260px),1fr));gap:14px}
+.example{border:1px solid var(--line);border-radius:6px;padding:8px;font-size:13px;break-inside:avoid;min-width:0}
+.example svg{width:240px;height:240px;max-width:100%;display:block}
+dl.run{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 14px;font-size:14px}dl.run dt{color:var(--mute)}
+dl.run dd{margin:0;min-width:0;overflow-wrap:anywhere}
+summary{cursor:pointer}.gi{white-space:nowrap}
+@media (max-width:640px){header{padding:14px 14px}main{padding:8px 14px 32px}table{font-size:12px}
+ th,td{padding:2px 4px}figure{padding:8px}
+ .game{grid-template-columns:minmax(0,1fr)}dl.run{grid-template-columns:minmax(0,1fr)}dl.run dt{margin-top:6px}}
 @media print{header{background:none;color:#000}header p{color:#333}.charts{grid-template-columns:1fr}}
 """
 
@@ -170,7 +203,7 @@ def _head(tables: ReportTables) -> str:
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<title>chessscan report: {_e(name)}</title><style>{_CSS}</style></head><body>'
             f'<header><h1>chessscan report: {_e(name)}</h1>'
-            f'<p>{_e(", ".join(map(str, tables.summary.get("sources", []))) or "no source recorded")}</p>'
+            f'<p>{_e(sources_line(tables.summary.get("sources", [])) or "no source recorded")}</p>'
             f'</header><main>')
 
 
@@ -191,8 +224,8 @@ def _headline(tables: ReportTables) -> str:
         ("checks", sum(checks.values()), "checks", ""),
         ("checkmates", s.get("checkmates", 0), "checkmates", ""),
         ("stalemates", s.get("stalemates", 0), "stalemates", ""),
-        ("errors", issues.get("error", 0), "error issues", "bad" if issues.get("error") else ""),
-        ("warnings", issues.get("warning", 0), "warning issues", ""),
+        ("errors", issues.get("error", 0), "errors found", "bad" if issues.get("error") else ""),
+        ("warnings", issues.get("warning", 0), "warnings found", ""),
     ]
     if s.get("games_unsupported_variant"):
         cards.append(("games_unsupported_variant", s["games_unsupported_variant"],
@@ -209,8 +242,17 @@ def _headline(tables: ReportTables) -> str:
     for key, value, label, cls in cards:
         out.append(f'<div class="card {cls}">{_num(key, value)}<small>{_e(label)}</small></div>')
     out.append("</div>")
+    rows = _issue_rows(tables)
+    if rows is not None and sum(rows.values()) != sum(issues.values()):
+        out.append(f'<p class="note">Issues found count every occurrence, as summary.json; the '
+                   f'<code>issues</code> table holds {_plural(sum(rows.values()), "row")}: '
+                   + _once_note(s.get("issues_by_code", {}), rows) + ' (see "Issues by code").</p>')
 
-    facts = [("sources", "<br>".join(f"<code>{_e(p)}</code>" for p in s.get("sources", [])) or "-")]
+    sources = s.get("sources", [])
+    listed = "<br>".join(f"<code>{_e(p)}</code>" for p in sources) or "-"
+    if len(sources) > MAX_SOURCES_NAMED:
+        listed = f"<details><summary>{len(sources):,} files</summary>{listed}</details>"
+    facts = [("sources", listed)]
     if run:
         elapsed = run.get("elapsed_seconds")
         if elapsed is not None:
@@ -298,7 +340,7 @@ def _hbar(labels: list[str], values: list[int], colours, xlabel: str, height: fl
 def _charts(tables: ReportTables) -> str:
     s = tables.summary
     blocks = [_outcomes_chart(s), _checks_chart(s), _lengths_chart(s), _by_move_chart(s),
-              _issues_chart(s), _sources_chart(s), _results_chart(s), _perpetuals_chart(tables)]
+              _issues_chart(s, _issue_rows(tables)), _sources_chart(s), _results_chart(s), _perpetuals_chart(tables)]
     return '<h2 id="charts">Charts</h2><div class="charts">' + "".join(blocks) + "</div>"
 
 
@@ -329,7 +371,7 @@ def _checks_chart(s: dict) -> str:
     bars = ax.bar(kinds, counts, color=[_BLUE, _GREEN, _RED])
     ax.bar_label(bars, labels=[f"{v:,}" for v in counts], fontsize=7)
     ax.set_title("checks by kind", fontsize=9)
-    ax.margins(y=0.15)
+    ax.set_ylim(top=max(max(counts), 1) * 1.2)
     _style(ax)
     rows = [[k, _num(f"checks.{k}", checks.get(k, 0))] + [""] * len(CHECK_ROUTES) for k in kinds]
     if routes is not None:
@@ -340,6 +382,7 @@ def _checks_chart(s: dict) -> str:
             bottom = [b + v for b, v in zip(bottom, vals)]
         for i, total in enumerate(bottom):
             bx.annotate(f"{total:,}", (i, total), ha="center", va="bottom", fontsize=7)
+        bx.set_ylim(top=max(max(bottom), 1) * 1.25)  # the totals' labels below the title
         bx.legend(fontsize=7, frameon=False, loc="upper left")
         for row, kind in zip(rows, kinds):
             row[2:] = [_num(f"check_routes.{r}.{kind}", routes.get(r, {}).get(kind, 0)) for r in CHECK_ROUTES]
@@ -394,8 +437,10 @@ def _lengths_chart(s: dict) -> str:
     total = sum(v for _, v in items)
     mean = sum(k * v for k, v in items) / total
     median = _quantile(items, 0.5)
-    nums = (f'<p class="note">{_num("games_by_length", total)} games; mean {mean:.1f} plies, median '
-            f'{median} plies, longest {_num("longest_game_plies", items[-1][0])} plies; '
+    plies = lambda n: "ply" if n == 1 else "plies"  # noqa: E731
+    nums = (f'<p class="note">{_num("games_by_length", total)} {"game" if total == 1 else "games"}; mean '
+            f'{mean:.1f} plies, median {median} {plies(median)}, longest '
+            f'{_num("longest_game_plies", items[-1][0])} {plies(items[-1][0])}; '
             f'{_num("games_zero_plies", hist.get("0", 0))} with no ply replayed.</p>')
     return _figure_block("Game length", _svg(fig), "Plies replayed per game (an error stops the replay, so "
                          "games with errors count the plies before it).", nums, "chart-lengths")
@@ -449,17 +494,51 @@ def _severity(code: str) -> str:
     return entry.severity if entry is not None else "warning"
 
 
-def _issues_chart(s: dict) -> str:
+def _issue_rows(tables: ReportTables) -> dict[str, int] | None:
+    """Rows of the issues table by code (one streamed scan of its code column), or None
+    when the report has no issues table."""
+    if not tables.has("issues"):
+        return None
+    rows: dict[str, int] = {}
+    for batch in tables.scan("issues", ["code"]):
+        for item in pc.value_counts(batch.column(0)).to_pylist():
+            if item["values"] is not None:
+                rows[str(item["values"])] = rows.get(str(item["values"]), 0) + item["counts"]
+    return rows
+
+
+def _once_note(found: dict[str, int], rows: dict[str, int]) -> str:
+    """Which codes the issues table holds fewer rows of than were found, and why."""
+    parts = []
+    for code, n in sorted(found.items(), key=lambda kv: (-kv[1], kv[0])):
+        r = rows.get(code, 0)
+        if r < n:
+            why = ("once a game" if code in PER_GAME_CODES else "once a file" if code in PER_FILE_CODES
+                   else "not reported: --select/--ignore")
+            parts.append(f"<code>{_e(code)}</code> {n:,} found, {_plural(r, 'row')} ({why})")
+    return "; ".join(parts)
+
+
+def _issues_chart(s: dict, table_rows: dict[str, int] | None = None) -> str:
     codes = s.get("issues_by_code", {})
     items = sorted(codes.items(), key=lambda kv: (-kv[1], kv[0]))
     if not items:
         return _figure_block("Issues by code", None, "No issue was found.", anchor="chart-issues")
     svg = _hbar([k for k, _ in items], [v for _, v in items], [_SEVERITY_COLOUR[_severity(k)] for k, _ in items],
-                "issues (red: error, orange: warning)")
-    nums = _table(["code", "severity", "issues"],
-                  [[f"<code>{_e(k)}</code>", _severity(k), _num(f"issues_by_code.{k}", v)] for k, v in items], "nums")
-    return _figure_block("Issues by code and severity", svg, "Every row of the issues table, by code "
-                         "(see the issue codes in the data dictionary).", nums, "chart-issues")
+                "issues found (red: error, orange: warning)")
+    header = ["code", "severity", "found"]
+    rows = [[f"<code>{_e(k)}</code>", _severity(k), _num(f"issues_by_code.{k}", v)] for k, v in items]
+    if table_rows is not None:
+        header.append("issues rows")
+        for row, (k, _) in zip(rows, items):
+            row.append(_num(f"issue_rows.{k}", table_rows.get(k, 0)))
+    caption = ("Every issue found, by code, as summary.json counts them: every occurrence (see the issue "
+               "codes in the data dictionary).")
+    if table_rows is not None:
+        caption += (" <em>issues rows</em>: the rows of the issues table, where <code>uci-move</code> is "
+                    "written once a game and <code>decode-fallback</code> once a file (and a code left out "
+                    "by <code>--select</code>/<code>--ignore</code> not at all).")
+    return _figure_block("Issues by code and severity", svg, caption, _table(header, rows, "nums"), "chart-issues")
 
 
 def _sources_chart(s: dict) -> str:
@@ -485,8 +564,8 @@ def _sources_chart(s: dict) -> str:
                   [[f"<code>{_e(k)}</code>", _num(f"issues_by_source.{k}.error", v.get("error", 0)),
                     _num(f"issues_by_source.{k}.warning", v.get("warning", 0))] for k, v in items], "nums")
     more = f" The 20 sources with most issues are drawn, of {len(items)}." if len(items) > 20 else ""
-    return _figure_block("Issues by source", _svg(fig), "Errors and warnings per input file." + more, nums,
-                         "chart-sources")
+    return _figure_block("Issues by source", _svg(fig), "Errors and warnings found per input file (every "
+                         "occurrence, as by code)." + more, nums, "chart-sources")
 
 
 def _short(path: str, width: int = 34) -> str:
@@ -794,10 +873,10 @@ def _error_game(g: dict, row: dict | None, sans: dict[int, str]) -> str:
         number = (ply + 1) // 2
         move = (f"ply {ply}" + (f", move <code>{_e(san)}</code>" if san else "")
                 + (f" (move {number})" if not g.get("start_fen") else ""))
-    return (f'<div class="game"><div>{board}</div><div><div class="where">{_e(where)} · game '
-            f'{g["game_index"] + 1}</div><div><b>{_e(players)}</b> {_e(g.get("result") or "")}</div>'
+    return (f'<div class="game"><div>{board}</div><div><div class="where">{_e(where)} · <span class="gi">'
+            f'game_index {g["game_index"]}</span></div><div><b>{_e(players)}</b> {_e(g.get("result") or "")}</div>'
             f'<div><code>{_e(g["error_code"])}</code> {move}</div><div class="msg">{_e(message)}</div>'
-            f'<div class="note">{g["plies"]:,} plies replayed</div></div></div>')
+            f'<div class="note">{_plural(g["plies"], "ply", "plies")} replayed</div></div></div>')
 
 
 def _rare_examples(tables: ReportTables, k: int) -> dict[str, list[dict]]:
@@ -839,6 +918,16 @@ def _rare_examples(tables: ReportTables, k: int) -> dict[str, list[dict]]:
     return out
 
 
+def _last_check_ply(game: dict, side: str, last_ply: int) -> int:
+    """The ply of the last check of a perpetual-check run by ``side`` that ends at
+    ``last_ply`` (the position that repeats stands after ``last_ply``, which may be the
+    checked side's reply): the last ply up to ``last_ply`` that ``side`` played."""
+    start = _start(game)
+    white_first = True if start is None else bool(start.turn)
+    white_moves = (last_ply % 2 == 1) == white_first
+    return last_ply if white_moves == (side == "white") else last_ply - 1
+
+
 def _games_of(tables: ReportTables, rows: list[dict]) -> dict[tuple, dict]:
     if not rows:
         return {}
@@ -853,7 +942,8 @@ def _examples_section(tables: ReportTables, examples: dict[str, list[dict]], gam
                       sans: dict[tuple, dict[int, str]], k: int) -> str:
     out = [f"<h3>Rare events: the first {k} of each</h3>"]
     notes = {label: note for label, _, note in _RARE_EVENTS}
-    notes["perpetual checks"] = "the last check of a run of checks that repeats a position three times or more"
+    notes["perpetual checks"] = ("the last check of a run of checks that repeats a position three times or "
+                                 "more, drawn on the position before it")
     no_rows = not tables.has("positions") or tables.run.get("options", {}).get("positions") == "none"
     if no_rows:
         out.append('<p class="note">this report holds no position rows (no PGN games, or analyzed with '
@@ -869,20 +959,24 @@ def _examples_section(tables: ReportTables, examples: dict[str, list[dict]], gam
             key = (r["source"], r["game_index"])
             g = games.get(key)
             board = '<p class="note">no board: the positions table does not hold every ply of this game</p>'
-            san = r.get("san") or sans.get(key, {}).get(r["ply"])
+            ply = r["ply"]
+            if "side" in r and g is not None:
+                ply = _last_check_ply(g, r["side"], r["last_ply"])
+            san = r.get("san") or sans.get(key, {}).get(ply)
             if g is not None:
-                pos = _replay(g, sans.get(key, {}), r["ply"])
+                pos = _replay(g, sans.get(key, {}), ply)
                 if pos is not None:
                     board = _board(pos.fen(), _arrow(pos, san), "#1f6ebfcc", marks=_squares(r.get("checkers")))
             players = f"{(g or {}).get('white') or '?'} – {(g or {}).get('black') or '?'}"
             line = (g or {}).get("line")
             detail = (f"{r['side']} checks {r['checks_given']} times, plies {r['first_ply']}–{r['last_ply']}, "
-                      f"{r['occurrences']} occurrences, result {r.get('game_result') or '?'}") if "side" in r else \
+                      f"{r['occurrences']} occurrences, result {r.get('game_result') or '?'}; the last check: "
+                      f"ply {ply}" + (f" <code>{_e(san)}</code>" if san else "")) if "side" in r else \
                 (f"ply {r['ply']} <code>{_e(san)}</code>, {_e(r.get('check_kind'))} check"
                  + (f" from {_e(r.get('checkers'))}" if r.get("checkers") else "")
                  + (", mate" if r.get("is_checkmate") else ""))
             out.append(f'<div class="example">{board}<div class="where">{_e(r["source"])}'
-                       f'{":" + str(line) if line else ""} · game {r["game_index"] + 1}</div>'
+                       f'{":" + str(line) if line else ""} · <span class="gi">game_index {r["game_index"]}</span></div>'
                        f'<div><b>{_e(players)}</b></div><div>{detail}</div></div>')
         out.append("</div>")
     return "".join(out)
@@ -907,9 +1001,10 @@ def _dictionary(tables: ReportTables) -> str:
                 flags.append("nullable")
             if c.name in OPTIONAL_COLUMNS.get(name, ()):
                 flags.append("optional")
-            rows.append([f"<code>{_e(c.name)}</code>", _e(str(c.type)), _e(", ".join(flags)), _e(c.doc)])
+            rows.append([f"<code>{_e(c.name)}</code>", f"<code>{_e(str(c.type))}</code>", _e(", ".join(flags)),
+                         _e(c.doc)])
         out.append(f'<h3 id="table-{_e(name)}">{_e(name)}</h3><p class="note">{where}</p>')
-        out.append(_table(["column", "type", "", "meaning"], rows, "dict"))
+        out.append(_table(["column", "type", "flags", "meaning"], rows, "dict"))
     out.append('<h3 id="issue-codes">Issue codes</h3>')
     out.append(_table(["code", "severity", "group", "meaning"],
                       [[f"<code>{_e(c.code)}</code>", _e(c.severity), _e(c.group), _e(c.title)]

@@ -48,7 +48,9 @@ class Record:
     the position); ``first_line``: the line on which ``data`` starts (1 for a source's first
     record, else ``line``); ``own``: offset in ``data`` where the game itself starts (after
     what stood before the first game); ``data``: the record's bytes (None for ``"source"``);
-    ``diagnostics``: in input order.
+    ``diagnostics``: in input order; ``per_file``: the game's issues that are reported once
+    per file (``decode-fallback``: :class:`~chessscan.reports.filters.IssueFilter`), which
+    the split rejects on as on the others, but which are not printed or counted with it.
     """
 
     path: str
@@ -61,6 +63,7 @@ class Record:
     own: int = 0
     data: bytes | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    per_file: list[Diagnostic] = field(default_factory=list)
 
 
 def own_text(record: Record) -> bytes:
@@ -247,8 +250,8 @@ class RecordSink:
         if display != d.path:
             d = replace(d, path=display)
         rec = None
-        if d.game is not None:
-            rec = self._by_number.get(d.game)
+        if d.game_index is not None:
+            rec = self._by_number.get(d.game_index + 1)
         elif d.line is not None and self._epd_lines:
             i = bisect.bisect_right(self._epd_lines, d.line) - 1
             if i >= 0:
@@ -262,6 +265,15 @@ class RecordSink:
             self._on_record(Record(display, "source", 0, d.line or 0, 0, diagnostics=[d]))
             return
         rec.diagnostics.append(d)
+
+    def per_file_issue(self, row: dict) -> None:
+        """An ``issues`` row (a dict of column values) that the IssueFilter reports once per
+        file, for the whole file, when it ends: kept with its game's record (``per_file``)."""
+        gi = row.get("game_index")
+        rec = self._by_number.get(gi + 1) if gi is not None and row.get("source") == self._source else None
+        if rec is not None:
+            rec.per_file.append(Diagnostic(self._display(row["source"]), row["line"], row["column"], row["severity"],
+                                           row["code"], row["message"], gi + 1, row["ply"], row["san"]))
 
     def finish(self) -> None:
         """End of a source: the DiagnosticSink emits what it holds, every record is handed on."""

@@ -43,7 +43,7 @@ def _rules() -> list[dict]:
             "shortDescription": {"text": entry.title},
             "fullDescription": {"text": entry.title},
             "help": {"text": f"{entry.code} ({entry.severity}, {entry.group}): {entry.title}. "
-                             "See the README's \"Issue codes\" section."},
+                             "See the documentation's \"Issue codes\" page."},
             "defaultConfiguration": {"level": entry.severity},
             "properties": {"tags": [entry.group]},
         })
@@ -93,8 +93,8 @@ def sarif_log(diagnostics: Iterable[Diagnostic], version: str | None = None) -> 
             region["startColumn"] = d.column
         text = d.message
         context = []
-        if d.game is not None:
-            context.append(f"game {d.game}" + (f' "{d.players}"' if d.players else ""))
+        if d.game_index is not None:
+            context.append(f"game_index {d.game_index}" + (f' "{d.players}"' if d.players else ""))
         if d.ply is not None:
             context.append(f"ply {d.ply}")
         if context:
@@ -107,7 +107,7 @@ def sarif_log(diagnostics: Iterable[Diagnostic], version: str | None = None) -> 
         }
         if d.code in index:
             result["ruleIndex"] = index[d.code]
-        props = {k: v for k, v in (("game", d.game), ("ply", d.ply), ("san", d.san)) if v is not None}
+        props = {k: v for k, v in (("game_index", d.game_index), ("ply", d.ply), ("san", d.san)) if v is not None}
         if props:
             result["properties"] = props
         results.append(result)

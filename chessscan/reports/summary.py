@@ -11,7 +11,7 @@ import math
 from numbers import Integral, Real
 from typing import Any, Mapping
 
-__all__ = ["render_summary", "percent", "LABELS", "ORDER"]
+__all__ = ["render_summary", "percent", "sources_line", "LABELS", "ORDER"]
 
 #: key -> display label; keys not listed get ``key.replace("_", " ")``.
 LABELS: dict[str, str] = {
@@ -141,8 +141,7 @@ def _collect(d: Mapping[Any, Any], depth: int, rows: list, *, top: bool = False,
         if parent == "issues_by_code":
             label = f"{key} ({_severity(key)})"
         if top and key == "sources" and isinstance(value, (list, tuple)) and len(value) > MAX_SOURCES_NAMED:
-            shown = ", ".join(str(v) for v in value[:MAX_SOURCES_NAMED])
-            rows.append((depth, label, f"{len(value)} files: {shown}, ...", False))
+            rows.append((depth, label, sources_line(value), False))
             continue
         if isinstance(value, Mapping):
             if not value:
@@ -166,6 +165,15 @@ def _collect(d: Mapping[Any, Any], depth: int, rows: list, *, top: bool = False,
                     and games_read > 0):
                 text += f"  ({percent(value, games_read)})"
             rows.append((depth, label, text, numeric))
+
+
+def sources_line(sources) -> str:
+    """The sources of a run in one line: their names, comma-separated, up to
+    :data:`MAX_SOURCES_NAMED`; more as ``59 files: a.pgn, b.pgn, c.pgn, ...``."""
+    names = [str(v) for v in sources]
+    if len(names) > MAX_SOURCES_NAMED:
+        return f"{len(names)} files: {', '.join(names[:MAX_SOURCES_NAMED])}, ..."
+    return ", ".join(names)
 
 
 def percent(part: float, whole: float) -> str:

@@ -1,0 +1,120 @@
+"""A process of a --jobs run dies (as the OOM killer may kill any): the forkserver, the
+resource tracker or a worker. Every case ends with exit 3 and one line on stderr, and no
+process of the run left behind (they used to sleep forever after "a worker process died", or
+exit 0 with KeyError tracebacks from a second resource tracker)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES
+
+CHESSSCAN = [sys.executable, "-m", "chessscan"]
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux /proc")
+
+
+def _marked(mark: str) -> dict[int, tuple[int, str]]:
+    """``{pid: (parent pid, command line)}`` of the live processes (zombies left out) that
+    inherited ``CHESSSCAN_TEST_MARK=mark``: the run and every process it started."""
+    found = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            if f"CHESSSCAN_TEST_MARK={mark}".encode() not in (d / "environ").read_bytes().split(b"\0"):
+                continue
+            stat = (d / "stat").read_bytes()
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if fields[0] in (b"Z", b"X"):
+                continue
+            found[int(d.name)] = (int(fields[1]), (d / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def _big_input(tmp_path: Path) -> Path:
+    path = tmp_path / "big.pgn"
+    # 30,000 games: the run lasts far beyond the kill, which ends it.
+    path.write_bytes(b"\n".join([(SAMPLES / "lichess-magnus-300.pgn").read_bytes()] * 100))
+    return path
+
+
+def _kill_midway(command: list[str], which: str) -> tuple[int, str]:
+    """Run ``command`` (a --jobs 2 run), kill its forkserver, resource tracker or a worker
+    with SIGKILL once both workers run; return (exit status, stderr) and check that no
+    process of the run is left."""
+    mark = f"fault-{os.getpid()}-{time.monotonic_ns()}"
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=dict(os.environ, CHESSSCAN_TEST_MARK=mark), start_new_session=True)
+    seen: set[int] = set()
+    target = None
+    deadline = time.monotonic() + 60
+    while target is None and time.monotonic() < deadline and proc.poll() is None:
+        procs = _marked(mark)
+        seen.update(procs)
+        servers = [p for p, (ppid, cmd) in procs.items() if ppid == proc.pid and "multiprocessing.forkserver" in cmd]
+        trackers = [p for p, (_, cmd) in procs.items() if "multiprocessing.resource_tracker" in cmd]
+        workers = [p for p, (ppid, _) in procs.items() if servers and ppid == servers[0]]
+        if len(workers) >= 2 and trackers:
+            time.sleep(0.3)  # the workers are at work
+            target = {"forkserver": servers, "tracker": trackers, "worker": workers, "main": [proc.pid]}[which][0]
+            seen.update(_marked(mark))
+            os.kill(target, signal.SIGKILL)
+        time.sleep(0.02)
+    try:
+        _, stderr = proc.communicate(timeout=60)  # (ends when no process holds stderr)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        left = _marked(mark)
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"the run did not end within 60 s of the kill; left: {left}")
+    if target is None:
+        pytest.skip("the run ended before its worker processes were all up")
+    time.sleep(1.0)
+    left = {pid: cmd for pid, (_, cmd) in _marked(mark).items() if pid in seen}
+    assert not left, f"processes of the run left running: {left}"
+    return proc.returncode, stderr.decode()
+
+
+@pytest.mark.parametrize("which, says", [("forkserver", "the forkserver"),
+                                         ("tracker", "the resource tracker process died"),
+                                         ("worker", "terminated abruptly")])
+def test_a_dead_process_of_the_pool_is_exit_3_one_line_nothing_left(tmp_path, which, says):
+    status, stderr = _kill_midway([*CHESSSCAN, "validate", str(_big_input(tmp_path)), "--jobs", "2"], which)
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert status == 3, stderr
+    assert len(lines) == 1 and lines[0].startswith("Error: a worker process died while reading"), stderr
+    assert says in lines[0]
+
+
+def test_analyze_with_a_dead_forkserver_is_exit_3(tmp_path):
+    out = tmp_path / "r"
+    status, stderr = _kill_midway([*CHESSSCAN, "analyze", str(_big_input(tmp_path)), "-o", str(out), "--jobs", "2",
+                                   "--positions", "none", "--silent"], "forkserver")
+    assert status == 3, stderr
+    assert stderr.strip().startswith("Error: a worker process died") and len(stderr.strip().splitlines()) == 1
+    # As a stopped run: the tables hold the games written before, in order; no summary.json.
+    assert not (out / "summary.json").exists()
+    import pandas as pd
+
+    games = pd.read_parquet(out / "games.parquet")
+    assert list(games.game_index) == list(range(len(games)))
+
+
+def test_a_killed_main_process_leaves_no_worker_even_unwaited(tmp_path):
+    """The main process killed (SIGKILL) while its parent, as subprocess.run(capture_output=True)
+    does, waits for the run's stderr to end before it waits for the process: the main process
+    stays a zombie meanwhile, and the workers (which hold stderr) took it for alive and waited
+    for it forever. They see the zombie and exit; the forkserver and the resource tracker follow."""
+    status, stderr = _kill_midway([*CHESSSCAN, "validate", str(_big_input(tmp_path)), "--jobs", "2"], "main")
+    assert status == -signal.SIGKILL and "Traceback" not in stderr

@@ -312,6 +312,19 @@ def test_a_file_given_twice_keeps_each_reading_s_once_a_game_rows(tmp_path):
         True, False, True, False]
 
 
+def test_a_file_decoded_as_cp1252_with_uci_moves(tmp_path):
+    """decode-fallback (once a file) and uci-move (once a game) in the same games."""
+    latin = tmp_path / "latin.pgn"
+    latin.write_bytes(b"".join(b'[Event "Caf\xe9 %d"]\n\n1. e2e4 e7e5 2. g1f3 *\n\n' % k for k in range(3)))
+    out = tmp_path / "r"
+    result = CliRunner().invoke(main, ["analyze", str(latin), "-o", str(out), "--silent", "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    issues = pd.read_parquet(out / "issues")
+    assert issues["code"].tolist() == ["uci-move"] * 3 + ["decode-fallback"]
+    assert issues["game_index"].tolist() == [0, 1, 2, 0]
+    assert issues["message"].iloc[-1].endswith("3 games of this file are decoded so (reported once)")
+
+
 def test_cli_warns_of_stdin_given_twice(tmp_path):
     out = tmp_path / "r"
     result = CliRunner().invoke(main, ["analyze", "-", "-", "-o", str(out), "--silent"],

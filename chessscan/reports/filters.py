@@ -126,9 +126,9 @@ class IssueFilter:
                 continue
             if code in PER_FILE_CODES:
                 self._held.setdefault(row[source_i], [list(row), 0])[1] += 1
-                per_game = getattr(self.inner, "per_file_issue", None)
-                if per_game is not None:  # (validate's records: the split rejects on it)
-                    per_game(dict(zip(names, row)))
+                per_file = getattr(self.inner, "per_file_issue", None)
+                if per_file is not None:  # (validate's records: the split rejects on it)
+                    per_file(dict(zip(names, row)))
                 continue
             if code in PER_GAME_CODES and row[game_i] is not None:
                 key = (row[source_i], row[game_i], code)

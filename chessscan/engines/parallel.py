@@ -1161,6 +1161,10 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 read_chunks(stream, source_name(path), source_size(path))
         deliver_all()
     except BaseException as exc:
+        # The pool's semaphores and the slots tell the resource tracker when they go; one
+        # that died (a SIGHUP to the process group reaches it too) would be started again,
+        # and print a KeyError traceback for each it never saw: a dead one is made harmless.
+        _dead_helpers()
         if pool_thread is not None:
             # What the pool's thread is doing (starting the pool or a worker) ends first:
             # the pool then holds every worker it started. What it has not begun is dropped.
@@ -1189,6 +1193,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             pool_thread.shutdown(wait=True)
         if pool is not None:
             pool.shutdown(wait=True)
+        _dead_helpers()  # (as above: removing the slots tells the resource tracker)
         slots.close()
         if bar is not None:
             bar.close()

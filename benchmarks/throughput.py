@@ -37,6 +37,13 @@ What is compared, per position after each move:
   this script imports only the standard library and esca.
 * pgn-extract ``-r`` (reports errors, extracts nothing), on the decompressed input, when
   installed.
+
+The default run also prints each side's ratio with its start-up subtracted (its CPU on the
+input's first game alone: the tables' files opened and closed, first-use caches filled),
+and the *library floor* of the positions run, measured in a process of its own: the CPU of
+decompressing the input (chessscan's source reader) plus that of pyarrow's Parquet encoding,
+from memory, of the very positions table chessscan writes for it, with chessscan's options
+and row groups; chessscan's CPU for that run, start-up subtracted, as a multiple of it.
 """
 
 from __future__ import annotations
@@ -197,20 +204,60 @@ def side_validate(path: str) -> tuple[int, int, dict]:
     return tally.games, tally.positions, summary
 
 
-def side_chessscan(path: str, jobs: int, cross_check: str = "off", positions: str = "all") -> tuple[int, int, dict]:
-    """(games, positions, summary) of chessscan's analyze path, tables to a temp folder."""
+def side_chessscan(path: str, jobs: int, cross_check: str = "off", positions: str = "all",
+                   keep: str | None = None) -> tuple[int, int, dict]:
+    """(games, positions, summary) of chessscan's analyze path, tables to a temp folder (to
+    ``keep``, kept, when given)."""
     from chessscan.analysis.options import AnalysisOptions
     from chessscan.engines.local import run, tables_for
     from chessscan.reports.writers import ReportWriter
 
     options = AnalysisOptions(cross_check=cross_check, positions=positions)
-    out = tempfile.mkdtemp(prefix="chessscan-bench-")
+    out = keep or tempfile.mkdtemp(prefix="chessscan-bench-")
     try:
         with ReportWriter(out, fmt="parquet", tables=tables_for([path], options)) as writer:
             tally = run([path], writer, options, jobs=jobs)
     finally:
-        shutil.rmtree(out, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(out, ignore_errors=True)
     return tally.games, tally.positions, tally.as_dict()
+
+
+def side_floor(path: str, repeat: int) -> dict:
+    """The library floor of ``analyze`` with the positions table: the CPU seconds of the two
+    library calls no implementation can avoid, each the median of ``repeat`` runs: the
+    input's decompression (chessscan's own source reader: zstd and the rest), and pyarrow's
+    Parquet encoding, from memory, of the very positions table chessscan writes for it, with
+    the options chessscan writes it with (``parquet_options``), in the same row groups. The
+    table is made first by a chessscan run, not timed, and read into memory."""
+    import statistics
+
+    import pyarrow.parquet as pq
+
+    from chessscan.readers.sources import open_source
+    from chessscan.reports.writers import DEFAULT_ROW_GROUP_SIZE, parquet_options
+
+    out = tempfile.mkdtemp(prefix="chessscan-bench-")
+    try:
+        side_chessscan(path, 1, keep=out)
+        table = pq.read_table(os.path.join(out, "positions.parquet"))
+        target = os.path.join(out, "floor.parquet")
+        decompress, encode = [], []
+        for _ in range(repeat):
+            t0 = time.process_time()
+            with open_source(path) as src:
+                while src.read(1 << 20):
+                    pass
+            decompress.append(time.process_time() - t0)
+            t0 = time.process_time()
+            with pq.ParquetWriter(target, table.schema, **parquet_options(table.schema)) as w:
+                for start in range(0, table.num_rows, DEFAULT_ROW_GROUP_SIZE):
+                    w.write_table(table.slice(start, DEFAULT_ROW_GROUP_SIZE), row_group_size=DEFAULT_ROW_GROUP_SIZE)
+            encode.append(time.process_time() - t0)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return {"rows": table.num_rows, "decompress": statistics.median(decompress),
+            "encode": statistics.median(encode), "decompress_runs": decompress, "encode_runs": encode}
 
 
 class _Descendants:
@@ -259,6 +306,11 @@ class _Descendants:
 
 
 def run_side(args) -> None:
+    if args.side == "floor":
+        import chessscan.cli  # noqa: F401  (as the chessscan sides)
+
+        json.dump(side_floor(args.path, max(1, args.repeat)), sys.stdout)
+        return
     if args.side == "python-chess":
         import chess.pgn  # noqa: F401  (imports are not timed)
     elif args.side == "esca":
@@ -291,13 +343,14 @@ def run_side(args) -> None:
 # --- the driver -----------------------------------------------------------------------------
 
 def measure(side: str, path: str, jobs: int = 1, feed=None, cross_check: str = "off",
-            positions: str = "all", python: str = sys.executable) -> dict:
+            positions: str = "all", python: str = sys.executable, repeat: int = 1) -> dict:
     """Run one side in a fresh interpreter (``python``: the esca side's is another one);
     ``feed`` (a callable writing to a binary stream) supplies stdin when ``path`` is ``'-'``;
     ``cross_check``, ``positions``: the chessscan side's options (the python-chess import of a
-    cross-check, done only when a game is replayed, is timed)."""
+    cross-check, done only when a game is replayed, is timed); ``repeat``: the floor side's
+    runs."""
     cmd = [python, __file__, "--side", side, "--side-jobs", str(jobs), "--side-cross-check",
-           cross_check, "--side-positions", positions, path]
+           cross_check, "--side-positions", positions, "--repeat", str(repeat), path]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if feed else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, env=env)
@@ -457,7 +510,8 @@ def main(argv=None) -> None:
     ap.add_argument("--esca-python", metavar="PY",
                     help="a Python >= 3.12 that imports esca, for the esca side (default: "
                          "$CHESSSCAN_ESCA_PYTHON, else python3.13, python3.12 or this one if it imports esca)")
-    ap.add_argument("--side", choices=["python-chess", "chessscan", "validate", "esca"], help=argparse.SUPPRESS)
+    ap.add_argument("--side", choices=["python-chess", "chessscan", "validate", "esca", "floor"],
+                    help=argparse.SUPPRESS)
     ap.add_argument("--side-jobs", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--side-cross-check", default="off", help=argparse.SUPPRESS)
     ap.add_argument("--side-positions", default="all", help=argparse.SUPPRESS)
@@ -566,6 +620,35 @@ def main(argv=None) -> None:
                 per_position = (f", {(a['cpu'] / a['positions']) / (m['cpu'] / m['positions']):.1f}x per position"
                                 if m["positions"] else "")
                 print(f"  {label}: {per_game:.1f}x per game{per_position}")
+            # Start-up, as each side's CPU on the input's first game alone (the writer's files
+            # opened and closed, first-use caches filled), subtracted: what the input costs.
+            one = os.path.join(tmp, "one-game.pgn")
+            first_games(path, 1, one)
+            a_one = measure("python-chess", one)
+            startup = {label: sorted((measure(*how, one) if how[0] != "chessscan" else
+                                      measure("chessscan", one, jobs=1, positions=how[1])
+                                      for _ in range(max(1, args.repeat))), key=lambda m: m["cpu"])
+                       for label, how in zip(list(fast)[:3], (("chessscan", "all"), ("chessscan", "none"),
+                                                               ("validate",)))}
+            startup = {label: ms[len(ms) // 2]["cpu"] for label, ms in startup.items()}
+            a_net = a["cpu"] - a_one["cpu"]
+            print(f"CPU time against python-chess, each side's start-up subtracted (its CPU on the input's "
+                  f"first game alone: python-chess {a_one['cpu']:.3f} s; chessscan, median of {max(1, args.repeat)}):")
+            for label, m in sides:
+                net = m["cpu"] - startup[label]
+                print(f"  {label}: {m['cpu']:.3f} - {startup[label]:.3f} = {net:.3f} s: "
+                      f"{(a_net / a['positions']) / (net / m['positions']):.1f}x per position")
+            # The library floor: what decompressing the input and pyarrow's encoding of the
+            # positions table alone cost, measured in a process of its own.
+            floor = measure("floor", path, repeat=max(1, args.repeat))
+            bottom = floor["decompress"] + floor["encode"]
+            label, m = sides[0]
+            net = m["cpu"] - startup[label]
+            print(f"library floor of the positions run (medians of {max(1, args.repeat)}): decompressing the input "
+                  f"{floor['decompress']:.3f} s + pyarrow's Parquet encoding of its {floor['rows']:,}-row "
+                  f"positions table from memory, chessscan's options {floor['encode']:.3f} s = {bottom:.3f} s")
+            print(f"  {label}, start-up subtracted: {net:.3f} s = {net / bottom:.2f}x the floor "
+                  f"({net - bottom:.3f} s of chessscan's own work above it)")
             print("counts:")
             print(f"  python-chess: {a['games']:,} games, {a['positions']:,} positions")
             for label, m in sides:

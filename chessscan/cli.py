@@ -387,8 +387,16 @@ def _warn_if_uncompiled() -> None:
 @click.option("--html", "write_html", is_flag=True,
               help="Also write OUTPUT/report.html, the report as one page (see `chessscan report`). "
                    "Needs chessscan[report].")
+@click.option("--duplicates", "find_duplicates", is_flag=True,
+              help="Find the games that repeat an earlier one (the same moves from the same start "
+                   "position, whatever their tags: equal games.moves_hash): writes the duplicates table, "
+                   "games.duplicate_of and the summary's duplicates counts. Runs in DuckDB over the games "
+                   "table once it is written, within --duplicates-memory. Needs chessscan[duplicates].")
+@click.option("--duplicates-memory", metavar="SIZE", default="512MB", show_default=True,
+              help="With --duplicates: DuckDB's memory limit for the search (256MB, 2GB...); beyond it "
+                   "DuckDB spills to OUTPUT/.chessscan-duplicates.tmp/, removed when the search ends.")
 def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size,
-            select, ignore, moves_column, write_html):
+            select, ignore, moves_column, write_html, find_duplicates, duplicates_memory):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD, .pgn PGN, any
@@ -414,6 +422,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     started = _RunClock()
     if write_html:
         _need_report_extra()
+    if find_duplicates:
+        _need_duckdb(duplicates_memory)
     select_codes, ignore_codes = _code_options(select, ignore)
     if dask_address is None and click.get_current_context().get_parameter_source("shard_size").name != "DEFAULT":
         click.echo("warning: --shard-size applies only with --dask: ignored", err=True)
@@ -438,7 +448,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         for p in problems:
             click.echo(_problem_line(p), err=True)
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
-                                   problems, select_codes, ignore_codes)
+                                   problems, select_codes, ignore_codes,
+                                   duplicates_memory if find_duplicates else None)
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                          cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size,
                          moves_column=moves_column)
@@ -456,7 +467,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     held = _hold_stops()
     try:
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
-        prepare_output(out_dir, report_files(tables, fmt, dataset=fmt == "parquet"), inputs=sources)
+        prepare_output(out_dir, report_files(tables + (("duplicates",) if find_duplicates else ()), fmt,
+                                             dataset=fmt == "parquet"), inputs=sources)
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional, parts=True)
     except OutputFolderError as exc:
         _release_stops(held)
@@ -490,8 +502,24 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         raise InputError(f"cannot read input: {exc}") from exc
     except BrokenProcessPool as exc:
         raise WorkerDied(f"a worker process died ({exc}); out of memory? Try fewer --jobs") from exc
+    except click.ClickException:
+        raise
+    except Exception as exc:
+        # Bad content never raises, so this is a chessscan bug: exit 3, not the traceback's 1,
+        # which a CI gate reads as "the data has issues".
+        import traceback
+
+        traceback.print_exc()
+        raise InternalError(f"internal error: {type(exc).__name__}: {_shown(exc)} (a chessscan bug: please "
+                            f"report it with the input); the tables in {shown_dir}/ hold only the games "
+                            "analyzed before, and no summary.json is written") from None
     report_input_problems(problems, _NoSink(), tally)  # counted whether reported or not
     summary = _finish_summary(tally, sources)
+    if find_duplicates and "games" in tables:
+        try:
+            summary["duplicates"] = _search_duplicates(out_dir, fmt, fmt == "parquet", duplicates_memory)
+        except KeyboardInterrupt as exc:
+            _exit_stopped(exc, f"the tables in {shown_dir}/ are whole but the duplicate search did not end")
     try:  # last, beside tables that are closed and whole
         if writer.dataset:  # every part named is there, with the rows written to it
             from chessscan.reports.parts import check_parts
@@ -727,8 +755,58 @@ def _analyze_size(text: str) -> int:
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
 
 
+def _need_duckdb(memory: str) -> None:
+    """Fail before any work (exit 2) when ``--duplicates`` cannot run: DuckDB missing, or a
+    memory limit that is no size."""
+    from chessscan.reports.duplicates import DuplicateError, _size, need_duckdb
+
+    try:
+        need_duckdb()
+        _size(memory)
+    except DuplicateError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str) -> dict:
+    """``analyze --duplicates``, once the tables are written: the duplicates table and
+    games.duplicate_of in ``out_dir``; returns the summary's ``duplicates`` counts. A
+    failure to write is :class:`OutputFailure` (exit 4)."""
+    import time
+
+    from chessscan.reports.duplicates import (SPILL_DIR_NAME, DuplicateError, Search, add_duplicate_of,
+                                              write_duplicates_table)
+    from chessscan.reports.writers import OutputError
+
+    start = time.perf_counter()
+    out = Path(out_dir)
+    spill = out / SPILL_DIR_NAME
+    try:
+        with Search([out], memory, spill_dir=spill) as search:
+            found = search.spill_dir / "found.parquet"
+            search.duplicates(found)
+            counts = search.counts(found)
+            write_duplicates_table(found, out, fmt, dataset)
+            add_duplicate_of(search, found, fmt)
+    except DuplicateError as exc:
+        raise InputError(str(exc)) from None
+    except OutputError as exc:
+        raise OutputFailure(f"{exc}; no summary.json is written") from None
+    except OSError as exc:
+        raise OutputFailure(f"the duplicate search could not write in {_shown(out_dir)}: {exc}; no "
+                            "summary.json is written") from None
+    except Exception as exc:  # DuckDB's own errors (out of memory, out of disk while spilling)
+        if type(exc).__module__.split(".")[0] != "duckdb" and not type(exc).__name__.endswith("Exception"):
+            raise
+        failure = WorkerDied if "OutOfMemory" in type(exc).__name__ else OutputFailure
+        raise failure(f"the duplicate search failed: {type(exc).__name__}: {str(exc).splitlines()[0]} (raise "
+                      "--duplicates-memory?); no summary.json is written") from None
+    click.echo(f"duplicates: {counts['duplicate_games']:,} games repeat {counts['games_repeated']:,} earlier "
+               f"ones ({time.perf_counter() - start:.1f} s)", err=True)
+    return counts
+
+
 def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
-                     select=None, ignore=()) -> dict:
+                     select=None, ignore=(), duplicates_memory=None) -> dict:
     """``analyze --dask``: run on the cluster, check what the workers wrote, write
     summary.json, return the summary. Every failure is one line and a documented status:
     a bad or unreachable address 2, a task that failed or a scheduler lost 3, a part this
@@ -765,8 +843,9 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     except OSError as exc:
         raise OutputFailure(f"cannot write the report in {_shown(out_dir)}: {exc}") from exc
     try:
-        prepare_output(out_dir, report_files(tables_for(paths, options), dataset=True), check_only=True,
-                       inputs=paths)  # before connecting: fail fast
+        prepare_output(out_dir, report_files(tables_for(paths, options) + (("duplicates",) if duplicates_memory
+                                                                           else ()), dataset=True),
+                       check_only=True, inputs=paths)  # before connecting: fail fast
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except OSError as exc:  # a file where the folder should be
@@ -774,7 +853,8 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     try:
         tally = engine.run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
                                 progress=progress, select=select, ignore=ignore, problems=problems,
-                                say=lambda line: click.echo(line, err=True), retried=retried)
+                                say=lambda line: click.echo(line, err=True), retried=retried,
+                                later_tables=("duplicates",) if duplicates_memory else ())
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:
@@ -805,6 +885,8 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 
     report_input_problems(problems or [], _NoSink(), tally)
     summary = _finish_summary(tally, paths)
+    if duplicates_memory and (Path(out_dir) / "games").is_dir():
+        summary["duplicates"] = _search_duplicates(out_dir, fmt, True, duplicates_memory)
     if retried:
         summary["retried_shards"] = retried
     try:
@@ -1127,6 +1209,80 @@ def _validate_source(path: str, sink, options: AnalysisOptions, jobs: int | None
                          "Try fewer --jobs") from exc
 
 
+@main.command(context_settings=CONTEXT)
+@click.argument("report_dirs", nargs=-1, required=True, metavar="REPORT_DIR [REPORT_DIR...]",
+                type=click.Path(file_okay=False))
+@click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
+              help="Write the shared games here: .parquet, else CSV (default: CSV on stdout).")
+@click.option("--memory", "memory", metavar="SIZE", default="512MB", show_default=True,
+              help="DuckDB's memory limit for the search (256MB, 2GB...); beyond it DuckDB spills to a "
+                   "new folder in the system's temporary folder, removed when the search ends.")
+def duplicates(report_dirs, out, memory):
+    """The games that two or more reports share (a train set and a test set), from their games
+    tables' moves_hash alone, without reading the PGN again.
+
+    With one REPORT_DIR: the games it holds twice or more. One row per game whose moves_hash
+    is in two or more of the reports (one report: twice or more in it), grouped by hash in the
+    order of their first occurrence: report (the folder as given), source, game_index, line,
+    moves_hash. A summary line goes to stderr. A folder that is not a report, or whose games
+    table has no moves_hash (an older chessscan), is a one-line error, exit status 2.
+
+    \b
+    Examples:
+      chessscan duplicates train-report test-report -o shared.csv
+      chessscan duplicates report
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    from chessscan.reports.duplicates import DuplicateError, Search, _size
+
+    try:
+        _size(memory)
+        search = Search(report_dirs, memory)
+    except DuplicateError as exc:
+        raise InputError(str(exc)) from None
+    with search:
+        found = search.spill_dir / "shared.parquet"
+        rows = search.shared(found)
+        n_hashes = search.con.execute(
+            f"SELECT count(DISTINCT moves_hash) FROM read_parquet('{found}')").fetchone()[0]
+        counts = dict(search.con.execute(
+            f"SELECT report, count(*) FROM read_parquet('{found}') GROUP BY report").fetchall())
+        names = pa.array(list(report_dirs), pa.string())
+        try:
+            if out is not None and out.endswith(".parquet"):
+                writer = pq.ParquetWriter(out, _shared_schema())
+            else:
+                sink = sys.stdout.buffer if out is None else open(out, "wb")
+                writer = pacsv.CSVWriter(sink, _shared_schema())
+            for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
+                writer.write_batch(pa.record_batch([
+                    names.take(batch.column("report")), batch.column("source"), batch.column("game_index"),
+                    batch.column("line"), batch.column("moves_hash")], schema=_shared_schema()))
+            writer.close()
+            if out is not None and not out.endswith(".parquet"):
+                sink.close()
+            elif out is None:
+                sys.stdout.flush()
+        except OSError as exc:
+            if out is None:  # stdout: its own rule (a reader gone, `| head`: a quiet 141)
+                _fail_output(exc)
+            raise OutputFailure(f"cannot write the shared games: {exc}") from None
+    what = "reports share" if len(report_dirs) > 1 else "report holds more than once"
+    click.echo(f"{n_hashes:,} games the {what}: {rows:,} rows ("
+               + ", ".join(f"{_shown(d)}: {counts.get(i, 0):,}" for i, d in enumerate(report_dirs)) + ")"
+               + (f" -> {_shown(out)}" if out else ""), err=True)
+
+
+def _shared_schema():
+    import pyarrow as pa
+
+    return pa.schema([("report", pa.string()), ("source", pa.string()), ("game_index", pa.int64()),
+                      ("line", pa.int64()), ("moves_hash", pa.string())])
+
+
 class InputError(click.ClickException):
     """An input that exists but cannot be read (permission denied, I/O error): exit 2, like
     a usage error, so that CI tells "the gate could not run" from "the data has issues"."""
@@ -1171,10 +1327,13 @@ class DaskUsageError(click.ClickException):
                    "and the counts still include them.")
 @click.option("--clean-output", metavar="FILE", default=None,
               help="Copy every game (EPD line) with no issue at or above --fail-on here, byte for "
-                   "byte, in input order (.gz/.bz2/.xz/.zst by suffix; - for stdout).")
+                   "byte, in input order (.gz/.bz2/.xz/.zst by suffix; - for stdout). Of game tables: "
+                   "their rows, with the tables' schema, as Parquet (.parquet, .pq) or Arrow IPC (.arrow, "
+                   ".feather, .ipc) by suffix, else in the inputs' format.")
 @click.option("--rejects-output", metavar="FILE", default=None,
-              help="Copy every other game here, byte for byte; FILE.issues.csv lists their issues "
-                   "with their game number and line in FILE.")
+              help="Copy every other game here, byte for byte (of game tables: their rows, as for "
+                   "--clean-output); FILE.issues.csv lists their issues with their game number and line "
+                   "(row) in FILE.")
 @click.option("--baseline", "baseline_path", metavar="FILE", default=None,
               help="Known issues (a file of --write-baseline): only issues not in it are shown and "
                    "fail; entries no longer found are reported as fixed.")
@@ -1189,8 +1348,17 @@ class DaskUsageError(click.ClickException):
                    "fewer; 1: all in this process). The diagnostics, their order and the counts are "
                    "the same for any number.")
 @click.option("--silent", is_flag=True, help="No progress bar (shown on stderr when it is a terminal).")
+@click.option("--duplicates", "find_duplicates", is_flag=True,
+              help="Also report each game that repeats an earlier one of the run (the same moves from the "
+                   "same start position) as a duplicate-game warning naming the first one's file and line, "
+                   "after the other diagnostics (they are known once every input is read). The hashes wait "
+                   "on disk in the system's temporary folder; the search runs in DuckDB within "
+                   "--duplicates-memory. Needs chessscan[duplicates]; not with the split or the baselines.")
+@click.option("--duplicates-memory", metavar="SIZE", default="512MB", show_default=True,
+              help="With --duplicates: DuckDB's memory limit for the search; beyond it DuckDB spills to "
+                   "the system's temporary folder.")
 def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, select, ignore, clean_output,
-             rejects_output, baseline_path, write_baseline):
+             rejects_output, baseline_path, write_baseline, find_duplicates, duplicates_memory):
     """Check PGN games and EPD positions and print one diagnostic per problem (a CI gate).
 
     Runs the same analysis as `analyze` but writes no table: each issue becomes a line
@@ -1232,6 +1400,12 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
     if "stdout" in _CLOSED:  # its diagnostics would go nowhere: refused before any reading
         _fail_output(OutputError("<stdout>", "it is closed"))
     select_codes, ignore_codes = _code_options(select, ignore)
+    if find_duplicates:
+        if any((clean_output, rejects_output, baseline_path, write_baseline)):
+            # (they decide each game as it is read; a duplicate is known once every input is read)
+            raise click.UsageError("--duplicates cannot be combined with --clean-output, --rejects-output, "
+                                   "--baseline or --write-baseline")
+        _need_duckdb(duplicates_memory)
     items = _resolve_cli_inputs(paths, ordered=True, moves_column=moves_column)
     sources = [i for i in items if not isinstance(i, InputProblem)]
     _warn_repeated(paths)
@@ -1264,9 +1438,16 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
         emit = lambda d: write(render(d) + "\n")  # noqa: E731
     # (given '-', the gate refuses it: stdin cannot be read twice)
     gate = _validate_gate(list(paths) if "-" in paths else sources, fmt, fail_on, emit, clean_output,
-                          rejects_output, baseline_path, write_baseline)
+                          rejects_output, baseline_path, write_baseline, moves_column)
     sink = DiagnosticSink(emit) if gate is None else _gate_sink(gate, sources)
     issue_filter = IssueFilter(sink, select_codes, ignore_codes)
+    hashes = None
+    if find_duplicates:
+        import tempfile
+
+        from chessscan.reports.duplicates import HashCollector
+
+        hashes = HashCollector(issue_filter, tempfile.mkdtemp(prefix="chessscan-validate-"))
     if fmt == "json":
         write('{"diagnostics": [')
     options = AnalysisOptions(positions="none", cross_check=cross_check, moves_column=moves_column)
@@ -1283,7 +1464,7 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
             sink.finish()
             continue
         try:
-            tally.merge(_validate_source(p, issue_filter, options, jobs, progress))
+            tally.merge(_validate_source(p, issue_filter if hashes is None else hashes, options, jobs, progress))
         except KeyboardInterrupt as exc:
             _ignore_stop_signals()
             stopped = exc
@@ -1312,6 +1493,8 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
         except OutputError as exc:
             _fail_output(exc)
 
+    if hashes is not None:
+        _validate_duplicates(hashes, stopped, duplicates_memory, issue_filter, sink, emit, tally)
     errors, warnings = sink.counts.get("error", 0), sink.counts.get("warning", 0)
     failing = errors + (warnings if fail_on == "warning" else 0)
     status = _stop_status(stopped) if stopped is not None else EXIT_USAGE if unreadable else 1 if failing else 0
@@ -1330,6 +1513,8 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
             gate.close(complete=False)
     except OutputError as exc:
         _fail_output(exc)
+    except OSError as exc:  # a table the split could not read again to its end
+        raise InputError(f"cannot read input: {exc}") from exc
     try:
         if fmt == "json":
             write("\n], \"summary\": " + json.dumps(summary, indent=2, ensure_ascii=False) + "}\n")
@@ -1357,6 +1542,52 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
     sys.exit(status)
 
 
+def _validate_duplicates(hashes, stopped, memory, issue_filter, sink, emit, tally) -> None:
+    """``validate --duplicates`` once every input is read: the duplicate-game warnings (each
+    counted in ``tally`` and ``sink.counts``, emitted unless --select/--ignore hide it), and
+    the hashes' folder removed. Nothing is searched after a stop."""
+    import shutil
+
+    from chessscan.analysis.game import add_issue
+    from chessscan.reports.duplicates import DuplicateError, Search, duplicate_diagnostics
+    from chessscan.reports.writers import OutputError
+
+    try:
+        hashes.close()
+        if stopped is not None:
+            return
+        with Search([hashes.folder], memory, spill_dir=hashes.folder / "spill") as search:
+            found = hashes.folder / "found.parquet"
+            search.duplicates(found)
+            wanted = issue_filter.wanted("duplicate-game")
+            counted = {k: [] for k in ("source", "game_index", "line", "column", "ply", "severity", "code",
+                                       "message", "san")}
+            for d in duplicate_diagnostics(found):
+                add_issue(counted, tally, d.path, d.game_index, d.line, None, None, "warning", d.code, d.message)
+                for column in counted.values():
+                    column.clear()
+                if wanted:
+                    sink.counts["warning"] = sink.counts.get("warning", 0) + 1
+                    issue_filter.reported["duplicate-game"] = issue_filter.reported.get("duplicate-game", 0) + 1
+                    emit(d)
+                else:
+                    issue_filter.hidden["duplicate-game"] = issue_filter.hidden.get("duplicate-game", 0) + 1
+    except DuplicateError as exc:
+        raise InputError(str(exc)) from None
+    except OutputError as exc:
+        _fail_output(exc)
+    except OSError as exc:
+        raise OutputFailure(f"the duplicate search could not write in the temporary folder: {exc}") from None
+    except Exception as exc:  # DuckDB's own errors (out of memory, out of disk while spilling)
+        if type(exc).__module__.split(".")[0] != "duckdb" and not type(exc).__name__.endswith("Exception"):
+            raise
+        failure = WorkerDied if "OutOfMemory" in type(exc).__name__ else OutputFailure
+        raise failure(f"the duplicate search failed: {type(exc).__name__}: {str(exc).splitlines()[0]} (raise "
+                      "--duplicates-memory?)") from None
+    finally:
+        shutil.rmtree(hashes.folder, ignore_errors=True)
+
+
 def _fail_output(exc: BaseException) -> None:
     """stdout failed (disk full, closed): one line on stderr, exit 4, and nothing more
     written (Python would try to flush stdout again at exit and print a traceback). A pipe
@@ -1372,7 +1603,8 @@ def _fail_output(exc: BaseException) -> None:
     sys.exit(128 + 13 if broken_pipe else EXIT_OUTPUT)
 
 
-def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, baseline_path, write_baseline):
+def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, baseline_path, write_baseline,
+                   moves_column=None):
     """``validate``'s split and baseline options checked and opened: a
     :class:`~chessscan.reports.gate.Gate`, or None when none is given."""
     if not any((clean_output, rejects_output, baseline_path, write_baseline)):
@@ -1394,10 +1626,16 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     from chessscan.readers.tables import is_table
 
     tables = [p for p in paths if is_table(p)]
-    if tables:  # (the split and the baselines read a game's text, which a table row has not)
-        raise click.UsageError("--clean-output, --rejects-output, --baseline and --write-baseline read the "
-                               f"games' text: give PGN or EPD inputs, not a game table ({tables[0]})")
+    if tables and (baseline_path or write_baseline):  # (keyed on a game's text, which a row has not)
+        raise click.UsageError("--baseline and --write-baseline key issues on the games' text: give PGN or "
+                               f"EPD inputs, not a game table ({tables[0]})")
     outputs = [o for o in (clean_output, rejects_output) if o]
+    if outputs and tables and len(tables) < len(paths):
+        text = next(p for p in paths if p not in tables)
+        raise click.UsageError("--clean-output/--rejects-output write rows for game tables and text for PGN "
+                               f"or EPD: give game tables or text files, not both ({tables[0]}, {text})")
+    table_split = _table_split_plan(tables, clean_output, rejects_output, moves_column) if outputs and tables \
+        else None
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")
     # Two writers into one file would interleave or replace each other's output.
@@ -1433,11 +1671,73 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
         except BaselineError as exc:
             raise click.BadParameter(str(exc), param_hint="--baseline") from exc
     try:
-        split = SplitWriter(clean_output, rejects_output, fail_on) if outputs else None
+        if table_split is not None:
+            from chessscan.reports.split import TableSplitWriter
+
+            split = TableSplitWriter(clean_output, rejects_output, fail_on, *table_split)
+        else:
+            split = SplitWriter(clean_output, rejects_output, fail_on) if outputs else None
     except OSError as exc:
         raise click.BadParameter(f"cannot write there: {exc}",
                                  param_hint="--clean-output/--rejects-output") from exc
     return Gate(emit, split, baseline, BaselineRecorder() if write_baseline else None)
+
+
+def _table_split_plan(tables, clean_output, rejects_output, moves_column):
+    """``(schema, formats, sources, compression)`` for the split of the game tables
+    ``tables`` (see :class:`~chessscan.reports.split.TableSplitWriter`). Every table whose
+    moves the analysis can read must have one schema (metadata aside): the rows go to one
+    table each, as they are. A table the analysis cannot read gives no row (its issue is
+    reported by the run). Raises click.UsageError (a BadParameter for an output)."""
+    from chessscan.readers.sources import source_name
+    from chessscan.readers.tables import TableError, inspect_table, parquet_codec, table_schema
+    from chessscan.reports.split import table_output_format
+
+    schema, first, sources = None, None, {}
+    for p in tables:
+        try:
+            inspect_table(p, moves_column)
+            kind, this, _ = table_schema(p)
+        except TableError:
+            continue
+        if schema is None:
+            schema, first = this, (p, kind)
+        elif not this.equals(schema, check_metadata=False):
+            raise click.UsageError(f"--clean-output/--rejects-output write the rows of every table into one: "
+                                   f"{_shown(first[0])} and {_shown(p)} have different columns "
+                                   f"({_schema_difference(schema, this)}): split them apart")
+        sources[source_name(p)] = p
+    kind = first[1] if first else "parquet"
+    formats = []
+    for out, opt in ((clean_output, "--clean-output"), (rejects_output, "--rejects-output")):
+        try:
+            formats.append(table_output_format(out, kind) if out else None)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint=opt) from None
+        if out and os.path.exists(out) and not os.path.isfile(out):
+            raise click.BadParameter(f"{out} is not a regular file: the rows of game tables are written to a "
+                                     "new file renamed into place", param_hint=opt)
+    import pyarrow as pa
+
+    return (schema if schema is not None else pa.schema([]), tuple(formats), sources,
+            parquet_codec(first[0]) if first else None)
+
+
+def _schema_difference(a, b) -> str:
+    """The first difference of two Arrow schemas, in words."""
+    for name in a.names:
+        if name not in b.names:
+            return f"no {name!r} in the second"
+    for name in b.names:
+        if name not in a.names:
+            return f"no {name!r} in the first"
+    if a.names != b.names:
+        return "the columns in another order"
+    for fa, fb in zip(a, b):
+        if not fa.equals(fb):
+            return f"{fa.name!r}: {fa.type}{'' if fa.nullable else ' not null'} and {fb.type}" \
+                   f"{'' if fb.nullable else ' not null'}"
+    return "their fields differ"
 
 
 def _same_file(a: str, b: str) -> bool:

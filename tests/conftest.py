@@ -30,7 +30,7 @@ def shared_path(*parts: str) -> Path:
 # (CHESSSCAN_PURE=1 python -m pytest -m "core and not slow"; see the README's test command).
 CORE_TEST_MODULES = frozenset({
     "test_movegen", "test_fen", "test_check_kinds", "test_rules", "test_hotloop", "test_analyze",
-    "test_crosscheck", "test_epd_analysis", "test_perft_cli", "test_repetition",
+    "test_crosscheck", "test_epd_analysis", "test_perft_cli", "test_repetition", "test_rows",
 })
 
 

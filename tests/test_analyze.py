@@ -409,3 +409,43 @@ def test_chess960_is_inferred_from_castling_rights(tmp_path):
     assert tables["games"].plies[0] == 3 and tables["games"].error_code.isna()[0]
     assert tables["positions"].uci.iloc[-1] == "e1c1"
     assert tables["disagreements"].empty
+
+
+def test_moves_hash_is_blake2b_128_of_the_start_fen_and_the_uci_moves():
+    """games.moves_hash recomputed apart: python-chess's FEN and UCI moves, hashlib's BLAKE2b
+    (the compiled and the uncompiled core alike; Chess960 and [FEN] starts among them)."""
+    import hashlib
+
+    games = scan(VARIANTS)["games"]
+    want = []
+    with open(VARIANTS, encoding="utf-8") as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            if game.headers.get("Variant", "Standard") not in ("Standard", "Chess960", "From Position"):
+                want.append(None)
+                continue
+            board = game.board()
+            text = [board.fen()]
+            for move in game.mainline_moves():
+                text.append(board.uci(move))
+                board.push(move)
+            want.append(hashlib.blake2b(" ".join(text).encode(), digest_size=16).hexdigest())
+    assert [h if isinstance(h, str) else None for h in games.moves_hash] == want
+    assert sum(h is not None for h in want) == 100
+
+
+def test_a_chessscan_bug_in_analyze_exits_3_with_one_line_and_no_summary(tmp_path, monkeypatch):
+    """A bug met while analyzing is exit 3 (chessscan/exits.py), not the traceback's 1, which
+    a CI gate reads as "issues found"; the traceback is printed, then one line; no summary."""
+    def crashing_run(sources, sink, options, **kw):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("chessscan.engines.local.run", crashing_run)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["analyze", str(SAMPLES / "lichess-magnus-300.pgn.zst"), "-o", str(out),
+                                    "--silent"])
+    assert res.exit_code == 3, res.output
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: internal error: RuntimeError: boom (a chessscan bug")
+    assert "no summary.json is written" in last
+    assert "Traceback" in res.stderr
+    assert not (out / "summary.json").exists()

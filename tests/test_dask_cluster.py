@@ -225,6 +225,22 @@ def test_the_cluster_gives_the_tables_of_one_process(cluster, tmp_path):
     assert lines[1].startswith(f"Dask dashboard: http://127.0.0.1:{port}/status")
 
 
+def test_the_cluster_finds_the_duplicates_of_one_process(cluster, tmp_path):
+    """--duplicates over shards: the sample and its .zst copy (the same 300 games), in 96 KB
+    shards, give the duplicates table, games.duplicate_of and the counts of --jobs 1."""
+    pytest.importorskip("duckdb", reason="the duplicate search runs in DuckDB: pip install 'chessscan[duplicates]'")
+    inputs = [MAGNUS, SAMPLES / "lichess-magnus-300.pgn.zst"]
+    local, dask = tmp_path / "local", tmp_path / "dask"
+    _local(inputs, local, "--duplicates")
+    result = analyze(*inputs, "--dask", cluster.address, "--shard-size", "96K", "--duplicates", "-o", dask)
+    assert result.returncode == 0, result.stderr
+    summary = assert_same_report(local, dask)
+    assert summary["duplicates"] == {"games_hashed": 600, "duplicate_games": 300, "games_repeated": 300}
+    assert len(list((dask / "games").glob("part-*.parquet"))) > 2
+    duplicates = chessscan.read_report(dask).tables["duplicates"]
+    assert duplicates.game_index.tolist() == list(range(300)) and duplicates.duplicate_of.tolist() == list(range(300))
+
+
 def test_auto_reads_the_scheduler_address_from_dasks_configuration(cluster, tmp_path):
     result = analyze(MAGNUS, "--dask", "auto", "-o", tmp_path / "r",
                      env={"DASK_SCHEDULER_ADDRESS": cluster.address})

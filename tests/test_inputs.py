@@ -147,7 +147,7 @@ def test_a_parquet_file_without_moves_gives_one_error_and_a_failing_exit(tmp_pat
         "transcript; or name it with --moves-column): its columns are source, game_index, byte_offset, line, "
         "event, site, date, round, white, black, result, white_elo, black_elo, eco, time_control, termination, "
         "variant, start_fen, plies, checks, direct_checks, discovered_checks, double_checks, outcome, winner, "
-        "perpetuals, result_consistent, error_code, error_ply"]
+        "perpetuals, result_consistent, error_code, error_ply, moves_hash"]
     assert res.stderr.splitlines()[0] == "0 games: 0 ok, 0 with errors, 0 warnings"
     out = tmp_path / "r2"
     res = run("analyze", parquet, MAGNUS, "-o", out, "--silent", "--jobs", "1", "--cross-check", "off")

@@ -26,6 +26,7 @@ from chessscan.core.movegen import (
     perft, slider_blockers,
 )
 from chessscan.core.position import STARTING_FEN, Position, make_move
+from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
 from chessscan.core.san import (
     AmbiguousMove, IllegalMove, InvalidSan, SanError, move_san, parse_san, resolve_san,
 )
@@ -379,6 +380,52 @@ def test_san_round_trip_on_walks(samples):
             assert move_san(pos, move, suffix=False) == san.rstrip("+#")
             assert resolve_san(pos, san) == move, (sample.fen, san)
             assert resolve_san(pos, parse_san(san)) == move
+
+
+def test_san_resolution_equals_a_search_of_the_legal_moves(samples):
+    # Every (piece, origin hint, target, promotion) a SAN token can name, resolved in each
+    # sample position, against the legal moves filtered by hand: one match is the move, none
+    # an IllegalMove, several an AmbiguousMove. (resolve takes a shortcut for a lone,
+    # unpinned candidate when not in check; this is the search it must agree with.)
+    letters = {KNIGHT: "N", BISHOP: "B", ROOK: "R", QUEEN: "Q", KING: "K", PAWN: ""}
+    checked = shortcut_cases = 0
+    for sample in samples[::10]:
+        pos = parse_fen(sample.fen, chess960=sample.chess960)
+        by_target: dict[int, list[int]] = {}
+        for m in legal_moves(pos):
+            by_target.setdefault((m >> 6) & 63, []).append(m)
+        in_check = bool(checkers(pos))
+        for piece, letter in letters.items():
+            for to in range(64):
+                hints = [""] if piece != PAWN else ["", "a", "b", "c", "d", "e", "f", "g", "h"]
+                for hint in hints:
+                    last = (to >> 3) in (0, 7)
+                    for promotion in ((0,) if piece != PAWN or not last else (QUEEN, KNIGHT)):
+                        name = chess.square_name(to)
+                        text = (hint + ("x" if hint else "") if piece == PAWN else letter) + name
+                        if promotion:
+                            text += "=" + "..NBRQK"[promotion]
+                        origin_files = range(8) if not hint else ["abcdefgh".index(hint)]
+                        matching = [m for m in by_target.get(to, ()) if m >> 12 == promotion
+                                    and pos.mailbox[m & 63] == piece and not pos.is_castling(m)
+                                    and (m & 63) % 8 in origin_files
+                                    and (piece != PAWN or ((m & 63) % 8 == to % 8) == (hint in ("", name[0])))]
+                        try:
+                            got = resolve_san(pos, text)
+                        except AmbiguousMove:
+                            got = "ambiguous"
+                        except IllegalMove:
+                            got = "illegal"
+                        want = matching[0] if len(matching) == 1 else "illegal" if not matching else "ambiguous"
+                        assert got == want, (sample.fen, text)
+                        checked += 1
+                        shortcut_cases += len(matching) == 1 and not in_check
+    assert checked > 200_000 and shortcut_cases > 4_000, (checked, shortcut_cases)
+    # The one en-passant capture that is no legal move though its pawn is pinned by nothing:
+    # both pawns leave the fifth rank, opening it between the king and the rook.
+    with pytest.raises(IllegalMove):
+        resolve_san(parse_fen("8/8/8/K2pP2r/8/8/8/7k w - d6 0 1"), "exd6")
+    assert resolve_san(parse_fen("8/8/8/K2pP3/8/8/8/7k w - d6 0 1"), "exd6") == make_move(sq("e5"), sq("d6"))
 
 
 # ================================================================================================

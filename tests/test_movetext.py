@@ -195,6 +195,50 @@ def test_blank_comments_any_bytes(line):
     assert movetext.blank_comments(line) == reference_blank_comments(line)
 
 
+# ---- fast_keys: fast_movetext's moves as keys ----
+
+def same_keys(cb: bytes, piece: int = 1 << 18) -> None:
+    keys, result = movetext.fast_keys(cb, piece)
+    want = reference_fast_movetext(cb, piece)
+    got = (None if keys is None else [movetext.key_text(k) for k in movetext.key_list(keys)], result)
+    assert got == want
+    if keys is not None:
+        assert movetext.san_keys(want[0]) == keys
+
+
+@pytest.mark.parametrize("cb", EDGE_MOVETEXT)
+def test_fast_keys_edge_cases(cb):
+    same_keys(cb)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@given(text=movetext_text)
+def test_fast_keys_matches_reference(text):
+    same_keys(encode(text))
+
+
+@pytest.mark.parametrize("tail", [b"1-0\n", b"e4 e5 *", b"e4 Qh9 *", b"1-0 e4"])
+def test_fast_keys_of_a_movetext_longer_than_a_piece(tail):
+    # Compiled, one pass over the whole text; the reference reads it in pieces.
+    cb = b"1. Nf3 Nf6 2. Ng1 Ng8 " * 14_000 + tail
+    assert len(cb) > movetext.FAST_PIECE
+    same_keys(cb)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@given(data=st.binary(max_size=200))
+def test_fast_keys_any_bytes(data):
+    same_keys(data)
+
+
+def test_keys_give_the_text_back():
+    for san in SAN_TOKENS:
+        assert movetext.key_text(movetext.san_key(san)) == san
+    assert movetext.san_key("exd8=Q++") == movetext.san_key("P@e4\u00e9") == movetext.san_key("") == 0
+    keys = movetext.key_list(movetext.san_keys(["e4", "Pa7xb8=Q++", "O-O"]))
+    assert keys[1] == movetext.LOOSE_KEY | 1 and movetext.key_text(keys[2]) == "O-O"
+
+
 # ---- tag_pairs: the reader's tag-section regex split, kept here as the reference ----
 
 _TAG_NAME = r"[A-Za-z0-9][A-Za-z0-9_+#=:-]*"

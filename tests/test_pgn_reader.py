@@ -77,6 +77,23 @@ def test_simple_game_fields():
     assert g.first_comment is None
 
 
+def test_plain_movetext_is_read_into_keys():
+    # The moves of plain movetext come as SAN keys only; locating a move does not make the
+    # text of every move (a long game's), and the text, once asked for, is one str per
+    # distinct move.
+    from chessscan.readers.movetext import key_list, key_text
+
+    g = one('[Result "*"]\n\n1. Nf3 { a } Nf6 2. Ng1 Ng8 3. Nf3 Nf6 *\n')
+    assert [key_text(k) for k in key_list(g.keys)] == ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6"]
+    assert g.plies == 6 and g.locate(4) == (3, 32)
+    assert g._sans is None
+    assert g.sans == ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6"]
+    assert g.sans[0] is g.sans[4] and g.plies == 6
+    # The general tokenizer's moves (a glyph here) come as a list, their keys made on demand.
+    h = one('[Result "*"]\n\n1. Nf3!? Nf6 *\n')
+    assert h.sans == ["Nf3", "Nf6"] and [key_text(k) for k in key_list(h.keys)] == ["Nf3", "Nf6"]
+
+
 def test_move_numbers_glyphs_checks_kept():
     g = one('[Event "x"]\n\n1.e4! e5? 2.Nf3!? Nc6?! 3.Bb5!! a6?? 4.Bxc6+ dxc6 1/2-1/2\n')
     assert g.sans == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Bxc6+", "dxc6"]

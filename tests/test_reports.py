@@ -71,7 +71,8 @@ def test_schema_declarations():
     assert sch.GAMES_SCHEMA.field("white_elo").type == pa.int32()
     assert sch.GAMES_SCHEMA.field("white_elo").nullable
     assert not sch.GAMES_SCHEMA.field("source").nullable
-    assert len(sch.GAMES_COLUMNS) == 29
+    assert len(sch.GAMES_COLUMNS) == 30
+    assert sch.GAMES_COLUMNS[-1] == "moves_hash" and sch.GAMES_SCHEMA.field("moves_hash").type == pa.string()
     for t in sch.TABLE_NAMES:
         assert tuple(sch.schema_for(t).names) == sch.column_names(t)
     assert sch.EPD_POSITIONS_COLUMNS[:4] == ("source", "line", "id", "fen")

@@ -309,9 +309,12 @@ def test_jobs_2_and_dask_equal_one_process(tmp_path, pgn_report):
                                       check_categorical=False)
 
 
-def test_validate_refuses_split_and_baselines_of_a_table(tmp_path):
-    res = run("validate", TWIN, "--clean-output", tmp_path / "clean.pgn")
-    assert res.exit_code == 2 and "not a game table" in res.output
+def test_validate_refuses_baselines_of_a_table(tmp_path):
+    # (the split of tables: test_validate_split_tables.py)
+    for option in ("--baseline", "--write-baseline"):
+        res = run("validate", TWIN, option, tmp_path / "b.json")
+        assert res.exit_code == 2 and "not a game table" in res.output
+    assert list(tmp_path.iterdir()) == []
 
 
 # --------------------------------------------------------------------------- URLs

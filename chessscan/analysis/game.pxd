@@ -1,2 +1,10 @@
 # Compiled by Cython (pure Python mode): analyze_game runs once per game, and compiled its
-# Python-level work costs less interpreter time. No C types are declared here.
+# Python-level work costs less interpreter time. The few C types here are the per-game helpers';
+# analyze_game types its dicts with cython.declare.
+cimport cython
+
+cdef tuple _LAST_GAMES
+cdef tuple _game_columns(dict games)
+@cython.locals(k=Py_ssize_t)
+cdef int _append_row(tuple columns, tuple values) except -1
+cdef object _memoized(dict memo, object fn, object value)

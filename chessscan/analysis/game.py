@@ -8,7 +8,12 @@ Nothing here allocates an object per ply: each ply appends scalars to column lis
 
 from __future__ import annotations
 
-from collections import Counter, deque
+try:
+    import cython
+except ImportError:  # uncompiled, without Cython installed
+    from chessscan.core import _cython_shim as cython
+
+from collections import Counter
 from operator import itemgetter
 
 from chessscan.analysis.options import AnalysisOptions
@@ -268,6 +273,7 @@ class GameState:
     final_clock = 0
     mate_move_number = 0  # PGN move number of the mating move (0: a setup already mated)
     mate_kind = 0         # the mating check's kind (1..3) + 4 * (route + 1) if by a route
+    moves_hash = None     # games.moves_hash (plies.MOVES_HASH), None when an error stopped the replay
 
     def __init__(self) -> None:
         # checks by kind, and by route: "en_passant", "castling", "promotion"
@@ -309,8 +315,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     """
     source = raw.source
     gi = raw.index
-    tags = raw.tags
-    get = tags.get
+    tags = cython.declare(dict, raw.tags)  # (compiled: dict lookups in C, no bound method)
     issues = tables["issues"]
     tally.games += 1
     # The first error in the text: (position, code, ply). Positions order the tag section
@@ -318,16 +323,19 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     # standing at ply p (before the move p would be) comes before a move error at ply p.
     first_error = None
 
+    read_error = False  # a reader error: the moves read may not be the whole game
     for iss in raw.issues:
         add_issue(issues, tally, source, gi, iss.line, iss.column, iss.ply, iss.severity, iss.code, iss.message)
-        if iss.severity == "error" and first_error is None:
-            first_error = (-1 if iss.ply is None else iss.ply - 0.5, iss.code, iss.ply)
+        if iss.severity == "error":
+            read_error = True
+            if first_error is None:
+                first_error = (-1 if iss.ply is None else iss.ply - 0.5, iss.code, iss.ply)
 
-    variant = get("Variant")
+    variant = tags.get("Variant")
     kind = _memoized(_KIND_MEMO, _kind_of, variant)
     state = GameState()
     pos = None
-    start_fen = get("FEN")
+    start_fen = tags.get("FEN")
     if kind is None:
         add_issue(issues, tally, source, gi, *raw.tag_line("Variant"), None, "warning", "unsupported-variant",
                   f"variant {variant!r} is not standard chess or Chess960: no positions analyzed")
@@ -349,7 +357,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         if kind == "chess960":
             pos.chess960 = True
 
-    tag = get("Result")
+    tag = tags.get("Result")
     outcome = "none"
     result_consistent = None
     n_perpetual = None  # runs reaching a third occurrence (None: no position played)
@@ -392,34 +400,34 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         error_code, error_ply = first_error[1:]
         tally.games_with_errors += 1
 
-    # One append per column, looped in C (map over list.append) rather than bytecode.
     games = tables["games"]
     counts = state.counts
     plies = state.plies
     winner = state.winner
     n_direct, n_discovered, n_double = counts[DIRECT], counts[DISCOVERED], counts[DOUBLE]
-    white_elo = _memoized(_ELO_MEMO, _int_or_none, get("WhiteElo"))
-    black_elo = _memoized(_ELO_MEMO, _int_or_none, get("BlackElo"))
-    _append_all(map(_list_append, _game_tag_columns(games), map(get, _GAME_TAGS)))
+    white_elo = _memoized(_ELO_MEMO, _int_or_none, tags.get("WhiteElo"))
+    black_elo = _memoized(_ELO_MEMO, _int_or_none, tags.get("BlackElo"))
     # One definition of perpetuals with the summary's perpetual_checks: runs whose position
     # stood a third time (twofold cycles are rows of the perpetuals table too, occurrences 2).
-    _append_all(map(_list_append, _game_other_columns(games), (
+    _append_row(_game_columns(games), (
+        tags.get("Event"), tags.get("Site"), tags.get("Date"), tags.get("Round"), tags.get("White"),
+        tags.get("Black"), tag, tags.get("ECO"), tags.get("TimeControl"), tags.get("Termination"), variant,
         source, gi, raw.byte_offset, raw.line, white_elo, black_elo, start_fen, plies,
         n_direct + n_discovered + n_double, n_direct, n_discovered, n_double, outcome, winner,
-        n_perpetual, result_consistent, error_code, error_ply)))
+        n_perpetual, result_consistent, error_code, error_ply, None if read_error else state.moves_hash))
 
     tally.positions += plies
-    checks = tally.checks
+    checks = cython.declare(dict, tally.checks)
     checks[DIRECT] += n_direct
     checks[DISCOVERED] += n_discovered
     checks[DOUBLE] += n_double
-    outcomes = tally.outcomes
+    outcomes = cython.declare(dict, tally.outcomes)
     outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    lengths = tally.game_lengths
+    lengths = cython.declare(dict, tally.game_lengths)
     lengths[plies] = lengths.get(plies, 0) + 1
     key = (tag if tag in RESULT_VALUES else "missing" if tag is None else "other",
            "not_checked" if result_consistent is None else "consistent" if result_consistent else "inconsistent")
-    results = tally.results
+    results = cython.declare(dict, tally.results)
     results[key] = results.get(key, 0) + 1
     if outcome == "checkmate":
         tally.checkmates += 1
@@ -438,18 +446,34 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     return kinds
 
 
-# The games columns analyze_game appends to: those holding a tag's value as written, then
-# the rest, in the order of its values.
-_GAME_TAGS = ("Event", "Site", "Date", "Round", "White", "Black", "Result", "ECO", "TimeControl",
-              "Termination", "Variant")
-_game_tag_columns = itemgetter("event", "site", "date", "round", "white", "black", "result", "eco",
-                               "time_control", "termination", "variant")
-_game_other_columns = itemgetter("source", "game_index", "byte_offset", "line", "white_elo", "black_elo",
-                                 "start_fen", "plies", "checks", "direct_checks", "discovered_checks",
-                                 "double_checks", "outcome", "winner", "perpetuals", "result_consistent",
-                                 "error_code", "error_ply")
-_list_append = list.append
-_append_all = deque(maxlen=0).extend  # consumes an iterator, keeping nothing
+# The games columns analyze_game appends to, in the order of its values: those holding a tag's
+# value as written (Event, Site, Date, Round, White, Black, Result, ECO, TimeControl,
+# Termination, Variant), then the rest.
+_columns_of = itemgetter("event", "site", "date", "round", "white", "black", "result", "eco", "time_control",
+                         "termination", "variant", "source", "game_index", "byte_offset", "line", "white_elo",
+                         "black_elo", "start_fen", "plies", "checks", "direct_checks", "discovered_checks",
+                         "double_checks", "outcome", "winner", "perpetuals", "result_consistent", "error_code",
+                         "error_ply", "moves_hash")
+# The last games buffers and their columns' lists: a run appends to the same lists (clearing
+# empties them in place), so they are looked up once, not per game. One tuple, read once, so
+# that a thread always gets the lists of the buffers it asked for.
+_LAST_GAMES: tuple = (None, ())
+
+
+def _game_columns(games: dict) -> tuple:
+    """The lists of ``games``' columns, in :data:`_columns_of`'s order."""
+    global _LAST_GAMES
+    last = _LAST_GAMES
+    if last[0] is games:
+        return last[1]
+    columns = _columns_of(games)
+    _LAST_GAMES = (games, columns)
+    return columns
+
+
+def _append_row(columns: tuple, values: tuple) -> None:
+    for k in range(len(values)):
+        columns[k].append(values[k])
 
 
 def _write_perpetuals(raw, state: GameState, tables) -> None:

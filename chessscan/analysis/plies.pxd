@@ -1,28 +1,41 @@
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
+ctypedef const char* ccharp
+
 from chessscan.analysis.rows cimport PositionRows
-from chessscan.core._bits cimport BB_ALL, BB_FILE_A, BB_RANK_1, KING, PAWN, SAN_NULL as NULL_PIECE, bit
+from chessscan.core._bits cimport BB_ALL, BB_FILE_A, BB_RANK_1, KING, PAWN, SAN_NULL as NULL_PIECE, bit, lsb
 from chessscan.core.movegen cimport attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
 from chessscan.core.position cimport Position
 from chessscan.core.rules cimport is_insufficient_material
 from chessscan.core.san cimport resolve_known
 
 
-cdef Py_ssize_t _TOKEN_SLOTS
+cdef Py_ssize_t _TOKEN_SLOTS, _HASH_BUFFER
+cdef bytes _START_FEN_BYTES, _PROMOTION_LETTERS
 cdef int _TOKEN_SLOT_BITS
 cdef uint64_t _GOLDEN
 
 
 @cython.final
 cdef class _TokenCache:
-    cdef uint64_t slots[32768]  # 2 * _TOKEN_SLOTS: (str address, token) pairs
-    cdef list refs
+    cdef uint64_t slots[32768]  # 2 * _TOKEN_SLOTS: (SAN key, token) pairs
+    cdef Py_ssize_t used
 
-    @cython.locals(addr=uint64_t, h=uint64_t)
-    cdef inline long get(self, object san) except -1
+    @cython.locals(h=uint64_t, k=uint64_t)
+    cdef inline long get(self, uint64_t key) except -1
     @cython.locals(token=long)
-    cdef long _fill(self, object san, uint64_t addr, uint64_t h) except -1
+    cdef long _fill(self, uint64_t key, uint64_t h) except -1
+
+
+cdef uint64_t _LOOSE
+cdef str _NO_TEXT
+@cython.locals(n=int, text=char[8])
+cpdef long _key_token(uint64_t key) except -1
+@cython.locals(piece=int, from_mask=uint64_t, to=int, promotion=int, file=int, rank=int, uci_like=int, sq=int,
+               token=long)
+cpdef long _token(str san) except -1
+cpdef str _text_of(raw, uint64_t key)
 
 
 @cython.final
@@ -63,8 +76,9 @@ cdef tuple _scratch()
                n_tokens=Py_ssize_t, i=Py_ssize_t, move_number=int, token=long, piece=int, from_mask=uint64_t,
                to=int, move=int, frm=int, promotion=int, castling=bint, en_passant=bint, arrived=uint64_t,
                kind=int, flags=int, clock=int, zobrist=uint64_t, mate=bint, suffix=int, gi=int64_t,
-               king=int, blockers=uint64_t, sans=list,
-               checks_by_move=dict, check_routes=dict, route=int)
+               king=int, blockers=uint64_t, keys=bytes, kp=ccharp, key=uint64_t,
+               checks_by_move=dict, check_routes=dict, route=int,
+               hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object)
 cpdef play_plies(raw, Position pos, tables, options, tally, state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)

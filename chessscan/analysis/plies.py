@@ -23,6 +23,9 @@ For each token, in order (compiled, this is C; the same source runs uncompiled):
 7. A written ``+``/``#`` that the position contradicts is a ``suffix-mismatch`` warning.
 8. The row goes to the ``positions`` column buffers
    (:class:`~chessscan.analysis.rows.PositionRows`).
+9. The move's UCI text goes into the game's moves hash (:data:`MOVES_HASH`), written as
+   bytes into a scratch buffer that is fed to :mod:`hashlib` 64 KiB at a time: no object
+   per ply.
 """
 
 from __future__ import annotations
@@ -33,17 +36,23 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 import threading
+from hashlib import blake2b
 
 import numpy as np
 
 from chessscan.analysis.rows import PositionRows
-from chessscan.core.bitboard import BB_FILES, BB_RANKS
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES
 from chessscan.core.san import IllegalMove, SanError, parse_san
+from chessscan.readers.movetext import LOOSE_KEY, key_list, key_text
+
+if cython.compiled:
+    from cython.cimports.cpython.bytes import PyBytes_AS_STRING
+    from cython.cimports.cpython.unicode import PyUnicode_DecodeASCII
+    from cython.cimports.libc.string import memcpy
 
 if not cython.compiled:
-    from chessscan.core.bitboard import BB_ALL, BB_FILE_A, BB_RANK_1, bit
+    from chessscan.core.bitboard import BB_ALL, BB_FILE_A, BB_RANK_1, bit, lsb
     from chessscan.core.movegen import attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
     from chessscan.core.rules import is_insufficient_material
     from chessscan.core.san import NULL_PIECE, resolve_known
@@ -66,6 +75,9 @@ _IN_CHECK, _BY_EP, _BY_CASTLING, _BY_PROMOTION, _MATE, _STALE = 1, 2, 4, 8, 16, 
 # names-its-origin-square pawn move (UCI-like) << 24.
 _TOKENS: dict = {}
 _TOKENS_MAX = 100_000
+_KEY_TOKENS: dict = {}  # uncompiled: packed token by SAN key (the _TokenCache's role)
+_LOOSE = LOOSE_KEY      # keys from here on stand for tokens without a key (their index)
+_NO_TEXT = ""           # the SAN text resolve_known is given (its errors: see play_plies)
 
 
 def _token(san: str) -> int:
@@ -75,12 +87,12 @@ def _token(san: str) -> int:
     file = rank = 8
     uci_like = 0
     if piece > 0 and from_mask != BB_ALL:
-        for f in range(8):
-            if from_mask == from_mask & BB_FILES[f]:
-                file = f
-        for r in range(8):
-            if from_mask == from_mask & BB_RANKS[r]:
-                rank = r
+        # The origin the text names: a file, a rank, or both (a square) that holds the mask.
+        sq = lsb(from_mask)
+        if from_mask & (BB_FILE_A << (sq & 7)) == from_mask:
+            file = sq & 7
+        if from_mask & (BB_RANK_1 << (sq & 56)) == from_mask:
+            rank = sq >> 3
         if piece == 1 and file < 8 and rank < 8:
             uci_like = 1
     token = ((piece + 3) | file << 4 | rank << 8 | (to if to >= 0 else 64) << 12 | promotion << 19
@@ -96,32 +108,56 @@ _GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
 
 
 class _TokenCache:
-    """Packed tokens (see ``_TOKENS``) by the address of the SAN str object: direct-mapped,
-    the address and token side by side in a C array (compiled only). The reader gives equal
-    SAN moves one shared str, so most plies hit here and need no dict lookup. Each slot
-    keeps a reference to its str (``refs``), so its address cannot be reused by another
-    object while the slot holds it."""
+    """Packed tokens (see ``_TOKENS``) by SAN key (:mod:`chessscan.readers.movetext`): open
+    addressing with linear probing over a C array of (key, token) pairs (compiled only), so
+    that a ply needs no dict lookup and no text. Key 0 marks an empty slot (no SAN is
+    empty); at most 3/4 of the slots are filled, keys beyond that are looked up in
+    ``_TOKENS`` each time (a corpus has a few thousand distinct moves)."""
 
     def __init__(self) -> None:
-        self.refs = [None] * _TOKEN_SLOTS  # slots: a C array, zeroed at allocation
+        self.used = 0  # slots: a C array, zeroed at allocation
 
-    def get(self, san: str) -> int:
-        """The packed token of ``san``; raises as :func:`_token` does."""
-        addr = cython.cast(cython.size_t, cython.cast(cython.p_void, san))
-        h = (addr * _GOLDEN) >> (64 - _TOKEN_SLOT_BITS)
-        if self.slots[2 * h] == addr:
-            return self.slots[2 * h + 1]
-        return self._fill(san, addr, h)
+    def get(self, key: int) -> int:
+        """The packed token of the SAN of ``key`` (not a loose token's); raises as
+        :func:`_token` does."""
+        h = (key * _GOLDEN) >> (64 - _TOKEN_SLOT_BITS)
+        while True:
+            k = self.slots[2 * h]
+            if k == key:
+                return self.slots[2 * h + 1]
+            if k == 0:
+                return self._fill(key, h)
+            h = (h + 1) & (_TOKEN_SLOTS - 1)
 
-    def _fill(self, san, addr, h):
-        """:meth:`get` on a miss: the token of ``san`` into slot ``h``; kept apart so the hit
-        path stays small enough to inline."""
-        cached = _TOKENS.get(san)
-        token = cached if cached is not None else _token(san)
-        self.refs[h] = san  # first: the old str is released before its address is dropped
-        self.slots[2 * h] = addr
-        self.slots[2 * h + 1] = token
+    def _fill(self, key, h):
+        """:meth:`get` on a miss: the token of ``key``, kept in the empty slot ``h``; apart
+        so that the hit path stays small enough to inline."""
+        token = _key_token(key)
+        if self.used < _TOKEN_SLOTS // 4 * 3:
+            self.slots[2 * h] = key  # (no Python code runs between these two stores)
+            self.slots[2 * h + 1] = token
+            self.used += 1
         return token
+
+
+def _key_token(key: int) -> int:
+    """The packed token of the SAN of ``key`` (not a loose token's)."""
+    if cython.compiled:
+        # The key's bytes as text, without Python's int and bytes methods.
+        n = 0
+        while n < 8 and (key >> (8 * n)) & 255:
+            text[n] = (key >> (8 * n)) & 255
+            n += 1
+        san = PyUnicode_DecodeASCII(text, n, cython.NULL)
+    else:
+        san = key_text(key)
+    cached = _TOKENS.get(san)
+    return cached if cached is not None else _token(san)
+
+
+def _text_of(raw, key: int) -> str:
+    """The SAN text of ``key`` in game ``raw``."""
+    return raw.sans[key & 0xFFFFFFFF] if key >= _LOOSE else key_text(key)
 
 
 class _Repetitions:
@@ -198,25 +234,44 @@ class _History:
         self.n += 1
 
 
+#: The games table's ``moves_hash``: BLAKE2b (RFC 7693) with a 16-byte digest (``digest_size=16``,
+#: no key, salt or personalization), over the ASCII bytes of the start position's FEN (six
+#: fields; the en-passant square only when a legal capture exists, as python-chess's
+#: ``Board.fen()`` writes it; ``rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1`` for a
+#: game with no [FEN]) followed by one space and the UCI text of each move played, in order
+#: (castling as king to its square, ``e1g1``, in standard chess; king to rook in Chess960; a
+#: null move ``0000``); written as 32 lowercase hex digits. In Python:
+#: ``blake2b(" ".join([fen, *ucis]).encode(), digest_size=16).hexdigest()``.
+MOVES_HASH = "blake2b-128"
+START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+_START_FEN_BYTES = START_FEN.encode("ascii")
+_HASH_BUFFER = 1 << 16  # bytes of UCI text handed to the hash at once
+_PROMOTION_LETTERS = b"..nbrqk"  # UCI promotion letter by piece type (2 knight .. 5 queen)
+
+
 # Scratch space kept from game to game, one per thread: Dask runs tasks on threads, and
 # play_plies calls Python code (add_issue) where another thread may run a game meanwhile.
 _LOCAL = threading.local()
 
 
 def _scratch() -> tuple:
-    """This thread's (_Repetitions, _History, _TokenCache or None when uncompiled)."""
+    """This thread's (_Repetitions, _History, _TokenCache or None when uncompiled, the moves
+    hash's byte buffer)."""
     try:
         return _LOCAL.scratch
     except AttributeError:
-        _LOCAL.scratch = (_Repetitions(), _History(), _TokenCache() if cython.compiled else None)
+        _LOCAL.scratch = (_Repetitions(), _History(), _TokenCache() if cython.compiled else None,
+                          np.zeros(_HASH_BUFFER, dtype=np.uint8))
         return _LOCAL.scratch
 
 
 def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> None:
-    """Play ``raw.sans`` from ``pos`` (mutated: the position after the last ply played),
+    """Play ``raw.keys`` (the moves as SAN keys, :mod:`chessscan.readers.movetext`) from
+    ``pos`` (mutated: the position after the last ply played),
     appending ``positions`` rows (as ``options.positions`` says) and issues, and filling
     ``state`` (a :class:`~chessscan.analysis.game.GameState`): plies, outcome-relevant end,
-    winner, error, check counts, repetition keys (when a position repeated), checks given."""
+    winner, error, check counts, repetition keys (when a position repeated), checks given,
+    and ``moves_hash`` (:data:`MOVES_HASH`; None when an error stopped the replay)."""
     source = raw.source
     gi = raw.index
     issues = tables["issues"]
@@ -231,9 +286,13 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     # Dataset histograms (Tally): touched only on checking plies, a few in a hundred.
     checks_by_move = tally.checks_by_move
     check_routes = tally.check_routes
-    seen, history, token_cache = _scratch()
+    seen, history, token_cache, hash_bytes = _scratch()
     history.n = 0
     seen.reset()
+    # The moves hash: the start FEN first (the position as given, before any move).
+    hasher = blake2b(_START_FEN_BYTES if raw.tags.get("FEN") is None else pos.fen().encode("ascii"),
+                     digest_size=16)
+    hn = 0
 
     us = pos.turn
     state.white_first = us
@@ -253,11 +312,21 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     checking = attackers(pos, not us, king, pos.occupied)
     blockers = pinned(pos, king, us)
     plies = 0
-    sans = raw.sans
-    n_tokens = len(sans)
+    piece = to = token = 0
+    from_mask = 0
+    keys = raw.keys
+    n_tokens = len(keys) // 8
+    if cython.compiled:
+        kp = PyBytes_AS_STRING(keys)
+    else:
+        key_values = key_list(keys)
     for i in range(n_tokens):
-        san = sans[i]
+        if cython.compiled:
+            memcpy(cython.address(key), kp + 8 * i, 8)
+        else:
+            key = key_values[i]
         if ended:
+            san = _text_of(raw, key)
             if ended == _CHECKMATE or ended == _STALEMATE:
                 line, col = raw.locate(i)
                 add_issue(issues, tally, source, gi, line, col, i + 1, "warning", "moves-after-end",
@@ -271,13 +340,22 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                           f"{ended_ply}; play goes on from {san}", san)
         move_number = pos.fullmove_number
         try:
-            if cython.compiled:
-                token = token_cache.get(san)
-            else:  # a dict lookup is the fastest there
+            if key >= _LOOSE:
+                san = _text_of(raw, key)
                 cached = _TOKENS.get(san)
                 token = cached if cached is not None else _token(san)
+            elif cython.compiled:
+                token = token_cache.get(key)
+            else:  # a dict lookup is the fastest there
+                cached = _KEY_TOKENS.get(key)
+                if cached is None:
+                    cached = _key_token(key)
+                    if len(_KEY_TOKENS) < _TOKENS_MAX:
+                        _KEY_TOKENS[key] = cached
+                token = cached
             piece = (token & 15) - 3
             if piece == NULL_PIECE:
+                san = _text_of(raw, key)
                 if checking:
                     raise IllegalMove(san, f"{san} is illegal: a null move leaves the king in check")
                 add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "null-move",
@@ -290,13 +368,23 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 if (token >> 8) & 15 < 8:
                     from_mask &= BB_RANK_1 << (8 * ((token >> 8) & 15))
                 to = (token >> 12) & 127
-                move = resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, san,
+                # The move's text only goes into resolve_known's errors: they are raised again
+                # with it below, where the text is made.
+                move = resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, _NO_TEXT,
                                      king, checking, blockers)
             if (token >> 24) & 1:
+                san = _text_of(raw, key)
                 add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
                           f"{san!r} names its origin square without a piece letter "
                           f"(long algebraic / UCI), not SAN", san)
         except SanError as exc:
+            san = _text_of(raw, key)
+            if not exc.san:  # resolve_known's, without the text: the same error, with it
+                try:
+                    resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, san,
+                                  king, checking, blockers)
+                except SanError as again:
+                    exc = again
             line, col = raw.locate(i)
             number = f"{pos.fullmove_number}{'.' if us else '...'}"
             add_issue(issues, tally, source, gi, line, col, i + 1, "error", exc.code,
@@ -319,6 +407,24 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             arrived = 0
             pos.play_null()
         plies += 1
+        # The move's UCI text into the moves hash (step 9).
+        if hn > _HASH_BUFFER - 8:
+            hasher.update(hash_bytes[:hn])
+            hn = 0
+        hash_bytes[hn] = 32  # ' '
+        if move:
+            uto = to if pos.chess960 or not castling else (frm & 56) + (2 if to < frm else 6)
+            hash_bytes[hn + 1] = 97 + (frm & 7)
+            hash_bytes[hn + 2] = 49 + (frm >> 3)
+            hash_bytes[hn + 3] = 97 + (uto & 7)
+            hash_bytes[hn + 4] = 49 + (uto >> 3)
+            hn += 5
+            if promotion:
+                hash_bytes[hn] = _PROMOTION_LETTERS[promotion]
+                hn += 1
+        else:
+            hash_bytes[hn + 1] = hash_bytes[hn + 2] = hash_bytes[hn + 3] = hash_bytes[hn + 4] = 48  # '0000'
+            hn += 5
         mover = us
         us = pos.turn
 
@@ -389,18 +495,20 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         if suffix or checking:
             problem = _suffix_problem(suffix, checking != 0, mate)
             if problem is not None:
+                san = _text_of(raw, key)
                 line, col = raw.locate(i)
                 add_issue(issues, tally, source, gi, line, col, plies, "warning", "suffix-mismatch",
                           f"{move_number}{'.' if mover else '...'}{san}: {problem}", san)
 
         if keep_all or (keep_checks and checking):
+            loose = _text_of(raw, key) if key >= _LOOSE else None
             if move:
-                rows.add(sid, gi, plies, move_number, mover, san, frm, to if pos.chess960 or not castling
-                         else (frm & 56) + (2 if to < frm else 6), promotion, kind, checking, flags, clock,
-                         zobrist, rep)
+                rows.add_key(sid, gi, plies, move_number, mover, key, loose, frm, to if pos.chess960 or not castling
+                             else (frm & 56) + (2 if to < frm else 6), promotion, kind, checking, flags, clock,
+                             zobrist, rep)
             else:
-                rows.add(sid, gi, plies, move_number, mover, san, 0, 0, 0, kind, checking, flags, clock,
-                         zobrist, rep)
+                rows.add_key(sid, gi, plies, move_number, mover, key, loose, 0, 0, 0, kind, checking, flags, clock,
+                             zobrist, rep)
             if want_fen:
                 rows.add_fen(pos.fen())
 
@@ -419,6 +527,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     state.final_repetition = rep
     state.final_clock = pos.halfmove_clock
     state.ended = END_NAMES[ended]
+    if state.error is None:
+        if hn:
+            hasher.update(hash_bytes[:hn])
+        state.moves_hash = hasher.hexdigest()
 
 
 def _suffix_problem(suffix: int, check: bool, mate: bool):

@@ -1,10 +1,20 @@
-"""Column buffers of the ``positions`` table: typed arrays, no Python object per row.
+"""Column buffers of the ``positions`` table, laid out as Arrow lays out its arrays.
 
-The per-ply loop (:mod:`chessscan.analysis.plies`) writes each row's values into growable
-NumPy arrays (C-typed memoryviews once compiled): integers and flags as numbers, the text
-columns (``san``, ``uci``, ``checkers``) as one byte buffer plus int32 offsets, as Arrow
-lays out a string array. :meth:`PositionRows.to_arrays` hands them to Arrow as buffers
-(:mod:`chessscan.reports.schema` declares the columns).
+The per-ply loop (:mod:`chessscan.analysis.plies`) writes each row's values straight into
+typed buffers (NumPy arrays, C-typed memoryviews once compiled), with no Python object per
+row: integers as numbers, the dictionary columns (``source``, ``color``, ``check_kind``) as
+their int32 codes, the six flag columns as bitmaps (bit ``i % 8`` of byte ``i // 8``), and
+the text columns (``san``, ``uci``, ``checkers``) as int32 offsets plus one byte buffer each.
+
+:meth:`PositionRows.to_arrays` hands those buffers to Arrow without a copy
+(``pyarrow.Array.from_buffers`` over the NumPy memory); from then on the buffers are Arrow's,
+and the next row written goes to new ones (copying the rows still held, if any), so the
+arrays handed over never change. :mod:`chessscan.reports.schema` declares the columns.
+
+A further column fits the same scheme: a typed buffer grown with the others in
+:meth:`PositionRows._allocate`, written by the loop, handed over in :meth:`to_arrays`; a
+nullable one adds a validity bitmap like the flags' (bits set where a row holds a value) as
+the first buffer of its array.
 """
 
 from __future__ import annotations
@@ -15,72 +25,124 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 import numpy as np
+import pyarrow as pa
 
-from chessscan.core.squares import SQUARE_NAMES
+from chessscan.analysis.arrow import from_list
+from chessscan.readers.movetext import LOOSE_KEY
 
 if cython.compiled:
     from cython.cimports.libc.string import memcpy
     from cython.cimports.cpython.unicode import PyUnicode_AsUTF8AndSize
+else:
+    from chessscan.core.bitboard import lsb
 
 COLORS = ("black", "white")                            # color: 0 black, 1 white
 CHECK_KINDS = ("none", "direct", "discovered", "double")   # check_kind codes 0..3
 _FLAGS = ("in_check", "by_en_passant", "by_castling", "by_promotion", "is_checkmate", "is_stalemate")
-_SQUARE_BYTES = tuple(name.encode() for name in SQUARE_NAMES)
+_MIN_ROWS = 1024
+# Bytes a row takes in the text buffers at most: a SAN move of the strict form (its key) 7, a
+# UCI move 5; longer SAN text (loose tokens) and checkers grow their buffer as needed.
+_SAN_ROW_BYTES = 8
+_UCI_ROW_BYTES = 5
+_LOOSE = LOOSE_KEY
 
 
 class PositionRows:
     """The positions rows of one batch. ``len()`` is the row count; :meth:`clear` empties
-    the buffers (keeping their memory). ``fen``: keep a FEN column (Python strings)."""
+    the buffers. ``fen``: keep a FEN column (Python strings). ``capacity``: rows the first
+    buffers take (they double as needed)."""
 
-    def __init__(self, fen: bool = False, capacity: int = 1024) -> None:
+    def __init__(self, fen: bool = False, capacity: int = _MIN_ROWS) -> None:
         self.n = 0
         self.sources = []
         self.source_ids = {}
         self.fens = [] if fen else None
+        self.size = max(capacity, 16)
         self.cap = 0
-        self._grow_rows(capacity)
         self.san_len = self.uci_len = self.checkers_len = 0
-        self.san_data = np.zeros(capacity * 8, dtype=np.uint8)
-        self.uci_data = np.zeros(capacity * 5, dtype=np.uint8)
-        self.checkers_data = np.zeros(capacity, dtype=np.uint8)
+        self._allocate(self.size, 0)
 
-    def _grow_rows(self, cap: int) -> None:
-        def grown(old, dtype, size):
-            new = np.zeros(size, dtype=dtype)
-            if old is not None:
-                new[:len(old)] = old
-            return new
+    # --- buffers ----------------------------------------------------------------------
 
-        first = self.cap == 0
-        self.game_index = grown(None if first else np.asarray(self.game_index), np.int64, cap)
-        self.source_id = grown(None if first else np.asarray(self.source_id), np.int32, cap)
-        self.ply = grown(None if first else np.asarray(self.ply), np.int32, cap)
-        self.move_number = grown(None if first else np.asarray(self.move_number), np.int32, cap)
-        self.color = grown(None if first else np.asarray(self.color), np.uint8, cap)
-        self.check_kind = grown(None if first else np.asarray(self.check_kind), np.uint8, cap)
-        self.flags = grown(None if first else np.asarray(self.flags), np.uint8, cap * 6)
-        self.halfmove_clock = grown(None if first else np.asarray(self.halfmove_clock), np.int32, cap)
-        self.zobrist = grown(None if first else np.asarray(self.zobrist), np.uint64, cap)
-        self.repetition = grown(None if first else np.asarray(self.repetition), np.int32, cap)
-        self.san_end = grown(None if first else np.asarray(self.san_end), np.int32, cap)
-        self.uci_end = grown(None if first else np.asarray(self.uci_end), np.int32, cap)
-        self.checkers_end = grown(None if first else np.asarray(self.checkers_end), np.int32, cap)
-        self.cap = cap
+    def _allocate(self, rows: int, keep: int) -> None:
+        """New buffers for ``rows`` rows holding a copy of the first ``keep`` rows of the
+        current ones (the text buffers: their first bytes up to those rows' end)."""
+        nbytes = (rows + 63) // 64 * 8  # one bitmap, rounded to 8 bytes
+        old = None
+        if keep:
+            old = (np.asarray(self.game_index), np.asarray(self.source_id), np.asarray(self.ply),
+                   np.asarray(self.move_number), np.asarray(self.color), np.asarray(self.check_kind),
+                   np.asarray(self.halfmove_clock), np.asarray(self.zobrist), np.asarray(self.repetition),
+                   np.asarray(self.san_offsets), np.asarray(self.uci_offsets), np.asarray(self.checkers_offsets),
+                   np.asarray(self.flag_bits), self.bitmap_bytes,
+                   np.asarray(self.san_data), np.asarray(self.uci_data), np.asarray(self.checkers_data))
+        game_index = np.empty(rows, np.int64)
+        source_id = np.empty(rows, np.int32)
+        ply = np.empty(rows, np.int32)
+        move_number = np.empty(rows, np.int32)
+        color = np.empty(rows, np.int32)
+        check_kind = np.empty(rows, np.int32)
+        halfmove_clock = np.empty(rows, np.int32)
+        zobrist = np.empty(rows, np.uint64)
+        repetition = np.empty(rows, np.int32)
+        san_offsets = np.empty(rows + 1, np.int32)
+        uci_offsets = np.empty(rows + 1, np.int32)
+        checkers_offsets = np.empty(rows + 1, np.int32)
+        flag_bits = np.zeros(6 * nbytes, np.uint8)  # bits are only ever set
+        san_data = np.empty(max(_SAN_ROW_BYTES * rows, self.san_len + _SAN_ROW_BYTES), np.uint8)
+        uci_data = np.empty(_UCI_ROW_BYTES * rows, np.uint8)
+        checkers_data = np.empty(max(rows // 4, self.checkers_len + 8, 64), np.uint8)
+        san_offsets[0] = uci_offsets[0] = checkers_offsets[0] = 0
+        if old is not None:
+            for new, column in zip((game_index, source_id, ply, move_number, color, check_kind, halfmove_clock,
+                                    zobrist, repetition), old):
+                new[:keep] = column[:keep]
+            for new, column in zip((san_offsets, uci_offsets, checkers_offsets), old[9:12]):
+                new[:keep + 1] = column[:keep + 1]
+            old_bits, old_nbytes = old[12], old[13]
+            used = (keep + 7) // 8
+            for k in range(6):
+                flag_bits[k * nbytes:k * nbytes + used] = old_bits[k * old_nbytes:k * old_nbytes + used]
+            if keep & 7:  # bits past `keep` in the last byte are another batch's: clear them
+                mask = (1 << (keep & 7)) - 1
+                for k in range(6):
+                    flag_bits[k * nbytes + used - 1] &= mask
+            san_data[:self.san_len] = old[14][:self.san_len]
+            uci_data[:self.uci_len] = old[15][:self.uci_len]
+            checkers_data[:self.checkers_len] = old[16][:self.checkers_len]
+        self.game_index = game_index
+        self.source_id = source_id
+        self.ply = ply
+        self.move_number = move_number
+        self.color = color
+        self.check_kind = check_kind
+        self.halfmove_clock = halfmove_clock
+        self.zobrist = zobrist
+        self.repetition = repetition
+        self.san_offsets = san_offsets
+        self.uci_offsets = uci_offsets
+        self.checkers_offsets = checkers_offsets
+        self.flag_bits = flag_bits
+        self.bitmap_bytes = nbytes
+        self.san_data = san_data
+        self.uci_data = uci_data
+        self.checkers_data = checkers_data
+        self.cap = rows
+        self.size = rows
+
+    def _grow(self) -> None:
+        """Room for one more row: new buffers, twice as large when full, the same size when
+        the current ones were handed over to Arrow (:meth:`to_arrays`)."""
+        self._allocate(2 * self.size if self.n >= self.size else self.size, self.n)
 
     def _grow_text(self, which: int, need: int) -> None:
-        """Make room for ``need`` bytes in text buffer ``which`` (0 san, 1 uci, 2 checkers)."""
-        if which == 0:
-            old = np.asarray(self.san_data)
-        elif which == 1:
-            old = np.asarray(self.uci_data)
-        else:
-            old = np.asarray(self.checkers_data)
-        new = np.zeros(max(need, 2 * len(old)), dtype=np.uint8)
-        new[:len(old)] = old
+        """Room for ``need`` bytes in text buffer ``which`` (0 san, 2 checkers)."""
+        old = np.asarray(self.san_data if which == 0 else self.checkers_data)
+        new = np.empty(max(need, 2 * len(old)), dtype=np.uint8)
+        used = self.san_len if which == 0 else self.checkers_len
+        new[:used] = old[:used]
         if which == 0:
             self.san_data = new
-        elif which == 1:
-            self.uci_data = new
         else:
             self.checkers_data = new
 
@@ -95,13 +157,23 @@ class PositionRows:
         self.source_ids = {}
         if self.fens is not None:
             self.fens = []
+        if self.cap == 0:  # handed over: the next batch gets its own buffers
+            self._allocate(self.size, 0)
+        else:
+            np.asarray(self.flag_bits)[:] = 0
 
     def truncate(self, n: int) -> None:
         """Keep the first ``n`` rows (0 <= n <= len), forget the others."""
+        if self.cap and n < self.n:
+            # Clear the forgotten rows' flag bits (rows are written with bits only set).
+            bits = np.asarray(self.flag_bits).reshape(6, self.bitmap_bytes)
+            mask = np.zeros(self.bitmap_bytes * 8, dtype=bool)
+            mask[:n] = True
+            bits &= np.packbits(mask, bitorder="little")
         self.n = n
-        self.san_len = self.san_end[n - 1] if n else 0
-        self.uci_len = self.uci_end[n - 1] if n else 0
-        self.checkers_len = self.checkers_end[n - 1] if n else 0
+        self.san_len = self.san_offsets[n]
+        self.uci_len = self.uci_offsets[n]
+        self.checkers_len = self.checkers_offsets[n]
         if self.fens is not None:
             del self.fens[n:]
 
@@ -114,6 +186,8 @@ class PositionRows:
             self.sources.append(source)
         return sid
 
+    # --- rows ---------------------------------------------------------------------------
+
     def add(self, source_id: int, game_index: int, ply: int, move_number: int, white: bool, san: str,
             frm: int, to: int, promotion: int, kind: int, checkers: int, flags: int, clock: int,
             zobrist: int, repetition: int) -> int:
@@ -121,28 +195,57 @@ class PositionRows:
         (``frm == to`` writes the null move ``0000``); ``kind`` is a check-kind code (see
         :data:`CHECK_KINDS`); ``checkers`` a bitboard; ``flags`` bits 0..5 are the six flag
         columns in :data:`_FLAGS` order."""
+        return self.add_key(source_id, game_index, ply, move_number, white, 0, san, frm, to, promotion, kind,
+                            checkers, flags, clock, zobrist, repetition)
+
+    def add_key(self, source_id: int, game_index: int, ply: int, move_number: int, white: bool, san_key: int,
+                san: str | None, frm: int, to: int, promotion: int, kind: int, checkers: int, flags: int,
+                clock: int, zobrist: int, repetition: int) -> int:
+        """:meth:`add` with the SAN given as its key (:mod:`chessscan.readers.movetext`), the
+        per-ply loop's way: no text object. ``san``: the text, used when ``san_key`` is 0 or
+        a ``LOOSE_KEY`` (a token with no key)."""
         i = self.n
-        if i == self.cap:
-            self._grow_rows(2 * self.cap)
+        if i >= self.cap:
+            self._grow()
         self.game_index[i] = game_index
         self.source_id[i] = source_id
         self.ply[i] = ply
         self.move_number[i] = move_number
         self.color[i] = white
         self.check_kind[i] = kind
-        for k in range(6):
-            self.flags[i * 6 + k] = (flags >> k) & 1
+        if flags:
+            nbytes = self.bitmap_bytes
+            byte = i >> 3
+            bit = 1 << (i & 7)
+            for k in range(6):
+                if flags >> k & 1:
+                    self.flag_bits[k * nbytes + byte] |= bit
         self.halfmove_clock[i] = clock
         self.zobrist[i] = zobrist
         self.repetition[i] = repetition
-        self._add_san(san)
-        self.san_end[i] = self.san_len
+        if 0 < san_key < _LOOSE:
+            self._add_key(san_key)
+        else:
+            self._add_san(san)
+        self.san_offsets[i + 1] = self.san_len
         self._add_uci(frm, to, promotion)
-        self.uci_end[i] = self.uci_len
-        self._add_checkers(checkers)
-        self.checkers_end[i] = self.checkers_len
+        self.uci_offsets[i + 1] = self.uci_len
+        if checkers:
+            self._add_checkers(checkers)
+        self.checkers_offsets[i + 1] = self.checkers_len
         self.n = i + 1
         return i
+
+    def _add_key(self, key: int) -> None:
+        """The SAN text of ``key``: its bytes, lowest first, up to the first zero one."""
+        if self.san_len + _SAN_ROW_BYTES > len(self.san_data):
+            self._grow_text(0, self.san_len + _SAN_ROW_BYTES)
+        j = self.san_len
+        while key:
+            self.san_data[j] = key & 255
+            key >>= 8
+            j += 1
+        self.san_len = j
 
     def _add_san(self, san: str) -> None:
         if cython.compiled:
@@ -159,8 +262,6 @@ class PositionRows:
             self.san_len += len(data)
 
     def _add_uci(self, frm: int, to: int, promotion: int) -> None:
-        if self.uci_len + 5 > len(self.uci_data):
-            self._grow_text(1, self.uci_len + 5)
         j = self.uci_len
         if frm == to:  # a null move
             for k in range(4):
@@ -173,101 +274,136 @@ class PositionRows:
         self.uci_data[j + 3] = 49 + (to >> 3)
         j += 4
         if promotion:
-            self.uci_data[j] = (0, 0, 110, 98, 114, 113, 107)[promotion]  # n b r q (k unused)
+            # n b r q (k: never promoted to)
+            self.uci_data[j] = (110 if promotion == 2 else 98 if promotion == 3 else 114 if promotion == 4
+                                else 113 if promotion == 5 else 107)
             j += 1
         self.uci_len = j
 
     def _add_checkers(self, checkers: int) -> None:
-        if not checkers:
-            return 0
-        if self.checkers_len + 6 > len(self.checkers_data):
-            self._grow_text(2, self.checkers_len + 6)
+        """The checking squares' names, space-separated, in square order (a1 first)."""
+        if self.checkers_len + 3 * 64 > len(self.checkers_data):
+            self._grow_text(2, self.checkers_len + 3 * 64)
         j = self.checkers_len
         first = True
-        for sq in range(64):
-            if checkers >> sq & 1:
-                if not first:
-                    self.checkers_data[j] = 32  # ' '
-                    j += 1
-                self.checkers_data[j] = 97 + (sq & 7)
-                self.checkers_data[j + 1] = 49 + (sq >> 3)
-                j += 2
-                first = False
+        while checkers:
+            sq = lsb(checkers)
+            checkers &= checkers - 1
+            if not first:
+                self.checkers_data[j] = 32  # ' '
+                j += 1
+            self.checkers_data[j] = 97 + (sq & 7)
+            self.checkers_data[j + 1] = 49 + (sq >> 3)
+            j += 2
+            first = False
         self.checkers_len = j
 
     def set_mate(self, i: int, mate: bool, stalemate: bool) -> None:
-        """Set ``is_checkmate`` / ``is_stalemate`` of row ``i``."""
-        self.flags[i * 6 + 4] = mate
-        self.flags[i * 6 + 5] = stalemate
+        """Set ``is_checkmate`` / ``is_stalemate`` of row ``i`` (flags are only ever set)."""
+        if i >= self.cap:  # handed over: a copy of the rows to write in
+            self._allocate(self.size, self.n)
+        nbytes = self.bitmap_bytes
+        if mate:
+            self.flag_bits[4 * nbytes + (i >> 3)] |= 1 << (i & 7)
+        if stalemate:
+            self.flag_bits[5 * nbytes + (i >> 3)] |= 1 << (i & 7)
 
     def add_fen(self, fen: str) -> None:
         self.fens.append(fen)
 
+    def _flag(self, k: int, i: int) -> bool:
+        return (self.flag_bits[k * self.bitmap_bytes + (i >> 3)] >> (i & 7)) & 1 == 1
+
     def row(self, i: int) -> dict:
         """Row ``i``'s compared values as Python objects (for the cross-check)."""
         return {
-            "uci": _text(self.uci_data, self.uci_end, i), "in_check": bool(self.flags[i * 6]),
-            "check_kind": CHECK_KINDS[self.check_kind[i]], "checkers": _text(self.checkers_data, self.checkers_end, i),
-            "is_checkmate": bool(self.flags[i * 6 + 4]), "is_stalemate": bool(self.flags[i * 6 + 5]),
+            "uci": _text(self.uci_data, self.uci_offsets, i), "in_check": self._flag(0, i),
+            "check_kind": CHECK_KINDS[self.check_kind[i]],
+            "checkers": _text(self.checkers_data, self.checkers_offsets, i),
+            "is_checkmate": self._flag(4, i), "is_stalemate": self._flag(5, i),
             "halfmove_clock": int(self.halfmove_clock[i]), "zobrist": int(self.zobrist[i]),
             "repetition": int(self.repetition[i]),
         }
 
+    # --- to Arrow -------------------------------------------------------------------------
+
     def to_arrays(self) -> dict:
-        """The rows as ``{column: pyarrow.Array}`` in the positions schema's order (copies:
-        the buffers may be cleared right after)."""
-        import pyarrow as pa
-
-        from chessscan.analysis.arrow import from_list, from_numpy
-
+        """The rows as ``{column: pyarrow.Array}`` in the positions schema's order, over this
+        object's buffers without a copy; they stay the arrays' (rows written afterwards go
+        to new buffers), so the rows may be cleared right after."""
         n = self.n
-        flags = np.asarray(self.flags)[: n * 6].reshape(n, 6).astype(bool)
+        if n == 0:
+            return _empty_arrays(self.fens is not None)
+        self.cap = 0  # handed over: the next write moves to new buffers
+        nbytes = self.bitmap_bytes
+        bits = np.asarray(self.flag_bits)
+        validity = None
+        flags = [pa.Array.from_buffers(_BOOL, n, [validity, pa.py_buffer(bits[k * nbytes:(k + 1) * nbytes])])
+                 for k in range(6)]
+        sources = _SOURCES_MEMO.get(tuple(self.sources))
+        if sources is None:
+            sources = from_list(self.sources, pa.string())
+            if len(_SOURCES_MEMO) > 64:
+                _SOURCES_MEMO.clear()
+            _SOURCES_MEMO[tuple(self.sources)] = sources
         out = {
-            "source": pa.DictionaryArray.from_arrays(
-                from_numpy(np.asarray(self.source_id)[:n].copy(), pa.int32()),
-                from_list(self.sources, pa.string())),
-            "game_index": from_numpy(np.asarray(self.game_index)[:n].copy(), pa.int64()),
-            "ply": from_numpy(np.asarray(self.ply)[:n].copy(), pa.int32()),
-            "move_number": from_numpy(np.asarray(self.move_number)[:n].copy(), pa.int32()),
-            "color": _decode(np.asarray(self.color)[:n], COLORS),
-            "san": _strings(self.san_data, self.san_end, n),
-            "uci": _strings(self.uci_data, self.uci_end, n),
-            "in_check": from_numpy(flags[:, 0], pa.bool_()),
-            "check_kind": _decode(np.asarray(self.check_kind)[:n], CHECK_KINDS),
-            "checkers": _strings(self.checkers_data, self.checkers_end, n),
-            "by_en_passant": from_numpy(flags[:, 1], pa.bool_()),
-            "by_castling": from_numpy(flags[:, 2], pa.bool_()),
-            "by_promotion": from_numpy(flags[:, 3], pa.bool_()),
-            "is_checkmate": from_numpy(flags[:, 4], pa.bool_()),
-            "is_stalemate": from_numpy(flags[:, 5], pa.bool_()),
-            "halfmove_clock": from_numpy(np.asarray(self.halfmove_clock)[:n].copy(), pa.int32()),
-            "zobrist": from_numpy(np.asarray(self.zobrist)[:n].copy(), pa.uint64()),
-            "repetition": from_numpy(np.asarray(self.repetition)[:n].copy(), pa.int32()),
+            "source": _dictionary(self.source_id, n, sources),
+            "game_index": _numbers(pa.int64(), self.game_index, n),
+            "ply": _numbers(_INT32, self.ply, n),
+            "move_number": _numbers(_INT32, self.move_number, n),
+            "color": _dictionary(self.color, n, _constant_dictionary(COLORS)),
+            "san": _strings(self.san_offsets, self.san_data, n),
+            "uci": _strings(self.uci_offsets, self.uci_data, n),
+            "in_check": flags[0],
+            "check_kind": _dictionary(self.check_kind, n, _constant_dictionary(CHECK_KINDS)),
+            "checkers": _strings(self.checkers_offsets, self.checkers_data, n),
+            "by_en_passant": flags[1],
+            "by_castling": flags[2],
+            "by_promotion": flags[3],
+            "is_checkmate": flags[4],
+            "is_stalemate": flags[5],
+            "halfmove_clock": _numbers(_INT32, self.halfmove_clock, n),
+            "zobrist": _numbers(pa.uint64(), self.zobrist, n),
+            "repetition": _numbers(_INT32, self.repetition, n),
         }
         if self.fens is not None:
             out["fen"] = from_list(self.fens, pa.string())
         return out
 
 
-def _text(data, ends, i: int) -> str:
-    start = ends[i - 1] if i else 0
-    return bytes(np.asarray(data)[start:ends[i]]).decode("utf-8")
+def _text(data, offsets, i: int) -> str:
+    return bytes(np.asarray(data)[offsets[i]:offsets[i + 1]]).decode("utf-8")
 
 
-def _strings(data, ends, n: int):
-    import pyarrow as pa
-
-    offsets = np.zeros(n + 1, dtype=np.int32)
-    offsets[1:] = np.asarray(ends)[:n]
-    size = int(offsets[n])
-    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(
-        np.asarray(data)[:size].copy())])
+# Arrow building blocks.
+_BOOL = pa.bool_()
+_INT32 = pa.int32()
+_CONSTANT_DICTIONARIES: dict = {}
+_SOURCES_MEMO: dict = {}  # the sources of recent batches -> their dictionary array
 
 
-def _decode(codes, names: tuple):
-    import pyarrow as pa
+def _constant_dictionary(names: tuple):
+    array = _CONSTANT_DICTIONARIES.get(names)
+    if array is None:
+        array = _CONSTANT_DICTIONARIES[names] = from_list(list(names), pa.string())
+    return array
 
-    from chessscan.analysis.arrow import from_list, from_numpy
 
-    return pa.DictionaryArray.from_arrays(from_numpy(codes.astype(np.int32), pa.int32()),
-                                          from_list(list(names), pa.string()))
+def _numbers(arrow_type, values, n: int):
+    return pa.Array.from_buffers(arrow_type, n, [None, pa.py_buffer(values)])
+
+
+def _strings(offsets, data, n: int):
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _dictionary(codes, n: int, dictionary):
+    indices = pa.Array.from_buffers(_INT32, n, [None, pa.py_buffer(codes)])
+    return pa.DictionaryArray.from_arrays(indices, dictionary, safe=False)
+
+
+def _empty_arrays(fen: bool) -> dict:
+    from chessscan.reports.schema import schema_for
+
+    schema = schema_for("positions", ("fen",) if fen else ())
+    return {f.name: from_list([], f.type) for f in schema}

@@ -250,6 +250,12 @@ def resolve_known(pos: Position, piece: int, from_mask: int, to: int, promotion:
         if last_rank:
             raise IllegalMove(text, f"{text} is illegal: a pawn reaching {SQUARE_NAMES[to]} must promote")
         raise IllegalMove(text, f"{text} is illegal: a pawn promotes only on the last rank")
+    if (not checking and not origins & (origins - 1) and not origins & blockers and piece != KING
+            and (promotion == 0 or (piece == PAWN and KNIGHT <= promotion <= QUEEN))
+            and not (piece == PAWN and to == pos.ep and pos.ep != 0)):
+        # One origin, not pinned, no check to answer, not the king, not en passant: the move
+        # stands as named (what the search below would find, alone), most plies of a game.
+        return lsb(origins) | (to << 6) | (promotion << 12)
     n = generate_known(pos, found, origins, to_bb, False, king, checking, blockers)
     match = 0
     count = 0

@@ -883,7 +883,7 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
              address: str = "local", client=None, jobs: int | None = None,
              shard_size: int = DEFAULT_SHARD_SIZE, progress: bool = False,
              select: Iterable[str] | None = None, ignore: Iterable[str] = (), problems: Sequence = (),
-             say=None, retried: list | None = None) -> Tally:
+             say=None, retried: list | None = None, later_tables: Sequence[str] = ()) -> Tally:
     """Analyze ``paths`` on a Dask cluster and write one Parquet dataset per table of
     :func:`~chessscan.engines.local.tables_for` under ``out_dir`` (``<out_dir>/<table>/
     part-*.parquet``). Does not write summary.json: the caller adds ``sources`` to the
@@ -953,7 +953,8 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
         # (only once the scheduler answers: an unreachable one leaves no folder behind)
         # (a part left by an earlier, larger run would be read back as part of this dataset)
         try:
-            prepare_output(out_dir, report_files(names, dataset=True), inputs=paths)
+            # (later_tables: those the caller writes once the run is done, in the manifest too)
+            prepare_output(out_dir, report_files((*names, *later_tables), dataset=True), inputs=paths)
             sweep_parts(out_dir, names)
             marked = True  # (removed on every way out, even when written only in part)
             replace_file(marker, (run_id + "\n").encode("ascii"), through=False)  # a new file, never a link's

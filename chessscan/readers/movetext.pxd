@@ -5,6 +5,7 @@ from libc.stdint cimport uint64_t
 ctypedef const unsigned char* cbytes
 ctypedef unsigned char uchar
 ctypedef char* charp
+ctypedef uint64_t* u64p
 
 
 cdef dict _TOKEN_CACHE
@@ -61,3 +62,7 @@ cdef list _TAG_NAMES
 @cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict,
                names=list, k=Py_ssize_t, name=str)
 cdef dict _scan_tags(cbytes p, Py_ssize_t n)
+
+@cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
+               e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t)
+cdef tuple _fast_keys_c(cbytes p, Py_ssize_t n)

@@ -19,9 +19,11 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 if cython.compiled:
+    from cython.cimports.cpython.bytes import PyBytes_FromStringAndSize
     from cython.cimports.cpython.ref import PyObject
     from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
-    from cython.cimports.libc.stdlib import free, malloc
+    from cython.cimports.libc.stdint import uint64_t
+    from cython.cimports.libc.stdlib import free, malloc, realloc
     from cython.cimports.libc.string import memchr, memcmp
 
 # §8.1.1: tag names are symbol tokens; §7: strings with \" and \\ escapes. A tag pair may
@@ -433,3 +435,141 @@ def _scan_movetext(p, n):
         if i < n:
             return None, None
         return sans, result
+
+
+# --- SAN keys: the moves of plain movetext as 64-bit numbers, no Python object per move ------
+#
+# A SAN move of the strict form (SAN_FAST) has at most 7 bytes, none of them zero: its *key* is
+# those bytes as a little-endian number (the first byte lowest), so the key gives the text
+# back. A game's moves are handed on as their keys, 8 bytes each (``bytes``, in the machine's
+# byte order: little-endian on every platform the wheels are built for), which the per-ply
+# loop reads in place. A token of a loose form, from the general tokenizer (long algebraic,
+# drops, more than 7 bytes), has no key: it stands as ``LOOSE_KEY | its index`` in the list of
+# the game's tokens.
+
+LOOSE_KEY = 0xFF << 56
+
+
+def san_key(san: str) -> int:
+    """The key of the SAN text ``san`` (ASCII, 1 to 7 bytes, none zero), else 0."""
+    data = san.encode("utf-8")
+    if not 0 < len(data) <= 7 or not data.isascii() or 0 in data:
+        return 0
+    return int.from_bytes(data, "little")
+
+
+def key_text(key: int) -> str:
+    """The SAN text of ``key`` (not a loose token's)."""
+    return key.to_bytes(8, "little").rstrip(b"\0").decode("ascii")
+
+
+def san_keys(sans: list) -> bytes:
+    """The keys of ``sans`` (str), 8 bytes each; a token without one is ``LOOSE_KEY | i``."""
+    import array
+
+    keys = array.array("Q", [san_key(s) or LOOSE_KEY | i for i, s in enumerate(sans)])
+    return keys.tobytes()
+
+
+def key_list(keys: bytes) -> list:
+    """The keys in ``keys`` (8 bytes each) as ints."""
+    import array
+
+    out = array.array("Q")
+    out.frombytes(keys)
+    return out.tolist()
+
+
+def fast_keys(cb: bytes, piece: int = FAST_PIECE) -> tuple[bytes | None, str | None]:
+    """:func:`fast_movetext` with the moves as their keys (8 bytes each), and no Python object
+    per move (compiled): (keys, result), or (None, None) where the general tokenizer is
+    needed. ``cb``: the movetext with comments blanked. Raises nothing.
+
+    Compiled, a movetext of any length is read in one pass (``piece`` bounds the per-move
+    objects of :func:`fast_movetext`, which this pass does not make); the result is the
+    same."""
+    if cython.compiled:
+        if not cb.isascii():
+            return None, None
+        return _fast_keys_c(cb, len(cb))
+    sans, result = fast_movetext(cb, piece)
+    if sans is None:
+        return None, None
+    return san_keys(sans), result
+
+
+def _fast_keys_c(p, n):
+    """Compiled :func:`fast_keys` of one piece: :func:`_scan_movetext`'s pass, the moves
+    written as keys."""
+    cap = 256
+    keys = cython.cast(cython.pointer(uint64_t), malloc(cap * 8))
+    if keys == cython.NULL:
+        raise MemoryError()
+    count = 0
+    result = None
+    try:
+        i = 0
+        while True:
+            while i < n and _is_space(p[i]):
+                i += 1
+            if i >= n:
+                break
+            s = i
+            while i < n and not _is_space(p[i]):
+                i += 1
+            e = i
+            # Move number indications: digits, then a run of periods.
+            j = s
+            k = s
+            while k < e:
+                c = p[k]
+                if c == 46:  # '.'
+                    k += 1
+                    while k < e and p[k] == 46:
+                        k += 1
+                    j = k
+                elif 48 <= c <= 57:
+                    k += 1
+                else:
+                    break
+            if j == e:
+                continue
+            length = e - j
+            if length <= 7 and _is_san(p + j, length):
+                if count == cap:
+                    cap *= 2
+                    grown = cython.cast(cython.pointer(uint64_t), realloc(keys, cap * 8))
+                    if grown == cython.NULL:
+                        raise MemoryError()
+                    keys = grown
+                key = 0
+                k = e
+                while k > j:
+                    k -= 1
+                    key = (key << 8) | p[k]
+                keys[count] = key
+                count += 1
+                continue
+            # Anything else fails unless it is a marker with only whitespace after it.
+            k = j
+            while k < e and p[k] != 46:
+                k += 1
+            if k < e:
+                return None, None  # a period after something other than digits
+            if length == 1 and p[j] == 42:
+                result = "*"
+            elif length == 3 and p[j + 1] == 45 and (
+                    (p[j] == 49 and p[j + 2] == 48) or (p[j] == 48 and p[j + 2] == 49)):
+                result = "1-0" if p[j] == 49 else "0-1"
+            elif length == 7 and (p + j)[:7] == b"1/2-1/2":
+                result = "1/2-1/2"
+            else:
+                return None, None
+            while i < n and _is_space(p[i]):
+                i += 1
+            if i < n:
+                return None, None
+            break
+        return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
+    finally:
+        free(keys)

@@ -59,7 +59,7 @@ if cython.compiled:
 
 from .counts import line_ends
 from .movetext import (_COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME,
-                       blank_comments, fast_movetext, tag_pairs)
+                       blank_comments, fast_keys, key_list, key_text, san_keys, tag_pairs)
 from .sources import TruncatedInput, open_source, source_name
 
 __all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "MAX_GAME_BYTES", "sure_game_start",
@@ -123,6 +123,9 @@ class RawGame:
       tags: tag pairs in file order, values unescaped (§8.1); first of duplicates kept.
       sans: main-line move tokens (move numbers, glyphs, ``e.p.`` removed;
         ``+``/``#`` kept; null moves kept as written).
+      keys: the same tokens as 64-bit SAN keys, 8 bytes each
+        (:func:`chessscan.readers.movetext.fast_keys`): what the per-ply loop reads. Plain
+        movetext is read into keys only, ``sans`` made from them when asked for.
       result: termination marker (``1-0``, ``0-1``, ``1/2-1/2``, ``*``) or None.
       movetext_line: 1-based line where the movetext begins (0 if there is none).
       variations: RAVs skipped (nested ones counted).
@@ -134,7 +137,7 @@ class RawGame:
     """
 
     __slots__ = (
-        "source", "index", "byte_offset", "line", "tags", "sans", "result",
+        "source", "index", "byte_offset", "line", "tags", "_sans", "_keys", "result",
         "movetext_line", "variations", "comments", "nags", "issues",
         "first_comment", "_mt", "_codec", "_tags", "_tag_line",
     )
@@ -146,7 +149,7 @@ class RawGame:
         byte_offset: int,
         line: int,
         tags: dict[str, str],
-        sans: list[str],
+        sans: list[str] | None,
         result: str | None,
         movetext_line: int,
         variations: int = 0,
@@ -158,13 +161,15 @@ class RawGame:
         _codec: str = "utf-8",
         _tags: bytes = b"",
         _tag_line: int = 0,
+        _keys: bytes | None = None,
     ) -> None:
         self.source = source
         self.index = index
         self.byte_offset = byte_offset
         self.line = line
         self.tags = tags
-        self.sans = sans
+        self._sans = sans if sans is not None or _keys is not None else []
+        self._keys = _keys
         self.result = result
         self.movetext_line = movetext_line
         self.variations = variations
@@ -177,10 +182,37 @@ class RawGame:
         self._tags = _tags          # the tag section's text, for tag_line()
         self._tag_line = _tag_line  # its first line (0: none)
 
+    @property
+    def sans(self) -> list[str]:
+        """The main-line move tokens as str (made from :attr:`keys` on first use; equal moves
+        share one str)."""
+        if self._sans is None:
+            texts: dict[int, str] = {}
+            self._sans = [texts.get(k) or texts.setdefault(k, key_text(k)) for k in key_list(self._keys)]
+        return self._sans
+
+    @sans.setter
+    def sans(self, value: list[str]) -> None:
+        self._sans = value
+        self._keys = None
+
+    @property
+    def keys(self) -> bytes:
+        """The main-line move tokens as SAN keys, 8 bytes each (a token of no key: its
+        ``LOOSE_KEY | index``; :mod:`chessscan.readers.movetext`)."""
+        if self._keys is None:
+            self._keys = san_keys(self._sans)
+        return self._keys
+
+    @property
+    def plies(self) -> int:
+        """The number of main-line move tokens."""
+        return len(self._keys) // 8 if self._sans is None else len(self._sans)
+
     def __repr__(self) -> str:
         return (
             f"RawGame(source={self.source!r}, index={self.index}, line={self.line}, "
-            f"byte_offset={self.byte_offset}, tags={len(self.tags)}, plies={len(self.sans)}, "
+            f"byte_offset={self.byte_offset}, tags={len(self.tags)}, plies={self.plies}, "
             f"result={self.result!r}, issues={[i.code for i in self.issues]})"
         )
 
@@ -194,7 +226,7 @@ class RawGame:
         locating disagreeing: a bug), it returns the movetext's first line
         and column None rather than raising.
         """
-        n = len(self.sans)
+        n = self.plies
         if ply_index < 0:
             ply_index += n
         if not 0 <= ply_index < n:
@@ -1241,19 +1273,20 @@ def _finish(
             tags = _parse_tags_slow(tag_lines, tag_line0, codec, issues)
 
     # Movetext (§8.2).
-    sans = None
+    sans = keys = None
     first_comment = None
     if mt_lines and not unclosed:
-        # Plain SAN movetext (most of it): a subset of what _scan_movetext reads, same result.
-        sans, result = fast_movetext(mt_b if clean is None else b"".join(clean))
-        if sans is not None:
+        # Plain SAN movetext (most of it): a subset of what _scan_movetext reads, same result,
+        # the moves as keys.
+        keys, result = fast_keys(mt_b if clean is None else b"".join(clean))
+        if keys is not None:
             variations = nags = 0
             comments = ncom
             if ncom > pre_comments:
                 fc = _FIRST_COMMENT_B.match(mt_b)
                 if fc is not None:
                     first_comment = fc.group(1).decode(codec, "replace").strip()
-    if sans is None:
+    if sans is None and keys is None:
         if mt_lines:
             text = _movetext_str(mt_b, codec)
             sans, result, variations, comments, nags, first_comment, mt_issues, _ = _scan_movetext(text, mt_line0)
@@ -1279,12 +1312,13 @@ def _finish(
     for extra in (cut, extra):
         if extra is not None:
             if mt_lines or (extra is cut and 0 < mt_line0 <= cut.line):
-                extra = extra._replace(ply=len(sans) + 1)  # the movetext was cut: where
+                # the movetext was cut: where
+                extra = extra._replace(ply=(len(sans) if keys is None else len(keys) // 8) + 1)
             issues.append(extra)
 
     game = RawGame(
         source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0,
-        variations, comments, nags, issues, first_comment, mt_b, codec, tag_b, tag_line0 if tag_b else 0,
+        variations, comments, nags, issues, first_comment, mt_b, codec, tag_b, tag_line0 if tag_b else 0, keys,
     )
     return game, end_off
 

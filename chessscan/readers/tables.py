@@ -50,7 +50,7 @@ from .sources import STDIN, source_name, source_size
 from .urls import is_url, open_url
 
 __all__ = ["TABLE_SUFFIXES", "MOVES_COLUMNS", "KNOWN_TAGS", "BATCH_ROWS", "TableError", "TableInfo",
-           "table_kind", "is_table", "inspect_table", "TableReader"]
+           "table_kind", "is_table", "table_schema", "parquet_codec", "inspect_table", "TableReader", "row_batches"]
 
 #: Names a folder's table files end with (a file given by name is told by its content).
 TABLE_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc")
@@ -189,11 +189,11 @@ def _columns_text(names: Sequence[str]) -> str:
     return shown + (f", ... ({len(names)} columns)" if len(names) > 30 else "")
 
 
-def inspect_table(path, moves_column: str | None = None, source: str | None = None) -> TableInfo:
-    """Read the schema (and for Parquet the footer) of the table ``path`` and choose its
-    columns (module doc). ``moves_column``: the moves column's name (exact, else
-    case-insensitive); default: the first of :data:`MOVES_COLUMNS` present. Raises
-    :class:`TableError` naming the file (``source``, default its display name)."""
+def table_schema(path, source: str | None = None) -> tuple[str, "pyarrow.Schema", tuple | None]:
+    """``(kind, schema, rows)`` of the table ``path``: its format (:func:`table_kind`), its
+    Arrow schema (with the metadata the file stores) and, for Parquet, the rows of each row
+    group (else None), from the footer or header alone. Raises :class:`TableError` naming the
+    file (``source``, default its display name)."""
     import pyarrow as pa
 
     path = os.fspath(path)
@@ -222,6 +222,45 @@ def inspect_table(path, moves_column: str | None = None, source: str | None = No
         raise TableError("truncated-input", f"{name}: not a readable {_WHAT[kind]} (truncated or corrupt: "
                                             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}); "
                                             "nothing is read from it") from None
+    return kind, schema, rows
+
+
+def parquet_codec(path: str) -> str | None:
+    """The codec most of the column chunks of the first row group of the Parquet file
+    ``path`` use, as :class:`pyarrow.parquet.ParquetWriter` names it (``'zstd'``,
+    ``'snappy'``, ``'none'``...), so that the split's tables compress as their input; None
+    for another format, a file with no row group or a codec pyarrow does not write."""
+    import pyarrow.parquet as pq
+    from collections import Counter
+
+    if table_kind(path) != "parquet":
+        return None
+    try:
+        pf = pq.ParquetFile(path if not is_url(path) else _open(path))
+        try:
+            meta = pf.metadata
+            if not meta.num_row_groups or not meta.num_columns:
+                return None
+            group = meta.row_group(0)
+            codec = Counter(group.column(i).compression for i in range(meta.num_columns)).most_common(1)[0][0]
+        finally:
+            pf.close()
+    except Exception:  # (the run reports an unreadable table)
+        return None
+    codec = {"UNCOMPRESSED": "NONE", "LZ4_RAW": "LZ4"}.get(codec, codec)
+    return codec.lower() if codec in ("NONE", "SNAPPY", "GZIP", "BROTLI", "LZ4", "ZSTD") else None
+
+
+def inspect_table(path, moves_column: str | None = None, source: str | None = None) -> TableInfo:
+    """Read the schema (and for Parquet the footer) of the table ``path`` and choose its
+    columns (module doc). ``moves_column``: the moves column's name (exact, else
+    case-insensitive); default: the first of :data:`MOVES_COLUMNS` present. Raises
+    :class:`TableError` naming the file (``source``, default its display name)."""
+    import pyarrow as pa
+
+    path = os.fspath(path)
+    name = source if source is not None else source_name(path)
+    kind, schema, rows = table_schema(path, name)
     names = schema.names
     if moves_column:
         moves = moves_column if moves_column in names else next(
@@ -488,42 +527,60 @@ class TableReader:
 
     def _batches(self, info: TableInfo, columns: list[str]):
         """``(first row index, rows in all, record batch)`` of the rows to read."""
-        import pyarrow as pa
+        return row_batches(self.path, info.kind, info.rows, columns, self.row_groups, self.batch_rows)
 
-        if info.kind == "parquet":
-            import pyarrow.parquet as pq
 
-            groups = range(len(info.rows)) if self.row_groups is None else self.row_groups
-            index0 = sum(info.rows[: groups.start]) if len(groups) else 0
-            total = sum(info.rows)
-            source = self.path if not is_url(self.path) else _open(self.path)
-            # A buffered stream: a column chunk is read in pieces, not whole (memory).
-            pf = pq.ParquetFile(source, buffer_size=1 << 20)
-            try:
-                if not len(groups):
-                    return
-                for group in groups:  # (one at a time: a corrupt one loses no row before it)
-                    for batch in pf.iter_batches(self.batch_rows, row_groups=[group], columns=columns,
-                                                 use_threads=False):
-                        yield index0, total, batch
-                        index0 += batch.num_rows
-            finally:
-                pf.close()
-                if source is not self.path:
-                    source.close()
-            return
-        if info.kind == "arrow":
-            with _open(self.path) as f:
-                reader = pa.ipc.open_file(f)
-                index0 = 0
-                for k in range(reader.num_record_batches):
-                    whole = pa.Table.from_batches([reader.get_batch(k).select(columns)])
-                    for batch in whole.to_batches(self.batch_rows):
-                        yield index0, None, batch
-                        index0 += batch.num_rows
-            return
-        table = _read_feather(self.path).select(columns)
-        index0 = 0
-        for batch in table.to_batches(self.batch_rows):
-            yield index0, table.num_rows, batch
-            index0 += batch.num_rows
+def row_batches(path: str, kind: str, rows: tuple | None, columns: list[str] | None = None,
+                row_groups: range | None = None, batch_rows: int = BATCH_ROWS, pre_buffer: bool | None = None):
+    """``(first row index, rows in all or None, record batch)`` of the table ``path`` (``kind``
+    and ``rows`` as :func:`table_schema` gives them), in row order, ``batch_rows`` rows at a
+    time within a row group (Parquet, through a buffered stream) or an Arrow record batch.
+    ``columns``: the columns to read (None: every column, the batches then have the file's
+    schema); ``row_groups``: a range of Parquet row groups (default all); ``pre_buffer``:
+    pyarrow's (True: a row group's column chunks are read whole, in few requests, as an
+    object store wants; False: page by page, memory bounded by the batch; None: pyarrow's
+    default, True). Raises what
+    pyarrow raises on a corrupt file (``ArrowException``, OSError, ValueError), after the
+    batches before the fault."""
+    import pyarrow as pa
+
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        groups = range(len(rows)) if row_groups is None else row_groups
+        index0 = sum(rows[: groups.start]) if len(groups) else 0
+        total = sum(rows)
+        source = path if not is_url(path) else _open(path)
+        # A buffered stream: a column chunk is read in pieces, not whole (memory).
+        more = {} if pre_buffer is None else {"pre_buffer": pre_buffer}
+        pf = pq.ParquetFile(source, buffer_size=1 << 20, **more)
+        try:
+            if not len(groups):
+                return
+            for group in groups:  # (one at a time: a corrupt one loses no row before it)
+                for batch in pf.iter_batches(batch_rows, row_groups=[group], columns=columns, use_threads=False):
+                    yield index0, total, batch
+                    index0 += batch.num_rows
+        finally:
+            pf.close()
+            if source is not path:
+                source.close()
+        return
+    if kind == "arrow":
+        with _open(path) as f:
+            reader = pa.ipc.open_file(f)
+            index0 = 0
+            for k in range(reader.num_record_batches):
+                batch = reader.get_batch(k)
+                whole = pa.Table.from_batches([batch if columns is None else batch.select(columns)])
+                for batch in whole.to_batches(batch_rows):
+                    yield index0, None, batch
+                    index0 += batch.num_rows
+        return
+    table = _read_feather(path)
+    if columns is not None:
+        table = table.select(columns)
+    index0 = 0
+    for batch in table.to_batches(batch_rows):
+        yield index0, table.num_rows, batch
+        index0 += batch.num_rows

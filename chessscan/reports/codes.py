@@ -125,6 +125,9 @@ ISSUE_CODES: dict[str, IssueCode] = {
         ("counter-conflict", "warning", "an EPD hmvc/fmvn operation disagrees with the FEN counters"),
         ("disagreement", "warning", "with --cross-check: python-chess sees this ply differently "
                                     "(a chessscan bug to report)"),
+        ("duplicate-game", "warning", "with validate --duplicates: the game has the same moves from the same "
+                                      "start position (games.moves_hash) as an earlier game of the run, whose "
+                                      "file and line the message names"),
     ),
     **_codes(
         "input",

@@ -37,8 +37,10 @@ class Gate:
 
     @property
     def needs_bytes(self) -> bool:
-        """Whether records must carry their bytes (split, or content keys for a baseline)."""
-        return any(x is not None for x in (self.split, self.baseline, self.recorder))
+        """Whether records must carry their bytes (split, or content keys for a baseline); a
+        split of game tables copies rows, not bytes."""
+        split = self.split is not None and getattr(self.split, "needs_bytes", True)
+        return split or any(x is not None for x in (self.baseline, self.recorder))
 
     def __call__(self, rec: Record) -> None:
         key = game_key(rec) if (self.baseline is not None or self.recorder is not None) and rec.diagnostics else None

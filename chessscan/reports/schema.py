@@ -137,6 +137,15 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("result_consistent", B, "Result tag agrees with final position", null=True),
         _c("error_code", D, "first fatal issue code, None if the game is ok", null=True),
         _c("error_ply", I32, "ply at which the first error stands (0: the [FEN])", null=True),
+        _c("moves_hash", S, "BLAKE2b-128 of the start FEN and the moves played in UCI, space-separated, as 32 "
+                            "hex digits: blake2b(' '.join([fen, *ucis]).encode(), digest_size=16).hexdigest(); "
+                            "equal for the same moves from the same position whatever the tags; None when the "
+                            "moves were not all read and played (an unsupported variant, a [FEN] that cannot "
+                            "be set up, a reader error, an illegal, ambiguous or invalid move)", null=True),
+        _c("duplicate_of", I64, "with --duplicates: the run order (0-based row of this table) of the first game "
+                                "with the same moves_hash, when this game repeats it; None for a first occurrence "
+                                "or a game without moves_hash. With one input file it is that game's game_index",
+           null=True, optional=True),
     ),
     "issues": (
         _c("source", D, "input file / URL"),
@@ -178,6 +187,16 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("occurrences", I32, "max repetition count seen in the sequence"),
         _c("game_ended", B, "sequence runs to the last move of the game"),
         _c("game_result", D, "the game's Result tag", null=True),
+    ),
+    "duplicates": (
+        _c("source", D, "input file / URL of the game that repeats an earlier one"),
+        _c("game_index", I64, "0-based game number within source"),
+        _c("line", I64, "1-based line of the game's first tag"),
+        _c("first_source", D, "input file / URL of the first game with the same moves_hash"),
+        _c("first_game_index", I64, "0-based game number of that first game within first_source"),
+        _c("first_line", I64, "1-based line of that first game's first tag"),
+        _c("duplicate_of", I64, "the first game's run order: its 0-based row in the games table"),
+        _c("moves_hash", S, "the moves_hash both games have"),
     ),
     "disagreements": (
         _c("source", D, "input file / URL"),

@@ -20,6 +20,10 @@ Output compression follows the suffix (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.z
 ``-`` is stdout. Each file is written as a new file ``NAME.<random hex>.partial``
 (:mod:`chessscan.reports.files`) and renamed when the split ends whole: a stopped or failed
 run leaves only ``.partial`` files (:attr:`SplitWriter.kept` names them).
+
+Game tables (Parquet, Arrow IPC, Feather inputs) are split by row instead
+(:class:`TableSplitWriter`): each row, as it stands in its input, goes to a clean or a
+rejects table of the inputs' schema, by the same rule.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ from chessscan.reports import files
 from chessscan.reports.records import Record, count_lines
 from chessscan.reports.writers import OutputError, guard_formula
 
-__all__ = ["SIDECAR_COLUMNS", "SplitWriter", "open_output", "partial_path", "sidecar_path"]
+__all__ = ["SIDECAR_COLUMNS", "SplitWriter", "TableSplitWriter", "open_output", "partial_path", "sidecar_path",
+           "table_output_format"]
 
 #: Columns of ``FILE.issues.csv``: ``game_index`` (0-based, as the tables count games) and
 #: ``line`` (1-based) in the rejects file (``game_index``: the record's index there, EPD lines
@@ -464,6 +469,350 @@ class SplitWriter:
                 # What a stopped run kept of this output is superseded (the lock held
                 # meanwhile: no other run is writing it).
                 for stale in files.temporaries_of(final):
+                    if os.path.isfile(stale) and not os.path.islink(stale):
+                        files.discard(stale)
+        self.kept = [partial for partial, _ in renames if os.path.lexists(partial)]
+        if failed is not None:
+            raise failed
+
+
+# ---------------------------------------------------------------------------
+# Game tables
+# ---------------------------------------------------------------------------
+#: Rows a table output holds before writing them out as one row group (or record batch),
+#: and the bytes that write them out sooner: the memory of a table split is bounded by
+#: these per output, plus the input batch being read.
+TABLE_GROUP_ROWS = 65_536
+TABLE_GROUP_BYTES = 32 << 20
+_TABLE_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow"}
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zstd")
+
+
+def table_output_format(path: str, input_kind: str) -> str:
+    """The format a table split writes ``path`` in: ``'parquet'`` or ``'arrow'`` (an Arrow
+    IPC file, i.e. Feather v2), by its suffix (``.parquet``/``.pq``; ``.arrow``,
+    ``.feather``, ``.ipc``), else that of the inputs (``input_kind`` as
+    :func:`~chessscan.readers.tables.table_kind` gives it; Feather v1 is written as Arrow IPC).
+    Raises ValueError for ``-`` and for a compression suffix (the formats compress inside)."""
+    lower = path.lower()
+    if path == "-":
+        raise ValueError("the rows of game tables are written to files: give a file name, not '-'")
+    if lower.endswith(_COMPRESSED):
+        raise ValueError(f"{path}: the rows of game tables are written as Parquet or Arrow, which compress "
+                         "inside: drop the compression suffix")
+    for suffix, kind in _TABLE_FORMATS.items():
+        if lower.endswith(suffix):
+            return kind
+    return "parquet" if input_kind == "parquet" else "arrow"
+
+
+class _TableOut:
+    """One table output: a new file under a temporary name (:mod:`chessscan.reports.files`),
+    its rows held until :data:`TABLE_GROUP_ROWS` or :data:`TABLE_GROUP_BYTES` and then
+    written as one row group (record batch)."""
+
+    def __init__(self, path: str, fmt: str, schema, compression: str | None = None) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.path = path
+        self.fmt = fmt
+        self.schema = schema
+        self.rows = 0
+        self._held: list = []
+        self._held_rows = self._held_bytes = 0
+        self.partial, self.file = files.create_temporary(path)
+        try:
+            self.writer = (pq.ParquetWriter(self.file, schema, compression=compression or "snappy")
+                           if fmt == "parquet" else pa.ipc.new_file(self.file, schema))
+        except BaseException:
+            self.file.close()
+            files.discard(self.partial)
+            raise
+
+    def put(self, batch) -> None:
+        """Add the rows of ``batch`` (a record batch of the output's schema, metadata aside)."""
+        if not batch.num_rows:
+            return
+        self._held.append(batch)
+        self._held_rows += batch.num_rows
+        self._held_bytes += batch.nbytes
+        self.rows += batch.num_rows
+        if self._held_rows >= TABLE_GROUP_ROWS or self._held_bytes >= TABLE_GROUP_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        import pyarrow as pa
+
+        if not self._held:
+            return
+        table = pa.Table.from_batches(self._held, schema=self.schema)
+        if self.fmt != "parquet":  # one record batch, not one per input batch (Parquet: one row group)
+            table = table.combine_chunks()
+        self._held, self._held_rows, self._held_bytes = [], 0, 0
+        try:
+            self.writer.write_table(table)
+        except OSError as exc:  # disk full: the output's fault, named
+            raise OutputError(self.path, exc) from None
+
+    def close(self) -> None:
+        """Write the rows held and the footer, and close the file. Raises OutputError."""
+        failed = None
+        try:
+            self.flush()
+        except OutputError as exc:
+            failed = exc
+        try:
+            self.writer.close()
+        except OSError as exc:
+            failed = failed or OutputError(self.path, exc)
+        try:
+            self.file.close()
+        except OSError as exc:
+            failed = failed or OutputError(self.path, exc)
+        if failed is not None:
+            raise failed
+
+
+class TableSplitWriter:
+    """The split of game tables (Parquet, Arrow IPC, Feather inputs: one row a game): every
+    row goes, as it stands in its input (each column's value, type and the schema's
+    metadata), to the ``clean`` or the ``rejects`` table, once, in input order, by the
+    rule of :class:`SplitWriter` (a diagnostic at or above ``fail_on``).
+
+    Takes the records of a :class:`~chessscan.reports.records.RecordSink` that reads no
+    bytes (:attr:`needs_bytes` False): a game record's number is its row's index in its
+    source plus one. The rows are read again from the source, a batch of ``batch_rows`` at
+    a time (:func:`~chessscan.readers.tables.row_batches`, every column), and each batch is
+    cut in two with pyarrow's ``take``; each output holds at most a row group's worth
+    (:data:`TABLE_GROUP_ROWS`, :data:`TABLE_GROUP_BYTES`) before writing it. So memory is
+    bounded by the batch and the row groups, not by the tables.
+
+    ``schema``: the inputs' schema (every input has it; :meth:`~pyarrow.Schema.equals`
+    without metadata); ``formats``: ``(clean format, rejects format)`` as
+    :func:`table_output_format` gives them; ``compression``: the Parquet outputs' codec
+    (:func:`~chessscan.readers.tables.parquet_codec`; None: snappy, pyarrow's default);
+    ``sources``: display name -> path of every input whose rows the analysis reads (records
+    of other sources, a table it could not open, are not copied: no row was read);
+    ``batch_rows``: rows read at a time (default :data:`~chessscan.readers.tables.BATCH_ROWS`).
+    ``FILE.issues.csv`` beside the rejects lists each rejected row's diagnostics
+    (:data:`SIDECAR_COLUMNS`: ``game_index`` and ``line`` are the row's index and number in
+    the rejects table, ``column`` as in its input). The files are written under temporary
+    names and renamed when closed whole, as :class:`SplitWriter`'s (a link standing at a
+    name is replaced, never written through); ``kept`` then names what a split that did not
+    end whole left.
+
+    The row of a record that carries ``truncated-input`` (the reader's mark where a
+    corrupt table ends: no row of it from there was analyzed) is in neither file, and nor
+    are the rows after it. A row that the
+    split cannot read again though the analysis read it (the file changed, or a column the
+    analysis does not read is corrupt) raises OSError.
+    """
+
+    needs_bytes = False
+    closed = 0  # (no game text to close)
+
+    def __init__(self, clean: str | None, rejects: str | None, fail_on: str, schema, formats: tuple[str, str],
+                 sources: dict[str, str], compression: str | None = None, batch_rows: int | None = None) -> None:
+        from chessscan.readers.tables import BATCH_ROWS
+
+        self._limit = _SEVERITY_RANK[fail_on]
+        self._schema = schema
+        self._sources = sources
+        self._batch_rows = batch_rows or BATCH_ROWS
+        self._clean = self._rejects = None
+        self._sidecar = self._sidecar_file = self._side = None
+        self.kept: list[str] = []
+        self.clean_count = 0
+        self.reject_count = 0
+        # The source being copied: its name, its batches, the batch in hand, the verdicts of
+        # its rows so far (1: rejected), the next row expected, where its reading failed.
+        self._name: str | None = None
+        self._batches = None
+        self._batch = None
+        self._index0 = 0
+        self._verdicts = bytearray()
+        self._next = 0
+        self._broken: tuple[int, str] | None = None
+        self._done = True  # the source's rows are all accounted for
+        try:
+            self._clean = _TableOut(clean, formats[0], schema, compression) if clean else None
+            self._rejects = _TableOut(rejects, formats[1], schema, compression) if rejects else None
+            if rejects:
+                side = sidecar_path(rejects)
+                partial, self._sidecar_file = files.create_temporary(side, "w", newline="", encoding="utf-8")
+                self._side = (partial, side)
+                self._sidecar = _GuardedRows(csv.writer(self._sidecar_file))
+                self._sidecar.writerow(SIDECAR_COLUMNS)
+        except BaseException:
+            try:
+                self.close(complete=False)
+            except OSError:
+                pass
+            for partial in self.kept:  # nothing in them yet
+                files.discard(partial)
+            self.kept = []
+            raise
+
+    def __enter__(self) -> "TableSplitWriter":
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(complete=exc_type is None)
+
+    def rejected(self, rec: Record) -> bool:
+        """As :meth:`SplitWriter.rejected`."""
+        return any(_SEVERITY_RANK.get(d.severity, 9) <= self._limit for d in rec.diagnostics + rec.per_file)
+
+    def __call__(self, rec: Record) -> None:
+        if rec.kind != "game" or rec.path not in self._sources:
+            return  # issues of no row (an input that could not be read): nothing to copy
+        row = rec.number - 1
+        if rec.path != self._name or (row == 0 and self._next > 0):  # (a file given twice: read twice)
+            self._end_source()
+            self._start(rec.path)
+        if row != self._next:
+            raise RuntimeError(f"{rec.path}: row {row + 1} came before row {self._next + 1}")
+        self._next = row + 1
+        if any(d.code == "truncated-input" for d in rec.diagnostics):
+            # The reader's mark where the table turned out corrupt: the analysis read no row
+            # from here on, so none is copied (whatever this reading would find).
+            self._cut(decided_only=True)
+            self._batches = self._batch = None
+            self._broken = (row, "the table is corrupt there")
+            return
+        while self._batch is None or row >= self._index0 + self._batch.num_rows:
+            if not self._load():
+                break
+        if self._batch is None:
+            why = self._broken[1] if self._broken is not None else "the file ends before it"
+            raise OSError(f"{rec.path}: row {row + 1} cannot be read again to copy it ({why})")
+        rejected = self.rejected(rec)
+        self._verdicts.append(rejected)
+        if not rejected:
+            self.clean_count += 1
+            return
+        self.reject_count += 1
+        if self._sidecar is not None:
+            number = self.reject_count  # the row's number in the rejects table
+            for d in rec.diagnostics + rec.per_file:
+                self._sidecar.writerow((number - 1, number, d.column, number, d.severity, d.code, d.ply, d.san,
+                                        d.message, d.path, row, d.line if d.line is not None else rec.line))
+
+    # -- reading the source again ------------------------------------------------------
+
+    def _start(self, name: str) -> None:
+        from chessscan.readers.tables import is_url, row_batches, table_schema
+
+        self._name, self._next, self._broken, self._done = name, 0, None, False
+        path = self._sources[name]
+        try:
+            kind, _, rows = table_schema(path, name)
+            # Page by page from a local file: its row groups are not held whole (from an object
+            # store, whole: one request per column chunk, not one per page).
+            self._batches = row_batches(path, kind, rows, None, None, self._batch_rows, pre_buffer=is_url(path))
+        except Exception as exc:  # (TableError, pyarrow's): the rows are checked against it
+            self._batches = None
+            self._broken = (0, str(exc))
+
+    def _load(self) -> bool:
+        """The next batch of the source in hand (the one before written out); False at its
+        end or where it cannot be read (``_broken``)."""
+        import pyarrow as pa
+
+        self._cut()
+        if self._batches is None:
+            return False
+        try:
+            got = next(self._batches, None)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            self._broken = (self._index0 + (self._batch.num_rows if self._batch is not None else 0),
+                            str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+            self._batches = self._batch = None
+            return False
+        if got is None:
+            self._batches = self._batch = None
+            return False
+        self._index0, _, self._batch = got
+        if not self._batch.schema.equals(self._schema, check_metadata=False):
+            raise OSError(f"{self._name} changed while it was read: its schema is not the one read before")
+        return True
+
+    def _cut(self, decided_only: bool = False) -> None:
+        """Write the batch in hand out: its clean rows to one table, its rejected to the other
+        (``decided_only``: those of its rows that have a verdict yet, for a split stopped)."""
+        import pyarrow as pa
+
+        batch, verdicts = self._batch, self._verdicts
+        if batch is None:
+            return
+        if decided_only:
+            batch = batch.slice(0, len(verdicts))
+        if len(verdicts) != batch.num_rows:  # rows of it with no game: not read by the analysis
+            raise OSError(f"{self._name} changed while it was read: row {self._index0 + len(verdicts) + 1} "
+                          "was not read by the analysis")
+        self._batch, self._verdicts = None, bytearray()
+        for out, mark in ((self._clean, 0), (self._rejects, 1)):
+            if out is None:
+                continue
+            if verdicts.count(mark) == len(verdicts):
+                out.put(batch)
+            elif mark in verdicts:
+                out.put(batch.take(pa.array([i for i, v in enumerate(verdicts) if v == mark], pa.int32())))
+
+    def _end_source(self) -> None:
+        """The source in hand is done: its last batch written out, and nothing left in it
+        (every row was a game of the analysis)."""
+        if self._done:
+            return
+        self._done = True
+        self._cut()  # (raises when rows of it had no game)
+        if self._batches is not None and self._broken is None:
+            left = next(self._batches, None)
+            self._batches = None
+            if left is not None and left[2].num_rows:
+                raise OSError(f"{self._name} changed while it was read: it has rows after row {self._next}")
+
+    # -- the end ---------------------------------------------------------------------
+
+    def close(self, complete: bool = True) -> None:
+        """Write out what is held, close the files and, when ``complete`` and every file
+        closed well, give them their names; else they stay ``.partial`` (:attr:`kept`).
+        Raises OSError (the source could not be read to its end) or OutputError."""
+        outs = [o for o in (self._clean, self._rejects) if o is not None]
+        if not outs and self._sidecar_file is None:
+            return  # closed already
+        failed = None
+        try:
+            if complete:
+                self._end_source()
+            else:  # what was decided before the stop is kept (.partial)
+                self._cut(decided_only=True)
+        except OSError as exc:
+            failed = exc
+        self._batches = self._batch = None
+        renames = [(o.partial, o.path) for o in outs]
+        if self._side is not None:
+            renames.append(self._side)
+        for out in outs:
+            try:
+                out.close()
+            except OSError as exc:  # every file closed, the first failure reported
+                failed = failed or exc
+        if self._sidecar_file is not None:
+            try:
+                self._sidecar_file.close()
+            except OSError as exc:
+                failed = failed or OutputError(self._side[1], exc)
+        self._clean = self._rejects = self._sidecar_file = self._sidecar = self._side = None
+        if complete and failed is None:
+            for partial, final in renames:
+                try:
+                    files.commit(partial, final)
+                except OSError as exc:
+                    failed = failed or OutputError(final, exc)
+                    continue
+                for stale in files.temporaries_of(final):  # (as SplitWriter.close)
                     if os.path.isfile(stale) and not os.path.islink(stale):
                         files.discard(stale)
         self.kept = [partial for partial, _ in renames if os.path.lexists(partial)]

@@ -10,8 +10,9 @@ is kept in memory.
 
 Formats:
 
-* ``parquet``: one file per table, zstd (snappy if zstd is unavailable),
-  row groups of about ``row_group_size`` rows (default 65 536) or 4 MiB of Arrow data.
+* ``parquet``: one file per table, zstd (snappy if zstd is unavailable) but for the
+  positions columns it gains little on (:data:`POSITIONS_ENCODINGS`), row groups of about
+  ``row_group_size`` rows (default 65 536) or 4 MiB of Arrow data.
 * ``csv``: header written at open, bools as ``true``/``false``, null as an
   empty unquoted field, the empty string as ``""``. A text value that a
   spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``,
@@ -79,6 +80,36 @@ DEFAULT_ROW_GROUP_SIZE = 65_536
 ROW_GROUP_BYTES = 4 << 20
 #: Text columns written without Parquet min/max statistics (see TableWriter).
 _NO_STATISTICS = frozenset({"san", "uci", "checkers", "fen"})
+#: How each column of the positions table is written to Parquet, chosen by measurement
+#: (``benchmarks/parquet_options.py``; docs: explanation/speed-and-scale.md, "Parquet
+#: encodings and writer options"): (encoding, codec, min/max statistics). Encoding
+#: ``"dictionary"``: dictionary pages and RLE codes; the others are Parquet's own. The other
+#: tables (and a column not listed): text columns dictionary-encoded, the rest plain, zstd,
+#: statistics but for :data:`_NO_STATISTICS`.
+POSITIONS_ENCODINGS: dict[str, tuple[str, str, bool]] = {
+    # Statistics only where rows are clustered, so that a reader filtering on them skips row
+    # groups. No compression where zstd saves less than a byte a row per 25 ns a row of CPU.
+    # BYTE_STREAM_SPLIT would beat plain zstd on the small integers, but readers of only a
+    # few years back (DuckDB 1.x, pyarrow before 16) cannot read it on integers.
+    "source": ("dictionary", "none", True),
+    "game_index": ("PLAIN", "zstd", True),
+    "ply": ("PLAIN", "zstd", False),
+    "move_number": ("PLAIN", "zstd", False),
+    "color": ("dictionary", "zstd", False),
+    "san": ("dictionary", "zstd", False),
+    "uci": ("dictionary", "zstd", False),
+    "in_check": ("PLAIN", "none", False),
+    "check_kind": ("dictionary", "none", False),
+    "checkers": ("PLAIN", "zstd", False),
+    "by_en_passant": ("PLAIN", "zstd", False),
+    "by_castling": ("PLAIN", "zstd", False),
+    "by_promotion": ("PLAIN", "zstd", False),
+    "is_checkmate": ("PLAIN", "zstd", False),
+    "is_stalemate": ("PLAIN", "zstd", False),
+    "halfmove_clock": ("DELTA_BINARY_PACKED", "zstd", False),
+    "zobrist": ("PLAIN", "none", False),  # random: zstd saves 5% at 2.4 times the CPU
+    "repetition": ("PLAIN", "zstd", False),
+}
 #: Bytes Arrow gathers before each write to a table's file.
 _WRITE_BUFFER = 1 << 20
 DEFAULT_TABLES: tuple[str, ...] = ("positions", "games", "issues")
@@ -472,7 +503,9 @@ def to_record_batch(columns: Mapping[str, Any], schema: pa.Schema,
         values = columns[f.name]
         try:
             if isinstance(values, (pa.Array, pa.ChunkedArray)):
-                arr = values.cast(f.type)
+                # (A cast to the array's own type is no copy but still a pass over it: UTF-8
+                # checks of every string, bounds checks of every dictionary code.)
+                arr = values if values.type == f.type else values.cast(f.type)
                 if isinstance(arr, pa.ChunkedArray):
                     arr = arr.combine_chunks()
             elif isinstance(values, np.ndarray):
@@ -526,6 +559,41 @@ def guard_formulas(batch: pa.RecordBatch) -> pa.RecordBatch:
         arrays[i] = pc.if_else(risky, pc.binary_join_element_wise("'", column, ""), column)
         changed = True
     return pa.RecordBatch.from_arrays(arrays, schema=batch.schema) if changed else batch
+
+
+def column_encodings(schema: pa.Schema) -> dict[str, tuple[str, str, bool]]:
+    """``{column: (encoding, codec, statistics)}`` of a table of ``schema`` as
+    :class:`TableWriter` writes it to Parquet (see :data:`POSITIONS_ENCODINGS`)."""
+    table = (schema.metadata or {}).get(b"chessscan.table", b"").decode()
+    chosen = POSITIONS_ENCODINGS if table == "positions" else {}
+    out = {}
+    for f in schema:
+        text = pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)
+        # Dictionary pages only for text: Zobrist keys, counts and flags gain nothing from
+        # them. No min/max statistics for the moves' text: over a row group they span nearly
+        # every value, so no reader can skip a row group by them.
+        out[f.name] = chosen.get(f.name) or ("dictionary" if text else "PLAIN", "zstd",
+                                             f.name not in _NO_STATISTICS)
+    return out
+
+
+def parquet_options(schema: pa.Schema, compression: str = "zstd",
+                    encodings: Mapping[str, tuple[str, str, bool]] | None = None) -> dict:
+    """Keyword arguments of ``pyarrow.parquet.ParquetWriter`` for a table of ``schema``:
+    :func:`column_encodings` (or ``encodings``), with ``compression`` in place of zstd (and
+    snappy where this pyarrow has no zstd)."""
+    if encodings is None:
+        encodings = column_encodings(schema)
+    if not pa.Codec.is_available(compression):
+        compression = "snappy"
+    codecs = {name: compression if codec == "zstd" else codec for name, (_, codec, _) in encodings.items()}
+    return {
+        "use_dictionary": [name for name, (encoding, _, _) in encodings.items() if encoding == "dictionary"],
+        "column_encoding": {name: encoding for name, (encoding, _, _) in encodings.items()
+                            if encoding not in ("dictionary", "PLAIN")} or None,
+        "compression": codecs,
+        "write_statistics": [name for name, (_, _, statistics) in encodings.items() if statistics],
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -609,18 +677,8 @@ class TableWriter:
                 # analysis holds (which made a row group's write several times slower).
                 self._file = pa.output_stream(self._file, buffer_size=_WRITE_BUFFER)
             if fmt == "parquet":
-                if not pa.Codec.is_available(compression):
-                    compression = "snappy"
-                # Dictionary pages only for text: Zobrist keys, counts and flags gain nothing
-                # from them and cost a fifth of the write time.
-                text = [f.name for f in schema
-                        if pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)]
-                # No min/max statistics for the moves' text: over a row group they span
-                # nearly every value, so no reader can skip a row group by them, and computing
-                # them is a tenth of the positions table's write time.
-                statistics = [f.name for f in schema if f.name not in _NO_STATISTICS]
-                self._sink = pq.ParquetWriter(self._file, schema, compression=compression,
-                                              use_dictionary=text, write_statistics=statistics)
+                self._sink = pq.ParquetWriter(self._file, schema,
+                                              **parquet_options(schema, compression))
             elif fmt == "csv":
                 # CSVWriter writes the header immediately; bools come out as true/false.
                 self._sink = pacsv.CSVWriter(self._file, schema,

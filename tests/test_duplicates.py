@@ -1,0 +1,272 @@
+"""Games that are there twice: games.moves_hash, analyze --duplicates, chessscan duplicates.
+
+The hash is recomputed apart (python-chess for the UCI moves, hashlib for BLAKE2b) and the
+duplicates counted apart (pandas over those UCI strings), not taken from chessscan."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import chess.pgn
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from chessscan.cli import main
+from chessscan.reports.duplicates import Search
+from conftest import SAMPLES
+
+pytest.importorskip("duckdb", reason="the duplicate search runs in DuckDB: pip install 'chessscan[duplicates]'")
+
+MAGNUS = SAMPLES / "lichess-magnus-300.pgn"
+VARIANTS = SAMPLES / "lichess-jishanshaikh4-variants.pgn"
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def analyze(out, *paths, options=("--duplicates",)):
+    result = run("analyze", *paths, "-o", out, "--silent", "--cross-check", "off", "--positions", "none",
+                 "--jobs", "1", *options)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def python_chess_games(*paths):
+    """(source, game_index, start FEN, UCI moves) of every standard or Chess960 game, from
+    python-chess."""
+    out = []
+    for path in paths:
+        with open(path, encoding="utf-8-sig") as f:
+            i = 0
+            while (game := chess.pgn.read_game(f)) is not None:
+                if game.headers.get("Variant", "Standard") in ("Standard", "Chess960", "From Position"):
+                    board = game.board()
+                    fen, ucis = board.fen(), []
+                    for move in game.mainline_moves():
+                        ucis.append(board.uci(move))
+                        board.push(move)
+                    out.append((str(path), i, fen, " ".join(ucis)))
+                i += 1
+    return pd.DataFrame(out, columns=["source", "game_index", "fen", "uci"])
+
+
+def games(out):
+    return pq.read_table(out / "games.parquet").to_pandas()
+
+
+def test_moves_hash_is_blake2b_128_of_the_fen_and_the_uci_moves(tmp_path):
+    analyze(tmp_path / "r", MAGNUS, VARIANTS, options=())
+    ours = games(tmp_path / "r").set_index(["source", "game_index"]).moves_hash
+    theirs = python_chess_games(MAGNUS, VARIANTS)
+    assert len(theirs) == 400 and ours.notna().sum() == 400  # the 8 other variants have none
+    for row in theirs.itertuples():
+        text = " ".join(filter(None, [row.fen, row.uci]))
+        assert ours[row.source, row.game_index] == hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    # From a [FEN] setup and Chess960 too.
+    assert (theirs.fen != START).sum() == 40  # [FEN] setups and Chess960 starts among them
+
+
+GAME = """[Event "{event}"]
+[White "{white}"]
+[Black "B"]
+[Result "{result}"]
+{fen}
+{moves} {result}
+
+"""
+MOVES = "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bxc6 dxc6 5. O-O f6"
+OTHER = "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bxc6 dxc6 5. O-O f5"
+SETUP = '[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"]'
+
+
+def pgn(*games_):
+    return "".join(GAME.format(event=e, white=w, result=r, fen=f, moves=m) for e, w, r, f, m in games_)
+
+
+@pytest.fixture
+def two_files(tmp_path):
+    a, b = tmp_path / "a.pgn", tmp_path / "b.pgn"
+    a.write_text(pgn(("A", "W", "*", "", MOVES),          # 0: first
+                     ("A", "W", "*", "", OTHER),          # 1: one move different: not a duplicate
+                     ("Other", "X", "1-0", "", MOVES),    # 2: other tags, same moves: duplicate of 0
+                     ("A", "W", "*", SETUP, "1. e3"),     # 3: from a [FEN]
+                     ("A", "W", "*", "", "1. e4 e5 2. Ke3")))  # 4: illegal: no hash
+    b.write_text(pgn(("B", "W", "*", "", "1. e3"),        # 0: standard start: not the [FEN] game
+                     ("B", "W", "*", SETUP, "1. e3"),     # 1: duplicate of a.pgn 3
+                     ("B", "W", "*", "", MOVES),          # 2: duplicate of a.pgn 0
+                     ("B", "W", "*", "", "1. e4 e5 2. Ke3")))  # 3: illegal again: no hash, no duplicate
+    return a, b
+
+
+def test_duplicates_inside_a_file_and_across_files(tmp_path, two_files):
+    a, b = two_files
+    out = analyze(tmp_path / "r", a, b)
+    g = games(out)
+    assert g.moves_hash.isna().tolist() == [False, False, False, False, True, False, False, False, True]
+    assert [None if pd.isna(v) else int(v) for v in g.duplicate_of] == [None, None, 0, None, None,
+                                                                         None, 3, 0, None]
+    d = pq.read_table(out / "duplicates.parquet").to_pandas()
+    assert d[["source", "game_index", "line", "first_source", "first_game_index", "first_line",
+              "duplicate_of"]].astype(str).values.tolist() == [
+        [str(a), "2", "15", str(a), "0", "1", "0"],
+        [str(b), "1", "8", str(a), "3", "22", "3"],
+        [str(b), "2", "16", str(a), "0", "1", "0"]]
+    assert (d.moves_hash == g.moves_hash[0]).tolist() == [True, False, True]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["duplicates"] == {"games_hashed": 7, "duplicate_games": 3, "games_repeated": 2}
+    # Without --duplicates: the hash, and no search.
+    plain = analyze(tmp_path / "plain", a, b, options=())
+    assert "duplicate_of" not in games(plain).columns and not (plain / "duplicates.parquet").exists()
+    assert games(plain).moves_hash.equals(g.moves_hash)
+    assert "duplicates" not in json.loads((plain / "summary.json").read_text())
+
+
+def test_the_csv_report_holds_the_same_duplicates(tmp_path, two_files):
+    out = analyze(tmp_path / "csv", *two_files, options=("--duplicates", "--format", "csv"))
+    ref = analyze(tmp_path / "pq", *two_files)
+    g = pd.read_csv(out / "games.csv", dtype={"duplicate_of": "Int64"})
+    assert g.duplicate_of.tolist() == games(ref).duplicate_of.astype("Int64").tolist()
+    assert (out / "games.csv").read_text().splitlines()[0].endswith(',"moves_hash","duplicate_of"')
+    assert len(pd.read_csv(out / "duplicates.csv")) == 3
+
+
+def test_the_duplicates_of_jobs_2_chunks_are_those_of_one_process(tmp_path):
+    # Four copies of the sample in one file (1.4 MB): --jobs 2 cuts it into chunks.
+    big = tmp_path / "four.pgn"
+    big.write_text(MAGNUS.read_text() * 4)
+    one = analyze(tmp_path / "one", big, VARIANTS)
+    two = analyze(tmp_path / "two", big, VARIANTS, options=("--duplicates", "--jobs", "2"))
+    for name in ("games", "duplicates"):
+        pd.testing.assert_frame_equal(pq.read_table(one / f"{name}.parquet").to_pandas(),
+                                      pq.read_table(two / f"{name}.parquet").to_pandas(), check_exact=True)
+    assert json.loads((two / "summary.json").read_text())["duplicates"] == {
+        "games_hashed": 1300, "duplicate_games": 900, "games_repeated": 300}
+
+
+def test_an_independent_count_of_the_duplicates(tmp_path):
+    """pandas over python-chess's start FEN and UCI moves, against the duplicates table."""
+    copy = tmp_path / "copy.pgn"
+    text = MAGNUS.read_text().split("\n\n[Event ")
+    copy.write_text("\n\n[Event ".join(text[:150]) + "\n\n")  # the sample's first 150 games again
+    out = analyze(tmp_path / "r", MAGNUS, VARIANTS, copy)
+    theirs = python_chess_games(MAGNUS, VARIANTS, copy)
+    repeated = theirs.duplicated(["fen", "uci"], keep="first")
+    d = pq.read_table(out / "duplicates.parquet").to_pandas()
+    assert repeated.sum() == len(d) == 150
+    assert sorted(zip(d.source.astype(str), d.game_index)) == sorted(
+        zip(theirs.source[repeated], theirs.game_index[repeated]))
+
+
+def test_chessscan_duplicates_finds_what_two_reports_share(tmp_path, two_files):
+    a, b = two_files
+    ra, rb = analyze(tmp_path / "ra", a, options=()), analyze(tmp_path / "rb", b, options=())
+    result = CliRunner().invoke(main, ["duplicates", str(ra), str(rb)])
+    assert result.exit_code == 0, result.output
+    rows = [line.split(",") for line in result.stdout.splitlines()]
+    assert rows[0] == ['"report"', '"source"', '"game_index"', '"line"', '"moves_hash"']
+    # a.pgn's games 0 and 2 and b.pgn's 2 (one game), a.pgn's 3 and b.pgn's 1 (the [FEN] one).
+    assert [(r[0].strip('"'), int(r[2])) for r in rows[1:]] == [
+        (str(ra), 0), (str(ra), 2), (str(rb), 2), (str(ra), 3), (str(rb), 1)]
+    assert result.stderr.strip() == f"2 games the reports share: 5 rows ({ra}: 3, {rb}: 2)"
+    out = tmp_path / "shared.parquet"
+    assert run("duplicates", ra, rb, "-o", out).exit_code == 0
+    assert pq.read_table(out).num_rows == 5
+    # One report: the games it holds twice.
+    result = CliRunner().invoke(main, ["duplicates", str(ra)])
+    assert result.stderr.strip() == f"1 games the report holds more than once: 2 rows ({ra}: 2)"
+
+
+def test_chessscan_duplicates_refuses_what_is_not_a_report_in_one_line(tmp_path, two_files):
+    ra = analyze(tmp_path / "ra", two_files[0], options=())
+    result = run("duplicates", ra, tmp_path)
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"Error: {tmp_path}: not a chessscan report (no games.parquet, games.csv or games/part-*.parquet in it)"]
+    old = tmp_path / "old"
+    old.mkdir()
+    pq.write_table(pq.read_table(ra / "games.parquet").drop(["moves_hash"]), old / "games.parquet")
+    result = run("duplicates", ra, old)
+    assert result.exit_code == 2
+    assert result.output.strip() == (f"Error: {old}: its games table has no moves_hash column (a report "
+                                     "written by an older chessscan): run analyze again")
+
+
+def test_a_small_memory_limit_still_finds_every_duplicate(tmp_path):
+    """200,000 games with 50,000 hashes repeated: DuckDB within 64 MB spills and finds all."""
+    import numpy as np
+
+    n = 200_000
+    rng = np.random.default_rng(7)
+    ids = rng.permutation(n)
+    ids[ids >= 150_000] -= 150_000  # ids 150,000.. repeat 0..49,999
+    hashes = [hashlib.blake2b(str(i).encode(), digest_size=16).hexdigest() for i in ids]
+    report = tmp_path / "big"
+    report.mkdir()
+    pq.write_table(pa.table({"source": ["x.pgn"] * n, "game_index": np.arange(n), "line": np.arange(n) * 20 + 1,
+                             "moves_hash": hashes}), report / "games.parquet")
+    found = tmp_path / "found.parquet"
+    with Search([report], "64MB", spill_dir=tmp_path / "spill") as search:
+        assert search.duplicates(found) == 50_000
+    d = pq.read_table(found).to_pandas()
+    first = {}
+    for k, i in enumerate(ids):
+        first.setdefault(i, k)
+    want = [(k, first[i]) for k, i in enumerate(ids) if first[i] != k]
+    assert list(zip(d.ord, d.first_ord)) == want
+
+
+def test_validate_duplicates_warns_naming_the_first_games_file_and_line(tmp_path, two_files):
+    a, b = two_files
+    result = run("validate", a, b, "--duplicates", "--fail-on", "warning", "--jobs", "1")
+    assert result.exit_code == 1
+    lines = [line for line in result.stdout.splitlines() if "duplicate-game" in line]
+    first = "the same moves from the same start position as game_index"
+    assert lines == [f"{a}:15: warning[duplicate-game]: {first} 0 at {a}:1 (game_index 2)",
+                     f"{b}:8: warning[duplicate-game]: {first} 3 at {a}:22 (game_index 1)",
+                     f"{b}:16: warning[duplicate-game]: {first} 0 at {a}:1 (game_index 2)"]
+    assert result.stdout.splitlines()[-3:] == lines  # after the other diagnostics
+    assert "  3  warning  duplicate-game" in result.stderr
+    # --jobs 2 gives the same lines; CI can ignore the code (counted, not reported, not failing).
+    assert run("validate", a, b, "--duplicates", "--fail-on", "warning", "--jobs", "2").stdout == result.stdout
+    ignored = run("validate", a, b, "--duplicates", "--ignore", "duplicate-game")
+    assert "duplicate-game" not in ignored.stdout and "3  warning  duplicate-game  (not reported)" in ignored.stderr
+    # Without the flag: no search.
+    assert "duplicate-game" not in run("validate", a, b).output
+
+
+def test_validate_duplicates_is_refused_with_the_split(tmp_path, two_files):
+    result = run("validate", *two_files, "--duplicates", "--clean-output", tmp_path / "clean.pgn")
+    assert result.exit_code == 2
+    assert "--duplicates cannot be combined with --clean-output" in result.output
+
+
+def test_a_failure_while_games_duplicate_of_is_written_keeps_the_whole_games_table(tmp_path, two_files,
+                                                                                    monkeypatch):
+    """The games table is written again with duplicate_of: cut short, the one written first
+    stays, whole (a stop or a full disk must not leave a games table missing games)."""
+    from chessscan.reports import duplicates
+
+    out = analyze(tmp_path / "r", *two_files, options=())
+    before = (out / "games.parquet").read_bytes()
+
+    def cut(path, fmt):
+        for i, batch in enumerate(pq.ParquetFile(path).iter_batches(batch_size=2)):
+            if i == 2:
+                raise KeyboardInterrupt
+            yield batch
+
+    monkeypatch.setattr(duplicates, "_games_batches", cut)
+    with Search([out]) as search:
+        found = search.spill_dir / "found.parquet"
+        search.duplicates(found)
+        with pytest.raises(KeyboardInterrupt):
+            duplicates.add_duplicate_of(search, found, "parquet")
+    assert (out / "games.parquet").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir() if "partial" in p.name) == []

@@ -3,17 +3,21 @@
 A change that must not alter results (a rewrite, a compiled core) is checked by writing the
 tables of every input before and after it and comparing them value for value:
 
-    python benchmarks/snapshot.py write SNAPSHOT_DIR [--jobs N] [--only SUBSTRING]
+    python benchmarks/snapshot.py write SNAPSHOT_DIR [--jobs N] [--cross-check MODE] [--only SUBSTRING]
     python benchmarks/snapshot.py compare OLD_DIR NEW_DIR
 
 ``write`` runs ``python -m chessscan analyze INPUT --positions all --fen --cross-check off``
-for every input in ``data/samples/`` and ``../shared/data/`` (games, messy, EPD suites,
+(``--cross-check``: another mode; ``--format csv``: CSV tables) for every input in ``data/samples/`` and ``../shared/data/`` (games, messy, EPD suites,
 puzzles' PGNs, perft suites read as EPD), each into its own folder, and
 with ``--perft``, ``chessscan perft --suite FILE --max-nodes 1000000`` for every perft suite
 (its stdout in ``perft.txt``). The code analyzed is whatever ``python -m chessscan`` imports from the
 current directory. ``compare`` reads every table of both snapshots with pyarrow and prints
 each difference (rows, columns, the first rows that differ), ``summary.json`` and
-``perft.txt``; exit status 1 when anything differs.
+``perft.txt``; exit status 1 when anything differs. A table is read as written: a Parquet
+dataset folder (``<table>/part-*.parquet``, its parts concatenated in name order, i.e. input
+order), a single ``<table>.parquet`` file (as versions before the dataset layout wrote it), or
+``<table>.csv`` (with the table's declared schema), so two builds that lay the tables out
+differently, or two ``--jobs`` counts that cut them into other parts, compare value for value.
 """
 
 from __future__ import annotations
@@ -48,7 +52,8 @@ def is_perft_suite(path: Path) -> bool:
     return "perft" in path.parts or path.name.startswith("perft-")
 
 
-def write(out: Path, jobs: int, only: str | None, perft: bool, shared: Path) -> int:
+def write(out: Path, jobs: int, only: str | None, perft: bool, shared: Path, cross_check: str = "off",
+          fmt: str = "parquet") -> int:
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     # Run from the input's folder with a relative path, so that the source names in the
@@ -60,7 +65,7 @@ def write(out: Path, jobs: int, only: str | None, perft: bool, shared: Path) -> 
         folder = out / label.replace("/", "__")
         start = time.perf_counter()
         cmd = [sys.executable, "-m", "chessscan", "analyze", str(path), "-o", str(folder), "--positions",
-               "all", "--fen", "--cross-check", "off", "--silent", "--jobs", str(jobs)]
+               "all", "--fen", "--cross-check", cross_check, "--silent", "--jobs", str(jobs), "--format", fmt]
         done = subprocess.run(cmd, capture_output=True, env=env, cwd=root)
         (folder / "stderr.txt").write_bytes(done.stderr)
         status = f"exit {done.returncode}"
@@ -73,13 +78,40 @@ def write(out: Path, jobs: int, only: str | None, perft: bool, shared: Path) -> 
     return 0
 
 
+TABLES = ("positions", "games", "perpetuals", "epd_positions", "issues", "disagreements")
+
+
 def _table_files(folder: Path) -> dict[str, Path]:
-    return {p.name: p for p in folder.iterdir() if p.suffix in (".parquet", ".csv")}
+    """table name -> its dataset folder or file in a report folder."""
+    found = {}
+    for p in folder.iterdir():
+        name = p.name.rsplit(".", 1)[0] if p.suffix in (".parquet", ".csv") else p.name
+        if name in TABLES and (p.suffix in (".parquet", ".csv") or p.is_dir()):
+            found[name] = p
+    return found
+
+
+def read_table(path: Path):
+    """A table of a report as one pyarrow Table (see the module doc)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if path.is_dir():
+        parts = sorted(path.glob("part-*.parquet"))
+        return pa.concat_tables([pq.read_table(p) for p in parts]) if parts else None
+    if path.suffix == ".csv":
+        sys.path.insert(0, str(REPO))
+        from chessscan.reports.schema import schema_for
+        from chessscan.reports.writers import read_table as read_csv
+
+        with open(path, encoding="utf-8") as f:
+            header = f.readline()
+        optional = ["fen"] if path.stem == "positions" and '"fen"' in header else []
+        return read_csv(path, schema_for(path.stem, optional))
+    return pq.read_table(path)
 
 
 def compare(old: Path, new: Path) -> int:
-    import pyarrow.parquet as pq
-
     bad = 0
     labels = sorted({p.name for p in old.iterdir() if p.is_dir()} | {p.name for p in new.iterdir() if p.is_dir()})
     for label in labels:
@@ -93,7 +125,11 @@ def compare(old: Path, new: Path) -> int:
             print(f"{label}: tables differ: {sorted(ta)} vs {sorted(tb)}")
             bad += 1
         for name in sorted(set(ta) & set(tb)):
-            x, y = pq.read_table(ta[name]), pq.read_table(tb[name])
+            x, y = read_table(ta[name]), read_table(tb[name])
+            if x is None or y is None:
+                print(f"{label}/{name}: no part in {'old' if x is None else 'new'}")
+                bad += 1
+                continue
             if x.schema.remove_metadata() != y.schema.remove_metadata():
                 print(f"{label}/{name}: schema differs:\n  old {x.schema.remove_metadata()}\n  new {y.schema.remove_metadata()}")
                 bad += 1
@@ -140,13 +176,15 @@ def main() -> int:
     w.add_argument("--jobs", type=int, default=1)
     w.add_argument("--only", help="only inputs whose label contains this")
     w.add_argument("--perft", action="store_true", help="also run every perft suite (slow)")
+    w.add_argument("--cross-check", default="off", choices=["off", "sample", "full"])
+    w.add_argument("--format", default="parquet", choices=["parquet", "csv"])
     w.add_argument("--shared", type=Path, default=SHARED, help=f"the shared data folder (default {SHARED})")
     c = sub.add_parser("compare")
     c.add_argument("old", type=Path)
     c.add_argument("new", type=Path)
     args = parser.parse_args()
     if args.command == "write":
-        return write(args.out, args.jobs, args.only, args.perft, args.shared)
+        return write(args.out, args.jobs, args.only, args.perft, args.shared, args.cross_check, args.format)
     return compare(args.old, args.new)
 
 

@@ -347,7 +347,9 @@ def _warn_if_uncompiled() -> None:
 @click.option("-o", "--output", "out_dir", default="chessscan-report", show_default=True,
               type=click.Path(file_okay=False), help="Folder for the report tables.")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
-              show_default=True, help="Table file format.")
+              show_default=True, help="Table format: parquet, a dataset folder per table "
+                                      "(OUTPUT/<table>/part-*.parquet, parts in input order); csv, "
+                                      "a file per table (OUTPUT/<table>.csv).")
 @click.option("--positions", type=click.Choice(POSITIONS_CHOICES), default="all", show_default=True,
               help="Which position rows to write: every ply, checks only, or none.")
 @click.option("--fen/--no-fen", default=False, help="Add the FEN after each move to positions.")
@@ -465,9 +467,9 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     held = _hold_stops()
     try:
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
-        prepare_output(out_dir, report_files(tables + (("duplicates",) if find_duplicates else ()), fmt),
-                       inputs=sources)
-        writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional)
+        prepare_output(out_dir, report_files(tables + (("duplicates",) if find_duplicates else ()), fmt,
+                                             dataset=fmt == "parquet"), inputs=sources)
+        writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional, parts=True)
     except OutputFolderError as exc:
         _release_stops(held)
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
@@ -515,10 +517,14 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     summary = _finish_summary(tally, sources)
     if find_duplicates and "games" in tables:
         try:
-            summary["duplicates"] = _search_duplicates(out_dir, fmt, False, duplicates_memory)
+            summary["duplicates"] = _search_duplicates(out_dir, fmt, fmt == "parquet", duplicates_memory)
         except KeyboardInterrupt as exc:
             _exit_stopped(exc, f"the tables in {shown_dir}/ are whole but the duplicate search did not end")
     try:  # last, beside tables that are closed and whole
+        if writer.dataset:  # every part named is there, with the rows written to it
+            from chessscan.reports.parts import check_parts
+
+            check_parts([part for parts in writer.published.values() for part in parts])
         writer.write_summary(summary)
     except OutputError as exc:
         raise OutputFailure(str(exc)) from None

@@ -70,3 +70,17 @@ def stop_at_second_source(monkeypatch):
         return real_run(paths, sink, options, **kwargs)
 
     monkeypatch.setattr(local, "run", run)
+
+
+def writing(out: Path) -> bool:
+    """Whether a run is writing a table in the report folder ``out``: a file under its
+    temporary name (``*.partial``) in the folder or in one of its dataset folders."""
+    try:
+        for entry in out.iterdir():
+            if entry.name.endswith(".partial"):
+                return True
+            if entry.is_dir() and any(p.name.endswith(".partial") for p in entry.iterdir()):
+                return True
+    except OSError:  # (the folder, or an entry, came or went meanwhile)
+        pass
+    return False

@@ -211,12 +211,12 @@ def test_cli_analyze_writes_tables_that_pandas_reads(tmp_path):
     # (--cross-check full through the CLI: test_engines' jobs_2_equals_jobs_1[magnus-full])
     result = CliRunner().invoke(main, ["analyze", str(MAGNUS), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    positions = pd.read_parquet(out / "positions.parquet")
-    games = pd.read_parquet(out / "games.parquet")
+    positions = pd.read_parquet(out / "positions")
+    games = pd.read_parquet(out / "games")
     assert list(positions.columns) == list(column_names("positions"))
     assert list(games.columns) == list(column_names("games"))
     assert len(games) == 300 and len(positions) == games.plies.sum()
-    assert pd.read_parquet(out / "disagreements.parquet").empty
+    assert pd.read_parquet(out / "disagreements").empty
     import json
 
     summary = json.loads((out / "summary.json").read_text())
@@ -245,7 +245,7 @@ def test_cli_reads_stdin(tmp_path):
     result = CliRunner().invoke(main, ["analyze", "-", "-o", str(out), "--cross-check", "off"],
                                 input=MAGNUS.read_bytes())
     assert result.exit_code == 0, result.output
-    games = pd.read_parquet(out / "games.parquet")
+    games = pd.read_parquet(out / "games")
     assert len(games) == 300 and set(games.source) == {"<stdin>"}
 
 
@@ -272,14 +272,14 @@ def test_cli_reads_epd_from_stdin(tmp_path):
     suite = SAMPLES / "sf-books-stalemates-500.epd"
     result = CliRunner().invoke(main, ["analyze", str(suite), "-o", str(tmp_path / "file"), "--silent"])
     assert result.exit_code == 0, result.output
-    expected = pd.read_parquet(tmp_path / "file" / "epd_positions.parquet").drop(columns="source")
+    expected = pd.read_parquet(tmp_path / "file" / "epd_positions").drop(columns="source")
     assert len(expected) == 500 and expected.valid.all()
     for blob in (suite.read_bytes(), gzip.compress(suite.read_bytes())):
         out = tmp_path / "r"
         result = CliRunner().invoke(main, ["analyze", "-", "-o", str(out), "--silent"], input=blob)
         assert result.exit_code == 0, result.output
-        assert sorted(p.name for p in out.glob("*.parquet")) == ["epd_positions.parquet", "issues.parquet"]
-        got = pd.read_parquet(out / "epd_positions.parquet")
+        assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["epd_positions", "issues"]
+        got = pd.read_parquet(out / "epd_positions")
         assert set(got.source) == {"<stdin>"}
         pd.testing.assert_frame_equal(got.drop(columns="source"), expected)
     result = CliRunner().invoke(main, ["validate", "-"], input=suite.read_bytes())
@@ -297,7 +297,7 @@ def test_cli_warns_of_a_file_given_twice(tmp_path):
     result = CliRunner().invoke(main, ["analyze", str(MAGNUS), str(MAGNUS), "-o", str(out), "--silent"])
     assert result.exit_code == 0
     assert result.output.count("is given more than once: its games are read again") == 1
-    assert len(pd.read_parquet(out / "games.parquet")) == 600
+    assert len(pd.read_parquet(out / "games")) == 600
 
 
 def test_a_file_given_twice_keeps_each_reading_s_once_a_game_rows(tmp_path):
@@ -306,10 +306,23 @@ def test_a_file_given_twice_keeps_each_reading_s_once_a_game_rows(tmp_path):
     out = tmp_path / "r"
     result = CliRunner().invoke(main, ["analyze", str(uci), str(uci), "-o", str(out), "--silent", "--jobs", "1"])
     assert result.exit_code == 0
-    issues = pd.read_parquet(out / "issues.parquet")
+    issues = pd.read_parquet(out / "issues")
     assert issues["code"].tolist() == ["uci-move"] * 4 and issues["game_index"].tolist() == [0, 1, 0, 1]
     assert issues["message"].str.endswith("(3 moves of this game are written so; reported once)").tolist() == [
         True, False, True, False]
+
+
+def test_a_file_decoded_as_cp1252_with_uci_moves(tmp_path):
+    """decode-fallback (once a file) and uci-move (once a game) in the same games."""
+    latin = tmp_path / "latin.pgn"
+    latin.write_bytes(b"".join(b'[Event "Caf\xe9 %d"]\n\n1. e2e4 e7e5 2. g1f3 *\n\n' % k for k in range(3)))
+    out = tmp_path / "r"
+    result = CliRunner().invoke(main, ["analyze", str(latin), "-o", str(out), "--silent", "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    issues = pd.read_parquet(out / "issues")
+    assert issues["code"].tolist() == ["uci-move"] * 3 + ["decode-fallback"]
+    assert issues["game_index"].tolist() == [0, 1, 2, 0]
+    assert issues["message"].iloc[-1].endswith("3 games of this file are decoded so (reported once)")
 
 
 def test_cli_warns_of_stdin_given_twice(tmp_path):
@@ -318,7 +331,7 @@ def test_cli_warns_of_stdin_given_twice(tmp_path):
                                 input=MAGNUS.read_bytes())
     assert result.exit_code == 0
     assert result.output.count("- is given more than once: stdin is read once: the next gives nothing") == 1
-    assert len(pd.read_parquet(out / "games.parquet")) == 300
+    assert len(pd.read_parquet(out / "games")) == 300
 
 
 def test_cli_interrupt_leaves_no_summary(tmp_path, monkeypatch):
@@ -335,7 +348,7 @@ def test_cli_interrupt_leaves_no_summary(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["analyze", str(MAGNUS), "-o", str(out), "--silent"])
     assert result.exit_code == 130
     assert "interrupted: the tables in" in result.output and "no summary.json" in result.output
-    assert not (out / "summary.json").exists() and pd.read_parquet(out / "games.parquet").empty
+    assert not (out / "summary.json").exists() and pd.read_parquet(out / "games").empty
 
 
 def test_odd_counters_and_elos_are_reported_not_a_crash(tmp_path):

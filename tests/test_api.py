@@ -79,7 +79,7 @@ def test_read_report_reads_dask_datasets(tmp_path, magnus):
     single = write_report(tmp_path / "single", MAGNUS)
     dataset = tmp_path / "dataset"
     for name in ("positions", "games", "perpetuals", "issues"):
-        table = pq.read_table(single / f"{name}.parquet")
+        table = pq.read_table(single / name)
         (dataset / name).mkdir(parents=True)
         half = table.num_rows // 2
         pq.write_table(table.slice(0, half), dataset / name / "part-000000.parquet")

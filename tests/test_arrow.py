@@ -115,4 +115,4 @@ def test_analyze_does_not_import_pandas(tmp_path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.stdout.strip().splitlines()[-1] == "False", done.stdout[-2000:] + done.stderr[-2000:]
-    assert (tmp_path / "p" / "positions.parquet").exists() and (tmp_path / "c" / "games.csv").exists()
+    assert (tmp_path / "p" / "positions").exists() and (tmp_path / "c" / "games.csv").exists()

@@ -34,8 +34,8 @@ def analyze(paths, out, pure: bool) -> None:
 
 
 def assert_same_tables(a, b) -> None:
-    names = sorted(p.name for p in a.glob("*.parquet"))
-    assert names == sorted(p.name for p in b.glob("*.parquet"))
+    names = sorted(p.name for p in a.iterdir() if p.is_dir())
+    assert names and names == sorted(p.name for p in b.iterdir() if p.is_dir())
     for name in names:
         x, y = pq.read_table(a / name), pq.read_table(b / name)
         assert x.equals(y), name

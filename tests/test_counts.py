@@ -50,3 +50,18 @@ def test_counts_on_a_sample() -> None:
     assert (counts.termination_marks(data), counts.line_ends(data), counts.event_lines(data)) == (
         _marks(data), _line_ends(data), _event_lines(data))
     assert counts.event_lines(data) == 300
+
+
+@settings(max_examples=3000, deadline=None)
+@given(TEXT, st.integers(0, 70), st.integers(0, 70))
+@example(b'\xef\xbb\xbf[Event "x"]\r\n[Event "y"]', 0, 30)
+@example(b'\n[Event "x"]', 1, 12)
+def test_text_counts_of_a_slice_of_any_buffer(data: bytes, lo: int, hi: int) -> None:
+    """One pass, no copy: the line ends and [Event " lines of data[lo:hi], read in place
+    from a bytes object or a writable buffer (the --jobs main process's shared memory)."""
+    lo, hi = min(lo, len(data)), min(max(lo, hi), len(data))
+    part = data[lo:hi]
+    want = (_line_ends(part), _event_lines(part))
+    assert counts.text_counts(data, lo, hi) == want
+    assert counts.text_counts(memoryview(bytearray(data)), lo, hi) == want
+    assert counts.text_counts(part) == want

@@ -57,8 +57,20 @@ def python_chess_games(*paths):
     return pd.DataFrame(out, columns=["source", "game_index", "fen", "uci"])
 
 
+def table(out, name):
+    """A Parquet table of a report folder: a dataset folder (out/name/part-*.parquet) or a file."""
+    folder = out / name
+    return pq.read_table(folder if folder.is_dir() else out / f"{name}.parquet")
+
+
 def games(out):
-    return pq.read_table(out / "games.parquet").to_pandas()
+    return table(out, "games").to_pandas()
+
+
+def games_file(out):
+    """The one file of a one-process run's games table."""
+    parts = sorted((out / "games").glob("part-*.parquet"))
+    return parts[0] if len(parts) == 1 else out / "games.parquet"
 
 
 def test_moves_hash_is_blake2b_128_of_the_fen_and_the_uci_moves(tmp_path):
@@ -112,7 +124,7 @@ def test_duplicates_inside_a_file_and_across_files(tmp_path, two_files):
     assert g.moves_hash.isna().tolist() == [False, False, False, False, True, False, False, False, True]
     assert [None if pd.isna(v) else int(v) for v in g.duplicate_of] == [None, None, 0, None, None,
                                                                          None, 3, 0, None]
-    d = pq.read_table(out / "duplicates.parquet").to_pandas()
+    d = table(out, "duplicates").to_pandas()
     assert d[["source", "game_index", "line", "first_source", "first_game_index", "first_line",
               "duplicate_of"]].astype(str).values.tolist() == [
         [str(a), "2", "15", str(a), "0", "1", "0"],
@@ -123,7 +135,7 @@ def test_duplicates_inside_a_file_and_across_files(tmp_path, two_files):
     assert summary["duplicates"] == {"games_hashed": 7, "duplicate_games": 3, "games_repeated": 2}
     # Without --duplicates: the hash, and no search.
     plain = analyze(tmp_path / "plain", a, b, options=())
-    assert "duplicate_of" not in games(plain).columns and not (plain / "duplicates.parquet").exists()
+    assert "duplicate_of" not in games(plain).columns and not (plain / "duplicates.parquet").exists() and not (plain / "duplicates").exists()
     assert games(plain).moves_hash.equals(g.moves_hash)
     assert "duplicates" not in json.loads((plain / "summary.json").read_text())
 
@@ -144,8 +156,8 @@ def test_the_duplicates_of_jobs_2_chunks_are_those_of_one_process(tmp_path):
     one = analyze(tmp_path / "one", big, VARIANTS)
     two = analyze(tmp_path / "two", big, VARIANTS, options=("--duplicates", "--jobs", "2"))
     for name in ("games", "duplicates"):
-        pd.testing.assert_frame_equal(pq.read_table(one / f"{name}.parquet").to_pandas(),
-                                      pq.read_table(two / f"{name}.parquet").to_pandas(), check_exact=True)
+        pd.testing.assert_frame_equal(table(one, name).to_pandas(),
+                                      table(two, name).to_pandas(), check_exact=True)
     assert json.loads((two / "summary.json").read_text())["duplicates"] == {
         "games_hashed": 1300, "duplicate_games": 900, "games_repeated": 300}
 
@@ -158,7 +170,7 @@ def test_an_independent_count_of_the_duplicates(tmp_path):
     out = analyze(tmp_path / "r", MAGNUS, VARIANTS, copy)
     theirs = python_chess_games(MAGNUS, VARIANTS, copy)
     repeated = theirs.duplicated(["fen", "uci"], keep="first")
-    d = pq.read_table(out / "duplicates.parquet").to_pandas()
+    d = table(out, "duplicates").to_pandas()
     assert repeated.sum() == len(d) == 150
     assert sorted(zip(d.source.astype(str), d.game_index)) == sorted(
         zip(theirs.source[repeated], theirs.game_index[repeated]))
@@ -191,7 +203,7 @@ def test_chessscan_duplicates_refuses_what_is_not_a_report_in_one_line(tmp_path,
         f"Error: {tmp_path}: not a chessscan report (no games.parquet, games.csv or games/part-*.parquet in it)"]
     old = tmp_path / "old"
     old.mkdir()
-    pq.write_table(pq.read_table(ra / "games.parquet").drop(["moves_hash"]), old / "games.parquet")
+    pq.write_table(table(ra, "games").drop(["moves_hash"]), old / "games.parquet")
     result = run("duplicates", ra, old)
     assert result.exit_code == 2
     assert result.output.strip() == (f"Error: {old}: its games table has no moves_hash column (a report "
@@ -254,7 +266,7 @@ def test_a_failure_while_games_duplicate_of_is_written_keeps_the_whole_games_tab
     from chessscan.reports import duplicates
 
     out = analyze(tmp_path / "r", *two_files, options=())
-    before = (out / "games.parquet").read_bytes()
+    before = games_file(out).read_bytes()
 
     def cut(path, fmt):
         for i, batch in enumerate(pq.ParquetFile(path).iter_batches(batch_size=2)):
@@ -268,5 +280,5 @@ def test_a_failure_while_games_duplicate_of_is_written_keeps_the_whole_games_tab
         search.duplicates(found)
         with pytest.raises(KeyboardInterrupt):
             duplicates.add_duplicate_of(search, found, "parquet")
-    assert (out / "games.parquet").read_bytes() == before
+    assert games_file(out).read_bytes() == before
     assert sorted(p.name for p in out.iterdir() if "partial" in p.name) == []

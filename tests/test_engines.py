@@ -188,7 +188,7 @@ def test_chunks_cut_only_at_sure_game_starts(tmp_path, monkeypatch, cross_check,
     path = tmp_path / "tricky.pgn"
     path.write_bytes(TRICKY_PGN.encode())
     options = AnalysisOptions(cross_check=cross_check)
-    chunks = Counting(monkeypatch, parallel, "_estimated_games")  # once per chunk sent
+    chunks = Counting(monkeypatch, parallel, "_chunk_counts")  # once per chunk sent
     ref, got = ListSink(), ListSink()
     tally1 = run([str(path)], ref, options)
     tally2 = run_parallel([str(path)], got, options, jobs=2, batch_bytes=batch_bytes, in_flight=in_flight)
@@ -368,9 +368,8 @@ def test_reused_output_folder_keeps_no_table_of_an_earlier_run(tmp_path):
     """The tables an earlier run recorded writing are removed; the user's files stay."""
     epd = SAMPLES / "sf-books-stalemates-500.epd"
     out = analyze_cli(tmp_path, "out", [MAGNUS, epd], "--cross-check", "sample")
-    assert (out / "epd_positions.parquet").is_file() and (out / "disagreements.parquet").is_file()
-    (out / "games").mkdir()
-    (out / "games" / "notes.txt").write_text("mine")
+    assert (out / "epd_positions").is_dir() and (out / "disagreements").is_dir()
+    (out / "games" / "notes.txt").write_text("mine")  # in a dataset folder of the run
     (out / "mine.parquet").write_bytes(b"mine")
     analyze_cli(tmp_path, "out", [MAGNUS], "--cross-check", "off", "--format", "csv")
     assert sorted(p.name for p in out.iterdir()) == [
@@ -522,7 +521,7 @@ def test_sample_is_decided_in_input_order_across_chunks(monkeypatch, batch_bytes
     options = AnalysisOptions(cross_check="sample")
     ref, got = ListSink(), ListSink()
     tally1 = run(paths, ref, options)
-    chunks = Counting(monkeypatch, parallel, "_estimated_games")
+    chunks = Counting(monkeypatch, parallel, "_chunk_counts")
     tally2 = run_parallel(paths, got, options, jobs=2, batch_bytes=batch_bytes, in_flight=3)
     assert chunks.calls >= 4
     assert list(json.dumps(tally1.as_dict())) == list(json.dumps(tally2.as_dict()))
@@ -803,7 +802,7 @@ def test_dask_writes_the_issues_of_a_local_run(tmp_path, monkeypatch):
         common = ["analyze", *paths, "--cross-check", "off", *codes]
         assert runner.invoke(main, [*common, "--jobs", "1", "-o", str(local)]).exit_code == 2  # missing.pgn
         assert runner.invoke(main, [*common, "--dask", "local", "--shard-size", "2K", "-o", str(dask)]).exit_code == 2
-        want = pd.read_parquet(local / "issues.parquet", dtype_backend="numpy_nullable")
+        want = pd.read_parquet(local / "issues", dtype_backend="numpy_nullable")
         got = pd.read_parquet(dask / "issues", dtype_backend="numpy_nullable")
         pd.testing.assert_frame_equal(want, got, obj=f"issues {codes}")
         assert json.loads((local / "summary.json").read_text()) == json.loads((dask / "summary.json").read_text())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from click.testing import CliRunner
 from chessscan.cli import main
 from chessscan.reports import writers
 from chessscan.reports.writers import MANIFEST_NAME, OutputError, TableWriter
-from conftest import SAMPLES
+from conftest import SAMPLES, writing
 
 MAGNUS = SAMPLES / "lichess-magnus-300.pgn"
 MAGNUS_ZST = SAMPLES / "lichess-magnus-300.pgn.zst"
@@ -71,9 +72,10 @@ def test_a_run_removes_only_what_the_manifest_lists(tmp_path):
               (out / MANIFEST_NAME).open("w"))
     assert analyze(MAGNUS, "-o", out, "--cross-check", "off").exit_code == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        MANIFEST_NAME, "games.parquet", "games.parquet.bak", "issues.parquet", "notes.txt",
-        "perpetuals.parquet", "positions.parquet", "run.json", "summary.json"]
-    assert len(pd.read_parquet(out / "games.parquet")) == 300
+        MANIFEST_NAME, "games", "games.parquet.bak", "issues", "notes.txt", "perpetuals", "positions",
+        "run.json", "summary.json"]
+    assert sorted(p.name for p in (out / "games").iterdir()) == ["part-000000.parquet"]
+    assert len(pd.read_parquet(out / "games")) == 300
 
 
 def test_a_manifest_names_no_file_outside_the_report(tmp_path):
@@ -225,19 +227,20 @@ def test_full_disk_exit_4_no_summary_no_traceback(tmp_path, monkeypatch, fmt):
 
     def init(self, path, *args, **kwargs):
         real_init(self, path, *args, **kwargs)
-        if Path(path).name.startswith("positions"):
+        if Path(path).name.startswith("positions") or Path(path).parent.name == "positions":
             self._sink = _FullDisk(self._sink, room=0)
 
     monkeypatch.setattr(TableWriter, "__init__", init)
     out = tmp_path / "r"
     result = analyze(MAGNUS, "-o", out, "--format", fmt)
     assert result.exit_code == 4, result.output
-    assert f"cannot write {out / ('positions.' + fmt)}: No space left on device" in result.output
+    table = out / "positions" / "part-000000.parquet" if fmt == "parquet" else out / "positions.csv"
+    assert f"cannot write {table}: No space left on device" in result.output
     assert "Traceback" not in result.output
     assert not (out / "summary.json").exists()
-    assert not (out / f"positions.{fmt}").exists()
-    assert not any(p.name.endswith(".partial") for p in out.iterdir())
-    games = pd.read_parquet(out / "games.parquet") if fmt == "parquet" else pd.read_csv(out / "games.csv")
+    assert not table.exists() and not (fmt == "parquet" and any((out / "positions").iterdir()))
+    assert not any(p.name.endswith(".partial") for p in out.rglob("*"))
+    games = pd.read_parquet(out / "games") if fmt == "parquet" else pd.read_csv(out / "games.csv")
     assert len(games) <= 300  # readable, with the games written before the failure
 
 
@@ -262,25 +265,26 @@ def _small_tmpfs(tmp_path) -> Path:
     return mnt
 
 
-def test_real_full_disk(tmp_path):
-    """On a real 128 KiB filesystem: exit 4, tables readable or absent, no summary.json."""
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_real_full_disk(tmp_path, jobs):
+    """On a real 128 KiB filesystem: exit 4, tables readable or absent, no summary.json (with
+    --jobs 2, the workers' parts fail: the error comes back to the main process)."""
     mnt = _small_tmpfs(tmp_path)
     try:
         for fmt in ("parquet", "csv"):
             out = mnt / fmt
             done = subprocess.run([*CHESSSCAN, "analyze", str(MAGNUS), "-o", str(out), "--format", fmt,
-                                   "--jobs", "1", "--silent"], capture_output=True, text=True)
+                                   "--jobs", str(jobs), "--silent"], capture_output=True, text=True)
             assert done.returncode == 4, done.stderr
             assert "No space left on device" in done.stderr and "Traceback" not in done.stderr
             assert not (out / "summary.json").exists()
-            for p in out.iterdir():
+            for p in out.rglob("*"):
                 assert not p.name.endswith(".partial")
                 if p.suffix == ".parquet":
                     pq.read_metadata(p)
                 elif p.suffix == ".csv":
                     pd.read_csv(p)
-            for p in out.iterdir():
-                p.unlink()
+            shutil.rmtree(out)
     finally:
         subprocess.run(["umount", str(mnt)])
 
@@ -367,7 +371,7 @@ def _stop_midway(tmp_path, command: list[str], sig: int, out: Path | None,
     # (a table under its partial name).
     while time.monotonic() < deadline and proc.poll() is None:
         if _catches(proc.pid, signal.SIGTERM) and (
-                out is None or (out.is_dir() and any(p.name.endswith(".partial") for p in out.iterdir()))):
+                out is None or writing(out)):
             time.sleep(0.3)
             break
         time.sleep(0.05)
@@ -406,9 +410,10 @@ def test_signal_stops_analyze_cleanly(tmp_path, sig, jobs, group):
     assert "no summary.json is written" in done.stderr
     assert not (out / "summary.json").exists()
     names = sorted(p.name for p in out.iterdir())
-    assert names == [MANIFEST_NAME, "games.parquet", "issues.parquet", "perpetuals.parquet",
-                     "positions.parquet"]
-    games = pd.read_parquet(out / "games.parquet")
+    assert names == [MANIFEST_NAME, "games", "issues", "perpetuals", "positions"]
+    # Whole parts only, in input order: none being written is left, nor one hidden.
+    assert not [p for p in out.rglob("*") if p.name.startswith(".") and p.name != MANIFEST_NAME]
+    games = pd.read_parquet(out / "games")
     assert len(games) < 40 * 300 and list(games.game_index) == list(range(len(games)))
 
 
@@ -430,9 +435,9 @@ def test_a_stop_keeps_the_games_analyzed_whole_in_every_table(tmp_path, monkeypa
     out = tmp_path / "r"
     result = analyze(MAGNUS, "-o", out)
     assert result.exit_code == 130, result.output
-    games = pd.read_parquet(out / "games.parquet")
-    positions = pd.read_parquet(out / "positions.parquet")
-    issues = pd.read_parquet(out / "issues.parquet")
+    games = pd.read_parquet(out / "games")
+    positions = pd.read_parquet(out / "positions")
+    issues = pd.read_parquet(out / "issues")
     assert list(games.game_index) == list(range(250))
     assert positions.game_index.max() == 249 and len(positions) == games.plies.sum() > 8192
     assert (issues.game_index < 250).all()
@@ -446,7 +451,7 @@ def test_a_stop_while_the_tables_open_closes_them_all(tmp_path, monkeypatch):
 
     def init(self, path, *args, **kwargs):
         real_init(self, path, *args, **kwargs)
-        if Path(path).name.startswith("positions"):
+        if Path(path).parent.name == "positions":
             os.kill(os.getpid(), signal.SIGTERM)
 
     monkeypatch.setattr(TableWriter, "__init__", init)
@@ -454,9 +459,11 @@ def test_a_stop_while_the_tables_open_closes_them_all(tmp_path, monkeypatch):
     result = analyze(MAGNUS, "-o", out)
     assert result.exit_code == 143, result.output
     assert "stopped by SIGTERM: the tables in" in result.output and "no summary.json is written" in result.output
-    assert sorted(p.name for p in out.iterdir()) == [MANIFEST_NAME, "disagreements.parquet", "games.parquet",
-                                                     "issues.parquet", "perpetuals.parquet", "positions.parquet"]
-    assert pd.read_parquet(out / "games.parquet").empty
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST_NAME, "disagreements", "games", "issues",
+                                                     "perpetuals", "positions"]
+    assert all(sorted(p.name for p in (out / t).iterdir()) == ["part-000000.parquet"]
+               for t in ("disagreements", "games", "issues", "perpetuals", "positions"))
+    assert pd.read_parquet(out / "games").empty
 
 
 @LINUX_PROC
@@ -480,7 +487,7 @@ def test_latin1_file_name(tmp_path):
     done = subprocess.run([*CHESSSCAN, "analyze", name, "-o", str(out), "--jobs", "1", "--silent"],
                           cwd=tmp_path, capture_output=True)
     assert done.returncode == 0, done.stderr
-    assert pd.read_parquet(out / "games.parquet").source.unique().tolist() == ["Caf\\xe9.pgn"]
+    assert pd.read_parquet(out / "games").source.unique().tolist() == ["Caf\\xe9.pgn"]
     summary = json.loads((out / "summary.json").read_bytes().decode("utf-8"))
     assert summary["sources"] == ["Caf\\xe9.pgn"]
     done = subprocess.run([*CHESSSCAN, "validate", "--format", "json", name, "missing\xe9.pgn"],
@@ -540,7 +547,7 @@ def test_csv_neutralises_formulas_parquet_keeps_values(tmp_path):
     csv = pd.read_csv(tmp_path / "c" / "games.csv")
     assert csv.loc[0, ["event", "white", "black"]].tolist() == [
         "'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "'-1+2"]
-    par = pd.read_parquet(tmp_path / "p" / "games.parquet")
+    par = pd.read_parquet(tmp_path / "p" / "games")
     assert par.loc[0, ["event", "white", "black"]].tolist() == ['=HYPERLINK("http://x")', "@SUM(A1)", "-1+2"]
 
 
@@ -595,13 +602,18 @@ def test_closed_pipe_is_a_quiet_141_with_no_process_left(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="file names are bytes on Linux")
-@pytest.mark.parametrize("fmt", ["parquet", "csv"])
-def test_latin1_output_folder(tmp_path, fmt):
+@pytest.mark.parametrize("fmt,jobs", [("parquet", 1), ("csv", 1), ("parquet", 2)])
+def test_latin1_output_folder(tmp_path, fmt, jobs):
+    # --jobs 2: the parts the workers wrote are checked by their exact names before summary.json
     out = os.fsdecode(b"out\xe9")
-    done = subprocess.run([*CHESSSCAN, "analyze", str(MAGNUS), "-o", out, "--jobs", "1", "--silent",
+    done = subprocess.run([*CHESSSCAN, "analyze", str(MAGNUS), "-o", out, "--jobs", str(jobs), "--silent",
                            "--format", fmt], cwd=tmp_path, capture_output=True)
     assert done.returncode == 0, done.stderr
     assert b"tables written to out\\xe9/" in done.stderr
-    with open(tmp_path / out / f"games.{fmt}", "rb") as f:
-        games = pd.read_parquet(f) if fmt == "parquet" else pd.read_csv(f)
-    assert len(games) == 300
+    tables = sorted((tmp_path / out / "games").glob("part-*.parquet")) if fmt == "parquet" else [
+        tmp_path / out / "games.csv"]
+    games = []
+    for path in tables:
+        with open(path, "rb") as f:
+            games.append(pd.read_parquet(f) if fmt == "parquet" else pd.read_csv(f))
+    assert list(pd.concat(games).game_index) == list(range(300))

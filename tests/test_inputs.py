@@ -35,7 +35,7 @@ def run(*args, input=None):
 
 
 def issues_of(out):
-    return pd.read_parquet(out / "issues.parquet")
+    return pd.read_parquet(out / "issues")
 
 
 # --------------------------------------------------------------------------- folders and bad paths
@@ -54,9 +54,9 @@ def test_a_folder_is_read_recursively_in_sorted_order(tmp_path):
     out = tmp_path / "r"
     res = run("analyze", tree, "-o", out, "--silent", "--jobs", "1", "--cross-check", "off")
     assert res.exit_code == 0, res.output
-    games = pd.read_parquet(out / "games.parquet")
+    games = pd.read_parquet(out / "games")
     assert len(games) == 300 and set(games.source) == {str(tree / "b" / "magnus.pgn.zst")}
-    assert len(pd.read_parquet(out / "epd_positions.parquet")) == 300
+    assert len(pd.read_parquet(out / "epd_positions")) == 300
     summary = json.loads((out / "summary.json").read_text())
     assert summary["sources"] == sources
 
@@ -83,7 +83,7 @@ def test_a_missing_file_among_good_ones_is_an_issue_and_exit_2(tmp_path):
     assert res.exit_code == 2
     assert f"{missing}: error[unreadable-input]: no such file or folder" in res.stderr
     assert "1 input could not be analyzed" in res.stderr
-    games = pd.read_parquet(out / "games.parquet")
+    games = pd.read_parquet(out / "games")
     assert len(games) == 300  # the good file is analyzed
     bad = issues_of(out).query("code == 'unreadable-input'")
     assert bad[["source", "severity"]].values.tolist() == [[str(missing), "error"]]
@@ -139,7 +139,7 @@ def test_a_parquet_file_without_moves_gives_one_error_and_a_failing_exit(tmp_pat
     # A report's games table is a Parquet file but no game table: no column holds moves.
     report = tmp_path / "r1"
     assert run("analyze", MAGNUS, "-o", report, "--silent", "--jobs", "1").exit_code == 0
-    parquet = report / "games.parquet"
+    parquet = report / "games" / "part-000000.parquet"
     res = run("validate", parquet)
     assert res.exit_code == 2  # an input that could not be analyzed, as in analyze
     assert res.stdout.splitlines() == [
@@ -372,7 +372,7 @@ def test_stdin_is_named_stdin_in_the_summary(tmp_path):
     res = run("analyze", "-", "-o", out, "--silent", "--jobs", "1", input=MAGNUS.read_bytes())
     assert res.exit_code == 0
     assert json.loads((out / "summary.json").read_text())["sources"] == ["<stdin>"]
-    assert set(pd.read_parquet(out / "games.parquet").source) == {"<stdin>"}
+    assert set(pd.read_parquet(out / "games").source) == {"<stdin>"}
 
 
 # --------------------------------------------------------------------------- select, ignore, once

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from chessscan.cli import main
 from chessscan.reports import files
 from chessscan.reports.files import LOCK_NAME, OutputBusy, OutputLock, lock_path_for
-from conftest import SAMPLES
+from conftest import SAMPLES, writing
 
 MAGNUS = SAMPLES / "lichess-magnus-300.pgn"
 VARIANTS = SAMPLES / "lichess-jishanshaikh4-variants.pgn"
@@ -142,7 +142,7 @@ def test_a_second_analyze_into_the_folder_is_refused(tmp_path, monkeypatch, jobs
     out = tmp_path / "out"
     first = _start_and_pause(
         [*CHESSSCAN, "analyze", "big.pgn", "-o", "out", "--silent", "--jobs", str(jobs), "--cross-check", "off"],
-        lambda: (out / LOCK_NAME).exists() and any(p.name.endswith(".partial") for p in out.iterdir()))
+        lambda: (out / LOCK_NAME).exists() and writing(out))
     try:
         _refused_by(cli("analyze", MAGNUS, "-o", "out", "--silent", "--jobs", "1"), first.pid, "out")
         _refused_by(cli("report", "out"), first.pid, "out")  # nor read while it is written
@@ -151,13 +151,13 @@ def test_a_second_analyze_into_the_folder_is_refused(tmp_path, monkeypatch, jobs
         status, stderr = _resume(first)
     assert status == 0, stderr
     assert stderr.splitlines()[-1] == "tables written to out/"
-    games = pd.read_parquet(out / "games.parquet")
+    games = pd.read_parquet(out / "games")
     assert len(games) == 40 * (300 + 108 + 2) and set(games.source) == {"big.pgn"}
     assert json.loads((out / "summary.json").read_text())["sources"] == ["big.pgn"]
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [".chessscan-manifest.json"]
     # Free again: the next run goes ahead (and finds a folder of its own kind).
     assert cli("analyze", MAGNUS, "-o", "out", "--silent", "--jobs", "1").exit_code == 0
-    assert len(pd.read_parquet(out / "games.parquet")) == 300
+    assert len(pd.read_parquet(out / "games")) == 300
 
 
 def test_a_second_split_or_baseline_into_a_file_is_refused(tmp_path, monkeypatch):
@@ -213,11 +213,11 @@ def test_links_at_the_temporary_names_of_earlier_versions_are_never_followed(tmp
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "out"
     assert cli("analyze", MAGNUS, "-o", out, "--silent", "--jobs", "1").exit_code == 0
-    for name in (".chessscan-manifest.json.partial", "games.parquet.partial", "summary.json.partial",
+    for name in (".chessscan-manifest.json.partial", "games/part-000000.parquet.partial", "summary.json.partial",
                  "run.json.partial"):
-        (out / name).symlink_to(victims(name))
+        (out / name).symlink_to(victims(name.replace("/", "-")))
     assert cli("analyze", MAGNUS, "-o", out, "--silent", "--jobs", "1").exit_code == 0
-    assert not [p for p in out.iterdir() if p.is_symlink()]  # the links removed, as links
+    assert not [p for p in out.rglob("*") if p.is_symlink()]  # the links removed, as links
     Path("in.pgn").write_bytes(ILLEGAL)
     pid = os.getpid()
     for name in ("cc.pgn.partial", "rr.pgn.partial", "rr.pgn.issues.csv.partial", f"bb.json.partial{pid}"):
@@ -237,8 +237,8 @@ def test_links_at_guessed_temporary_names_are_never_followed(tmp_path, monkeypat
     drawn = files.temporary_path
     planted = []
 
-    def temporary_path(path):
-        name = drawn(path)
+    def temporary_path(path, hidden=False):
+        name = drawn(path, hidden)
         if os.path.basename(path) not in planted:
             planted.append(os.path.basename(path))
             os.symlink(victims(os.path.basename(path)), name)
@@ -248,12 +248,13 @@ def test_links_at_guessed_temporary_names_are_never_followed(tmp_path, monkeypat
     out = tmp_path / "out"
     result = cli("analyze", MAGNUS, "-o", out, "--silent", "--jobs", "1", "--html")
     assert result.exit_code == 0, result.output
-    names = [".chessscan-manifest.json", "positions.parquet", "games.parquet", "perpetuals.parquet",
-             "issues.parquet", "disagreements.parquet", "summary.json", "run.json", "report.html"]
+    tables = ["positions", "games", "perpetuals", "issues", "disagreements"]
+    names = [".chessscan-manifest.json", "part-000000.parquet", "summary.json", "run.json", "report.html"]
     assert sorted(planted) == sorted(names)
-    for name in names:
+    for name in [n for n in names if n.endswith(".json") or n.endswith(".html")] + [
+            f"{t}/part-000000.parquet" for t in tables]:
         assert (out / name).is_file() and not (out / name).is_symlink()
-    assert len(pd.read_parquet(out / "games.parquet")) == 300
+    assert len(pd.read_parquet(out / "games")) == 300
     Path("in.pgn").write_bytes(ILLEGAL)
     result = cli("validate", "in.pgn", "--clean-output", "cc.pgn", "--rejects-output", "rr.pgn.gz",
                  "--write-baseline", "bb.json")
@@ -378,7 +379,7 @@ def test_closed_stdout(tmp_path, how):
     # analyze writes nothing there: the run is done as ever (no table lands on descriptor 1).
     done = _closed(1, "analyze", str(MAGNUS), "-o", "out", "--silent", "--jobs", "1", cwd=tmp_path, how=how)
     assert done.returncode == 0 and done.stderr.splitlines()[-1] == b"tables written to out/"
-    assert len(pd.read_parquet(tmp_path / "out" / "games.parquet")) == 300
+    assert len(pd.read_parquet(tmp_path / "out" / "games")) == 300
 
 
 @pytest.mark.parametrize("how", ["closed", "read-only"])
@@ -386,7 +387,7 @@ def test_closed_stderr(tmp_path, how):
     # Nothing can be said: the run is done, and its status tells (no --silent needed).
     done = _closed(2, "analyze", str(MAGNUS), "-o", "out", "--jobs", "1", cwd=tmp_path, how=how)
     assert done.returncode == 0 and done.stdout == b""
-    assert len(pd.read_parquet(tmp_path / "out" / "games.parquet")) == 300
+    assert len(pd.read_parquet(tmp_path / "out" / "games")) == 300
     assert (tmp_path / "out" / "summary.json").is_file()
     done = _closed(2, "validate", str(VARIANTS), "--fail-on", "warning", cwd=tmp_path, how=how)
     assert done.returncode == 1 and len(done.stdout.splitlines()) == 8  # the 8 warnings, on stdout

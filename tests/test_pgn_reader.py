@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from chessscan.readers.pgn import (ISSUE_CODES, RawGame, ReadEnd, ReaderIssue, last_sure_game_start, read_games,
                                    sure_game_start)
@@ -949,6 +951,42 @@ def test_last_sure_game_start():
     assert last_sure_game_start(text[: b + 5]) == -1
     assert last_sure_game_start(text, lo=c) == -1  # only candidates after lo
     assert last_sure_game_start(b'[Event "a"]\n\n1. e4\n\n[Event "b"]\n') == -1
+
+
+def _last_sure_game_start_by_rfind(buf: bytes, lo: int = 0, hi=None, lookback: int = 1 << 16) -> int:
+    """The rule as first written: rfind the candidates, sure_game_start on lookback bytes."""
+    from chessscan.readers.pgn import line_at, sure_game_start
+
+    end = len(buf) if hi is None else min(hi, len(buf))
+    while True:
+        i = max(buf.rfind(b'\n[Event "', lo, end), buf.rfind(b'\r[Event "', lo, end))
+        if i < 0:
+            return -1
+        start = i + 1
+        line = line_at(buf, start)
+        back = max(0, start - lookback)
+        if line is not None and sure_game_start(buf[back:start], line, back == 0):
+            return start
+        end = i
+
+
+_CUT_PIECES = st.sampled_from([b'[Event "x"]', b"\n", b"\r\n", b"\r", b" ", b"\t", b"\x0b", b"1-0", b"0-1",
+                               b"1/2-1/2", b"*", b"{", b"}", b";c", b"%e", b'[Site "s"]', b"1. e4 e5", b'[Event "',
+                               b"x", b"\xef\xbb\xbf"])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_CUT_PIECES, max_size=40).map(b"".join), st.integers(0, 80), st.integers(0, 90),
+       st.sampled_from([1 << 16, 3, 7, 12, 30]))
+@example(b'1. e4 1-0\n\n[Event "x"]\n', 0, 30, 1 << 16)
+@example(b'1. e4 1-0\n\n[Event "x"]\n', 0, 30, 11)   # the movetext line cut by the look-back
+@example(b'1. e4 1-0\n\n[Event "x"]\n', 0, 30, 12)
+def test_last_sure_game_start_is_the_rule_on_any_buffer(text, lo, hi, lookback):
+    """The compiled scan (from hi back, the last non-blank line found in C) gives what the
+    rule gives on the look-back bytes, in a bytes object or in a writable buffer."""
+    want = _last_sure_game_start_by_rfind(text, lo, hi, lookback)
+    assert last_sure_game_start(text, lo, hi, lookback) == want
+    assert last_sure_game_start(memoryview(bytearray(text)), lo, hi, lookback) == want
 
 
 def test_rebase_moves_a_game_to_its_place():

@@ -48,10 +48,10 @@ def _big_input(tmp_path: Path) -> Path:
     return path
 
 
-def _kill_midway(command: list[str], which: str) -> tuple[int, str]:
+def _kill_midway(command: list[str], which: str, stop: int | None = None) -> tuple[int, str]:
     """Run ``command`` (a --jobs 2 run), kill its forkserver, resource tracker or a worker
-    with SIGKILL once both workers run; return (exit status, stderr) and check that no
-    process of the run is left."""
+    with SIGKILL once both workers run (and send ``stop`` to the main process right after);
+    return (exit status, stderr) and check that no process of the run is left."""
     mark = f"fault-{os.getpid()}-{time.monotonic_ns()}"
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=dict(os.environ, CHESSSCAN_TEST_MARK=mark), start_new_session=True)
@@ -69,6 +69,8 @@ def _kill_midway(command: list[str], which: str) -> tuple[int, str]:
             target = {"forkserver": servers, "tracker": trackers, "worker": workers, "main": [proc.pid]}[which][0]
             seen.update(_marked(mark))
             os.kill(target, signal.SIGKILL)
+            if stop is not None:
+                os.kill(proc.pid, stop)
         time.sleep(0.02)
     try:
         _, stderr = proc.communicate(timeout=60)  # (ends when no process holds stderr)
@@ -107,8 +109,21 @@ def test_analyze_with_a_dead_forkserver_is_exit_3(tmp_path):
     assert not (out / "summary.json").exists()
     import pandas as pd
 
-    games = pd.read_parquet(out / "games.parquet")
+    games = pd.read_parquet(out / "games")
     assert list(games.game_index) == list(range(len(games)))
+
+
+def test_a_stop_with_the_resource_tracker_gone_is_a_stop(tmp_path):
+    """A SIGHUP to the process group ends the resource tracker too: the run stops as stopped
+    (128 + N, one line), and removing its chunks' shared memory starts no second tracker
+    (which printed a KeyError traceback for each)."""
+    out = tmp_path / "r"
+    status, stderr = _kill_midway([*CHESSSCAN, "analyze", str(_big_input(tmp_path)), "-o", str(out), "--jobs", "2",
+                                   "--positions", "none", "--silent"], "tracker", stop=signal.SIGTERM)
+    assert status == 128 + signal.SIGTERM, stderr
+    assert "Traceback" not in stderr and "leaked" not in stderr and "resource_tracker" not in stderr, stderr
+    assert [ln for ln in stderr.splitlines() if ln.strip()] == [
+        f"stopped by SIGTERM: the tables in {out}/ hold only the games analyzed before, and no summary.json is written"]
 
 
 def test_a_killed_main_process_leaves_no_worker_even_unwaited(tmp_path):

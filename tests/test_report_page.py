@@ -82,7 +82,7 @@ def text(part: str) -> str:
 
 
 def read(folder: Path, table: str) -> pd.DataFrame:
-    return pd.read_parquet(folder / f"{table}.parquet", dtype_backend="numpy_nullable")
+    return pd.read_parquet(folder / table, dtype_backend="numpy_nullable")
 
 
 def test_summary_chart_data_agrees_with_the_tables(samples_report):
@@ -264,7 +264,7 @@ def test_csv_and_dataset_reports_render_the_same_numbers(tmp_path, samples_repor
     dataset.mkdir()
     shutil.copy(samples_report / "summary.json", dataset)
     for table in ("positions", "games", "issues", "perpetuals", "epd_positions", "disagreements"):
-        t = pq.read_table(samples_report / f"{table}.parquet")
+        t = pq.read_table(samples_report / table)
         (dataset / table).mkdir()
         step = max(1, -(-t.num_rows // 3))
         for i, start in enumerate(range(0, max(t.num_rows, 1), step)):

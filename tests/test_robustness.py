@@ -495,8 +495,8 @@ def check_mutations(tmp_path, monkeypatch, pool, seeds, games: int) -> None:
     monkeypatch.setattr(parallel, "_start_pool", lambda jobs: KeptPool(pool))
     monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)
     chunks = []
-    estimate = parallel._estimated_games
-    monkeypatch.setattr(parallel, "_estimated_games", lambda chunk: chunks.append(1) or estimate(chunk))
+    counts = parallel._chunk_counts
+    monkeypatch.setattr(parallel, "_chunk_counts", lambda *args: chunks.append(1) or counts(*args))
     data = real_games_some_bare(games)
     path = tmp_path / "mutated.pgn"
     for seed in seeds:

@@ -237,7 +237,7 @@ def test_a_corrupt_footer_is_one_line_and_the_rest_is_read(tmp_path):
     assert lines[1].startswith("error: 1 input could not be analyzed")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["games_read"] == 300 and summary["sources"] == [str(PGN)]
-    issues = pd.read_parquet(out / "issues.parquet")
+    issues = pd.read_parquet(out / "issues")
     assert issues.code.tolist() == ["truncated-input"]
 
 
@@ -266,7 +266,8 @@ def test_folders_hive_partitions_and_report_folders(tmp_path):
     # A report folder (its manifest) is not read as input.
     (data / "report").mkdir()
     (data / "report" / REPORT_MANIFEST).write_text("{}")
-    shutil.copy(TWIN, data / "report" / "positions.parquet")
+    (data / "report" / "positions").mkdir()
+    shutil.copy(TWIN, data / "report" / "positions" / "part-000000.parquet")
     assert REPORT_MANIFEST == MANIFEST_NAME
     found = resolve_each([str(data)])
     assert found == [str(chess960 / "x.parquet"), str(data / "year=2022/month=01/train-0.parquet"),

@@ -24,6 +24,7 @@ from chessscan.readers.inputs import is_epd_source
 from chessscan.readers.pgn import read_games
 from chessscan.readers.sources import open_source, source_name, source_size
 from chessscan.readers.tables import is_table
+from chessscan.reports.filters import PER_FILE_CODES
 from chessscan.reports.writers import buffered_rows, clear, new_buffers
 
 #: Rows buffered per table before they go to the sink. Small enough that the column lists
@@ -311,10 +312,19 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
     def flush() -> None:
         flush_tables(sink, tables, names)
 
+    def next_source(name: str) -> None:
+        # The once-a-file rows of the sources before go after their other rows and before
+        # this one's, whatever the batches (as with --jobs and Dask).
+        if getattr(sink, "holding", None) is not None and (
+                sink.holding(name) or not PER_FILE_CODES.isdisjoint(tables["issues"]["code"])):
+            flush()
+            sink.next_source(name)
+
     current = None  # the game being analyzed (a stop that cuts it short drops its rows)
     try:
         for path in paths:
             if is_epd(path):
+                next_source(source_name(path))
                 run_epd_source(path, tables, tally, flush, bar, batch_rows)
                 continue
             with game_source(path, options) as stream:
@@ -324,6 +334,7 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                 issues = tables["issues"]["code"]
                 read = 0
                 name = stream.name
+                next_source(name)
                 for raw in stream:
                     read += 1
                     current = raw

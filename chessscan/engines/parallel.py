@@ -1,33 +1,57 @@
-"""Run the analysis on every core: worker processes read and analyze, the main process writes.
+"""Run the analysis on every core: the main process reads and cuts, worker processes analyze
+and write.
 
 Shape of a run (``chessscan analyze --jobs N``):
 
-* The main process opens each PGN source (decompressing it) and cuts the text into chunks of
-  about ``batch_bytes`` bytes, each ending just before a *sure game start*
+* The main process opens each PGN source (decompressing it), reads it in blocks into a
+  buffer of shared memory (:class:`~chessscan.engines.chunks.Slot`) and cuts the text into
+  chunks, each ending just before a *sure game start*
   (:func:`chessscan.readers.pgn.last_sure_game_start`: a line where the reader starts a game
   whatever state it is in, unless a brace comment opened before the bytes the rule looks at
-  is still open there). That is all it does with the text: finding a cut is a few ``rfind``
-  calls, so one main process keeps many workers busy.
-* Each chunk (bytes, pickled) goes to a pool of ``N`` worker processes. A worker reads it
-  with the PGN reader, shifts its games to their place in the source
-  (:meth:`~chessscan.readers.pgn.RawGame.rebase`: byte offset and line counted by the main
-  process; game index estimated, see below), analyzes them (cross-check included) exactly
-  as the single process path does, and sends back a
-  :class:`~chessscan.analysis.game.Tally` and one Arrow record batch per table. Building
-  the Arrow arrays in the workers matters: converting Python lists to Arrow costs about
-  half as much as the analysis itself.
-* The main process writes the results **in submission order** and merges the tallies in that
-  order, so every table has the same rows in the same order as with ``--jobs 1``, and the
-  summary is the same (the counters' key order included).
+  is still open there). That is all it does with the text, and none of it per game: a cut
+  is a scan back from the chunk's end in C, and one pass in C counts the chunk's lines and
+  ``[Event "`` lines (:func:`chessscan.readers.counts.text_counts`).
+* Each chunk goes to a pool of ``N`` worker processes as a description of where its text
+  lies (:class:`~chessscan.engines.chunks.ChunkText`: the worker maps the shared memory and
+  reads it in place; bytes where there is none), with the game index, byte offset and line
+  of its first byte. A worker reads it with the PGN reader, shifts its games to their place
+  in the source (:meth:`~chessscan.readers.pgn.RawGame.rebase`), analyzes them (cross-check
+  included) exactly as the single process path does, and either
+  * writes their rows itself (:func:`write_chunk`): when the sink is a report whose tables
+    take parts (:class:`~chessscan.reports.writers.ReportWriter` with ``parts=True``, what
+    ``chessscan analyze`` writes), each table's rows go to a part of that table, under a
+    temporary name (:mod:`chessscan.reports.dataset`), and the worker sends back a
+    :class:`~chessscan.analysis.game.Tally` and the parts' names and row counts; or
+  * sends the rows back, one Arrow record batch per table (:func:`analyze_chunk`: any other
+    sink, such as ``validate``'s diagnostics or :func:`chessscan.scan`'s tables).
+* The main process takes the results **in submission order** and merges the tallies in that
+  order; it names the parts (``part-NNNNNN.parquet``, numbered in that order, or for CSV
+  appends their rows to the table's file) or writes the rows it got. So every table has the
+  same rows in the same order as with ``--jobs 1``, and the summary is the same (the
+  counters' key order included). Rows the main process writes itself (the EPD sources, the
+  warning of a source with no game, the once-a-file issues) go to parts of its own between
+  the workers' ones.
 * At most ``in_flight`` chunks (default ``2 * N``) are read ahead, so memory stays flat
   however large the input. The progress bar counts the input bytes of the chunks written.
+
+Chunk sizes. With the rows sent back, chunks are about ``batch_bytes`` (1 MiB): the main
+process holds a chunk's rows. With parts, a chunk is a part of every table, and its size
+balances three costs: the parts of a large input (a file per table and chunk), the memory of
+the chunks in flight (``in_flight`` of them in shared memory), and the wait at the end (the
+last chunks' work, shared by fewer workers). The first chunks are ``batch_bytes``; then each
+holds a ``2 N``-th of the text still to come (estimated from the size of the file and the
+compression ratio so far; for stdin, ``batch_bytes`` doubled every ``N`` chunks), between
+``batch_bytes`` and :data:`PART_BYTES` (16 MiB): a Lichess month (390 GB of PGN) is then
+about 24,000 parts per table, 32 MiB of shared memory per worker, and the last chunks a
+megabyte each.
 
 Cuts inside comments. The cut is optimistic: only the reader of the text before it knows
 whether a comment is still open there (PGN §5: a brace comment may hold blank lines and tag
 lines). Each worker reports whether its chunk ended inside a comment
 (:class:`~chessscan.readers.pgn.ReadEnd`); when the main process comes to write such a chunk
 (not the last of its source), it drops that result and the next chunk's, and analyzes the two
-chunks' text as one chunk (again, while it too ends inside a comment). A chunk whose next
+chunks' text as one chunk (again, while it too ends inside a comment; the parts the workers
+wrote for the two results are removed). A chunk whose next
 chunk is not queued yet waits for it at the head of the queue; if the rest of the source is
 then read here (below), the reading starts at that chunk. A comment decides within the
 reader's look-ahead (64 KiB) whether it holds a game start, so one more chunk is usually
@@ -38,14 +62,22 @@ Game index. Only the reader knows how many games a chunk holds, so the main proc
 estimates each chunk's first game index by counting ``[Event "`` lines (exact for every
 regular file) and checks the estimate when the chunk's result comes back in order. A wrong
 estimate is corrected by shifting the ``game_index`` columns; with ``--cross-check sample``,
-whose sample depends on the game index, the chunk is analyzed again with the right index,
-and the rest of that source is read in the main process (as below). A source with no sure
+whose sample depends on the game index, or with parts (written already), the chunk is
+analyzed again with the right index (its parts removed), and the rest of that source is read
+in the main process (as below). A source with no sure
 game start in ``MAX_CHUNK_BYTES`` bytes is read in the main process too: the main process
 then reads games and sends them to the workers in batches of ``batch_games`` games.
 
-The pool starts in a background thread once the first full chunk is read: the first
-worker's start waits for the forkserver to import chessscan (about 0.2 s), and
-meanwhile the main process analyzes the chunks it cuts itself, so that no core waits.
+The pool starts in a background thread once the first full chunk is read (with parts: at
+once, as the first chunks are read): the first worker's start waits for the forkserver to
+import chessscan (about 0.2 s), and meanwhile the main process analyzes the chunks it cuts
+itself, so that no core waits (not with parts: the main process does no analysis there).
+
+Parts and stops. A part is named only when its chunk's result is taken in order; the parts
+of a result dropped (joined with the next chunk, analyzed again) are removed, and so are,
+when a run stops or fails, those of every result not taken yet, and any part a worker was
+writing (:func:`~chessscan.reports.dataset.sweep`): a stopped run leaves whole parts only,
+the first ones in input order.
 
 Stops. Ctrl-C, SIGTERM and SIGHUP become an exception that the signal handler raises in the
 main thread between any two bytecodes (see chessscan.cli). So the main thread never changes
@@ -79,6 +111,7 @@ the one-process run.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import signal
@@ -112,14 +145,16 @@ from chessscan.engines.local import (
     sink_columns,
     tables_for,
 )
-from chessscan.readers.counts import event_lines, termination_marks
-from chessscan.readers.pgn import ReadEnd, count_line_ends, last_sure_game_start, read_games
+from chessscan.engines.chunks import ChunkStream, ChunkText, Slots
+from chessscan.readers.counts import termination_marks, text_counts
+from chessscan.readers.pgn import ReadEnd, last_sure_game_start, read_games
 from chessscan.readers.sources import TruncatedInput, open_source, source_name, source_size
 from chessscan.readers.tables import is_table
+from chessscan.reports.dataset import PartTarget, add_rows, discard_parts, sweep
 from chessscan.reports.writers import buffered_rows, new_buffers
 
-__all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "MAX_CHUNK_BYTES", "default_jobs", "auto_jobs", "analyze_batch",
-           "analyze_chunk", "run_parallel"]
+__all__ = ["DEFAULT_BATCH_GAMES", "DEFAULT_BATCH_BYTES", "MAX_CHUNK_BYTES", "PART_BYTES", "default_jobs", "auto_jobs",
+           "analyze_batch", "analyze_chunk", "write_batch", "write_chunk", "run_parallel"]
 
 #: Input bytes per chunk sent to a worker (cut at the last sure game start before): large
 #: enough that pickling and process switches are noise (1 MiB of Lichess games with clock
@@ -135,6 +170,10 @@ MAX_CHUNK_BYTES = 16 << 20
 MAX_CHUNK_GAMES = 20_000
 #: Games per batch when the main process reads a source itself (see the module doc).
 DEFAULT_BATCH_GAMES = 200
+#: ... when the workers write the parts (a batch is a part).
+PART_BATCH_GAMES = 5000
+#: The largest chunk cut when the workers write the parts (module doc: Chunk sizes).
+PART_BYTES = 16 << 20
 _READ_SIZE = 1 << 20
 # Whether the main process analyzes chunks while the pool starts (tests turn it off to send
 # every chunk after the first to the workers).
@@ -203,19 +242,104 @@ def analyze_batch(games: Sequence, options: AnalysisOptions, names: Sequence[str
     return tally, out, deferred
 
 
-def analyze_chunk(data: bytes, error: BaseException | None, source: str, index0: int, offset0: int,
+def analyze_chunk(data: ChunkText | bytes, error: BaseException | None, source: str, index0: int, offset0: int,
                   line0: int, options: AnalysisOptions, names: Sequence[str],
                   arrow: bool = True, full: int = 0) -> tuple[Tally, dict, int, bool, Deferred | None]:
-    """Read the PGN text ``data`` (a part of ``source`` starting at a line start, after
-    ``offset0`` bytes and ``line0`` lines of it; ``error`` is raised after the last byte, as
-    the source raised it) and analyze its games, numbered from ``index0``; what a worker
-    runs for one chunk. Returns ``(tally, tables, games, open, deferred)``: as
-    :func:`analyze_batch`, the number of games read, and whether the text ended inside a
-    comment (:class:`~chessscan.readers.pgn.ReadEnd`: the next chunk may continue it)."""
+    """Read the PGN text ``data`` (a :class:`~chessscan.engines.chunks.ChunkText`, read in
+    place, or bytes: a part of ``source`` starting at a line start, after ``offset0`` bytes
+    and ``line0`` lines of it; ``error`` is raised after the last byte, as the source raised
+    it) and analyze its games, numbered from ``index0``; what a worker runs for one chunk.
+    Returns ``(tally, tables, games, open, deferred)``: as :func:`analyze_batch`, the number
+    of games read, and whether the text ended inside a comment
+    (:class:`~chessscan.readers.pgn.ReadEnd`: the next chunk may continue it)."""
     end = ReadEnd()
-    games = [raw.rebase(index0, offset0, line0) for raw in read_games(_Rest(data, error), source=source, end=end)]
+    games = [raw.rebase(index0, offset0, line0)
+             for raw in read_games(ChunkStream(data, error), source=source, end=end)]
     tally, tables, deferred = analyze_batch(games, options, names, arrow, full)
     return tally, tables, len(games), end.open, deferred
+
+
+def write_chunk(data: ChunkText | bytes, error: BaseException | None, source: str, index0: int, offset0: int,
+                line0: int, options: AnalysisOptions, names: Sequence[str], target: PartTarget, number: int,
+                full: int = 0) -> tuple[Tally, dict, int, bool, dict, Deferred | None]:
+    """:func:`analyze_chunk` for a report whose tables take parts: the rows go to this
+    chunk's part of each table, written here (``target``; ``number``: a provisional part
+    number, for its temporary name), as the rows of a run in one process, batch by batch.
+    Returns ``(tally, parts, games, open, held, deferred)``: ``parts`` maps each table that
+    got rows to ``(temporary path, rows)`` (its rows as its Parquet footer holds them),
+    ``held`` the issue filter's once-a-file rows for the main process to merge
+    (:meth:`~chessscan.reports.filters.IssueFilter.take_held`). On any error the parts
+    written are removed."""
+    end = ReadEnd()
+    games = (raw.rebase(index0, offset0, line0) for raw in read_games(ChunkStream(data, error), source=source, end=end))
+    tally, parts, count, held, deferred = _write_games(games, options, names, target, number, full)
+    return tally, parts, count, end.open, held, deferred
+
+
+def write_batch(games: Sequence, options: AnalysisOptions, names: Sequence[str], target: PartTarget, number: int,
+                full: int = 0) -> tuple[Tally, dict, dict, Deferred | None]:
+    """:func:`analyze_batch` for a report whose tables take parts (see :func:`write_chunk`):
+    returns ``(tally, parts, held, deferred)``."""
+    tally, parts, _, held, deferred = _write_games(iter(games), options, names, target, number, full)
+    return tally, parts, held, deferred
+
+
+class _PartSink:
+    """Appends each table's rows to the chunk's part of it, opened at the first rows."""
+
+    accepts_arrow = True
+
+    def __init__(self, target: PartTarget, number: int) -> None:
+        self.target, self.number = target, number
+        self.writers: dict = {}
+
+    def write(self, name: str, columns) -> None:
+        w = self.writers.get(name)
+        if w is None:
+            w = self.writers[name] = self.target.writer(name, self.number)
+        w.write(columns)
+
+
+def _write_games(games, options: AnalysisOptions, names: Sequence[str], target: PartTarget, number: int,
+                 full: int, batch_rows: int = DEFAULT_BATCH_ROWS):
+    from chessscan.reports.filters import IssueFilter
+
+    tables = new_tables(names, options)
+    tally = Tally()
+    tally.cross_check_mode = options.cross_check
+    deferred = Deferred(full) if options.cross_check == "sample" else None
+    parts = _PartSink(target, number)
+    sink = IssueFilter(parts, target.select, target.ignore) if target.filtered else parts
+    count = 0
+    try:
+        positions = tables["positions"]
+        game_rows = tables["games"]["game_index"]
+        issues = tables["issues"]["code"]
+        for raw in games:
+            count += 1
+            analyze_one(raw, tables, options, tally, None, deferred)
+            # As one process flushes (chessscan.engines.local.run): between games.
+            if len(positions) >= batch_rows:
+                flush_tables(sink, tables, ("positions",))
+            if len(game_rows) >= batch_rows or len(issues) >= batch_rows:
+                flush_tables(sink, tables, names)
+        flush_tables(sink, tables, names)
+        held = sink.take_held() if target.filtered else {}
+        out = {}
+        for name, w in parts.writers.items():
+            w.close()
+            rows = w.rows_written
+            if target.fmt == "parquet":
+                import pyarrow.parquet as pq
+
+                with open(w.partial_path, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
+                    rows = pq.read_metadata(f).num_rows  # as the file holds them
+            out[name] = (str(w.partial_path), rows)
+    except BaseException:
+        for w in parts.writers.values():
+            w.discard()
+        raise
+    return tally, out, count, held, deferred
 
 
 def _add_rows(out: dict, name: str, rows: dict[str, list], arrow: bool, options: AnalysisOptions) -> None:
@@ -238,10 +362,10 @@ def _add_rows(out: dict, name: str, rows: dict[str, list], arrow: bool, options:
 
 
 # The chunk size rule's counts (one C pass each, see chessscan.readers.counts): termination
-# markers (PGN §8.2.6, Result tags included: about twice a chunk's games), and its games if
-# every game has one ``[Event "`` line at a line start.
+# markers (PGN §8.2.6, Result tags included: about twice a chunk's games), and a chunk's line
+# ends and games if every game has one ``[Event "`` line at a line start.
 _termination_marks = termination_marks
-_estimated_games = event_lines
+_chunk_counts = text_counts
 
 
 def _shift_game_index(out: dict, delta: int, arrow: bool) -> None:
@@ -590,29 +714,66 @@ class _Source:
         self.irregular = False
 
 
+def _part_target(sink):
+    """The report writer whose tables take parts written by the workers, and the
+    :class:`~chessscan.reports.dataset.PartTarget` they write to: ``sink`` itself, or the
+    inner sink of an :class:`~chessscan.reports.filters.IssueFilter` (whose rules the workers
+    then apply to their parts); ``(None, None)`` for any other sink (the rows come back to
+    this process)."""
+    from chessscan.reports.filters import IssueFilter
+    from chessscan.reports.writers import ReportWriter
+
+    if isinstance(sink, IssueFilter) and isinstance(sink.inner, ReportWriter):
+        target = sink.inner.part_target(sink.select, sink.ignore, filtered=True)
+        return (sink.inner, target) if target is not None else (None, None)
+    if isinstance(sink, ReportWriter):
+        target = sink.part_target()
+        return (sink, target) if target is not None else (None, None)
+    return None, None
+
+
+class _Task:
+    """A queued task: its result (a Future, or :class:`_Done`), the input bytes it covers,
+    for a chunk its source's state, arguments and whether it is the source's last (its cut
+    and game index estimate are checked when it is written), and the slots its text is in."""
+
+    __slots__ = ("fut", "advance", "state", "args", "last", "slots", "source")
+
+    def __init__(self, fut, advance: int, state=None, args=None, last: bool = False, slots=(),
+                 source: str | None = None) -> None:
+        self.fut, self.advance, self.state, self.args, self.last = fut, advance, state, args, last
+        self.slots = list(slots)
+        self.source = source  # the source its games are of (None: it has none)
+
+
 def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
                  progress: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS, jobs: int | None = None,
-                 batch_bytes: int = DEFAULT_BATCH_BYTES, batch_games: int = DEFAULT_BATCH_GAMES,
+                 batch_bytes: int = DEFAULT_BATCH_BYTES, batch_games: int | None = None,
                  in_flight: int | None = None, progress_label: str = "analyze") -> Tally:
     """Like :func:`chessscan.engines.local.run`, with the games read and analyzed by ``jobs``
     worker processes (None: :func:`default_jobs`; 1: :func:`~chessscan.engines.local.run`
     itself).
 
     The sink receives the same rows in the same order as with one process (in batches of
-    other sizes); the returned tally is the same. ``batch_rows`` applies to the EPD sources
-    (analyzed here); PGN sources go to the workers in chunks of about ``batch_bytes`` input
-    bytes (or, read here, in batches of ``batch_games`` games: see the module doc), at most
-    ``in_flight`` at a time (default ``2 * jobs``).
+    other sizes); the returned tally is the same. A report writer whose tables take parts
+    (:class:`~chessscan.reports.writers.ReportWriter` with ``parts=True``, alone or under an
+    :class:`~chessscan.reports.filters.IssueFilter`) gets them as parts the workers wrote,
+    named in input order (module doc). ``batch_rows`` applies to the EPD sources (analyzed
+    here); PGN sources go to the workers in chunks of about ``batch_bytes`` input bytes
+    (parts: growing up to :data:`PART_BYTES`), or, read here, in batches of ``batch_games``
+    games (default :data:`DEFAULT_BATCH_GAMES`, parts :data:`PART_BATCH_GAMES`): see the
+    module doc; at most ``in_flight`` at a time (default ``2 * jobs``).
 
     Raises ``ValueError`` for ``jobs``, ``batch_bytes``, ``batch_games`` or ``in_flight``
-    < 1, ``OSError`` when a source cannot be opened or read, and
+    < 1, ``OSError`` when a source cannot be opened or read,
+    :class:`~chessscan.reports.writers.OutputError` when a part cannot be written, and
     ``concurrent.futures.process.BrokenProcessPool`` when a worker dies (killed, out of
     memory). Bad content never raises.
     """
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
-    if batch_games < 1 or batch_bytes < 1:
+    if (batch_games is not None and batch_games < 1) or batch_bytes < 1:
         raise ValueError("batch_games and batch_bytes must be at least 1")
     in_flight = 2 * jobs if in_flight is None else in_flight
     if in_flight < 1:
@@ -628,8 +789,17 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
 
     names = tables_for(paths, options)
     pgn_names = tuple(n for n in names if n != "epd_positions")
+    writer, target = _part_target(sink)
+    parts = target is not None
+    if batch_games is None:
+        batch_games = PART_BATCH_GAMES if parts else DEFAULT_BATCH_GAMES
     arrow = accepts_arrow(sink)
-    resample = options.cross_check == "sample"  # the analysis depends on the game index
+    from chessscan.reports.filters import IssueFilter
+
+    issue_filter = sink if parts and isinstance(sink, IssueFilter) else None
+    # The analysis depends on the game index (the sample), or the rows are written already
+    # (parts): a chunk whose first game index proves wrong is analyzed again.
+    resample = options.cross_check == "sample" or parts
     tally = Tally()
     tally.cross_check_mode = options.cross_check
     sampler = new_sampler(options)  # decides the rare-kind sample, in input order
@@ -638,69 +808,117 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     pool: ProcessPoolExecutor | None = None
     pool_thread: ThreadPoolExecutor | None = None  # runs every call that changes the pool (module doc)
     starting: Future | None = None  # the pool, while the pool's thread starts it
-    # (result, input bytes it covers, check): check is (source state, chunk task args, whether
-    # it is the source's last chunk) for a chunk, whose cut and game index estimate are checked
-    # when its result is written, else None.
-    pending: deque[tuple[Future | _Done, int, tuple | None]] = deque()
+    pending: deque[_Task] = deque()
+    slots = Slots()
+    numbers = itertools.count()  # provisional part numbers (the temporary names of a task's parts)
+    chunk_fn = write_chunk if parts else analyze_chunk
+    batch_fn = write_batch if parts else analyze_batch
+    tail = (target,) if parts else (arrow,)  # the arguments after the tables' names
+
+    def drop(fut) -> None:
+        """Forget a task's result: its parts (if any) are removed, now or once it is done."""
+        if not parts:
+            return
+        if isinstance(fut, _Done):
+            discard_parts(fut.value[1])
+            return
+
+        def done(f) -> None:
+            if not f.cancelled() and f.exception() is None:
+                discard_parts(f.result()[1])
+
+        fut.add_done_callback(done)
+
+    def again(fn, args: tuple):
+        """Run a task again (another cut, another first game index) and wait for it."""
+        if parts:
+            args = args[:-2] + (next(numbers), args[-1])
+        return args, (_result(to_pool(fn, args), pool) if pool else fn(*args))
 
     def deliver(limit: int) -> None:
         """Write queued results, oldest first, until at most ``limit`` remain (or until the
         first is a chunk waiting for the chunk after it, not yet queued)."""
         while len(pending) > limit:
-            fut, advance, check = pending.popleft()
+            task = pending.popleft()
             try:
-                result = _result(fut, pool)
+                result = _result(task.fut, pool)
             except BrokenProcessPool as exc:
                 if dead := _dead_helpers(wait=0.2):  # say which (the pool says "a child process")
                     raise BrokenProcessPool(f"{dead} process died") from exc
                 raise
             if pool is not None and (dead := _dead_helpers()):
                 raise BrokenProcessPool(f"{dead} process died")
-            if check is not None:
-                state, args, last = check
+            if task.state is not None:
+                state, args, last = task.state, task.args, task.last
                 while result[3] and not last:
                     # The chunk ended inside a comment: the cut after it may lie inside that
                     # comment (module doc). Read it and the next chunk as one.
                     if not pending:
-                        pending.appendleft((_Done(result), advance, (state, args, last)))
+                        task.fut, task.args = _Done(result), args
+                        pending.appendleft(task)
                         return
-                    _, more, (_, after, last) = pending.popleft()
-                    args = (args[0] + after[0], after[1], args[2], state.exact) + args[4:]
-                    result = _result(to_pool(analyze_chunk, args), pool) if pool else analyze_chunk(*args)
-                    advance += more
+                    after = pending.popleft()
+                    drop(_Done(result))
+                    drop(after.fut)
+                    args = (args[0] + after.args[0], after.args[1], args[2], state.exact) + args[4:]
+                    args, result = again(chunk_fn, args)
+                    task.advance += after.advance
+                    task.slots += after.slots
+                    last = after.last
                     if len(args[0]) >= MAX_CHUNK_BYTES:
                         state.irregular = True  # comments at every cut: read the rest here
-            batch_tally, out = result[0], result[1]
-            if check is not None:
                 delta = state.exact - args[3]
                 if delta:
                     if resample:
                         state.irregular = True
-                        args = args[:3] + (state.exact,) + args[4:]
-                        result = _result(to_pool(analyze_chunk, args), pool) if pool else analyze_chunk(*args)
-                        batch_tally, out = result[0], result[1]
+                        drop(_Done(result))
+                        args, result = again(chunk_fn, args[:3] + (state.exact,) + args[4:])
                     else:
-                        _shift_game_index(out, delta, arrow)
+                        _shift_game_index(result[1], delta, arrow)
                 state.exact += result[2]
-            tally.merge(batch_tally)
+            tally.merge(result[0])
             deferred = result[-1]
-            if deferred is not None:
-                found = replay_deferred(deferred, sampler, tally)
+            found = replay_deferred(deferred, sampler, tally) if deferred is not None else None
+            if parts:
+                write_parts(result, found, task)
+            else:
+                out = result[1]
                 if found is not None:
                     _add_rows(out, "disagreements", found, arrow, options)
-            for name in pgn_names:  # table order does not matter, row order within one does
-                batch = out.get(name)
-                if batch is None:
-                    continue
-                if arrow:
-                    sink.write(name, dict(zip(batch.schema.names, batch.columns)))
-                else:
-                    sink.write(name, batch)
-            if check is not None and last and not state.exact:
+                for name in pgn_names:  # table order does not matter, row order within one does
+                    batch = out.get(name)
+                    if batch is None:
+                        continue
+                    if arrow:
+                        sink.write(name, dict(zip(batch.schema.names, batch.columns)))
+                    else:
+                        sink.write(name, batch)
+            for slot in task.slots:
+                slots.release(slot)
+            task.slots = []
+            if task.state is not None and last and not state.exact:
                 no_games(args[2])
             if bar is not None:
-                bar.update(advance)
+                bar.update(task.advance)
                 count_progress(bar, tally)
+
+    def write_parts(result, found, task: _Task) -> None:
+        """Name the parts of a task's result in input order (module doc)."""
+        out, held = result[1], result[-2]
+        if issue_filter is not None:
+            if task.source is not None:
+                issue_filter.next_source(task.source)  # the held rows of the sources before, first
+            issue_filter.hold(held)
+        number = writer.take_number() if writer.dataset else 0
+        if found is not None:
+            add_rows(out, "disagreements", found, target, number)
+        for name in pgn_names:
+            if name in out:
+                path, rows = out.pop(name)
+                if writer.dataset:
+                    writer.publish_part(name, path, number, rows)
+                else:
+                    writer.append_part(name, path, rows)
 
     def no_games(name: str) -> None:
         """Write the warning of a PGN source read whole with no game in it."""
@@ -712,9 +930,10 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         """Send a task to the pool, from the pool's thread (module doc: Stops)."""
         return pool_thread.submit(_submit, pool, fn, *args).result()
 
-    def dispatch(fn, args: tuple, advance: int, check) -> None:
+    def dispatch(task: _Task, fn, args: tuple) -> None:
         deliver(in_flight - 1)
-        pending.append((to_pool(fn, args), advance, check))
+        task.fut = to_pool(fn, args)
+        pending.append(task)
 
     def pool_ready(wait: bool) -> bool:
         """Whether the pool is up (waiting for it to start if ``wait``)."""
@@ -726,19 +945,34 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             starting = None
         return True
 
-    def submit(fn, args: tuple, advance: int, full: bool, check=None) -> None:
-        """Queue a task (``analyze_batch`` or ``analyze_chunk``); ``full``: a whole batch or
-        chunk (else the last of its source). Until the pool is up, or when all the input is
-        less than one chunk, the main process runs the task itself."""
-        nonlocal pool_thread, starting
-        if pool is None and starting is None and full:
-            pool_thread = ThreadPoolExecutor(1, thread_name_prefix="chessscan-pool")
-            starting = pool_thread.submit(_start_pool, jobs)
-        if pool_ready(wait=not _WORK_WHILE_POOL_STARTS):
-            dispatch(fn, args, advance, check)
+    def submit(fn, args: tuple, advance: int, full: bool, state=None, last: bool = False, held=()) -> None:
+        """Queue a task (a chunk or batch); ``full``: a whole batch or chunk (else the last of
+        its source); ``held``: the slots its text is in. Until the pool is up, or when all
+        the input is less than one chunk, the main process runs the task itself."""
+        if full:
+            start_pool()
+        source = args[2] if state is not None else (args[0][0].source if args[0] else None)
+        task = _Task(None, advance, state, args if state is not None else None, last, held, source)
+        # (With parts, the main process analyzes nothing itself once a pool is coming: it
+        # waits for the pool, reading on meanwhile is not worth what one game's analysis costs.)
+        if pool_ready(wait=not _WORK_WHILE_POOL_STARTS or (parts and starting is not None)):
+            dispatch(task, fn, args)
         else:
             deliver(in_flight - 1)
-            pending.append((_Done(fn(*args)), advance, check))
+            try:
+                task.fut = _Done(fn(*args))
+            except BaseException:
+                for slot in held:
+                    slots.release(slot)
+                raise
+            pending.append(task)
+
+    def start_pool() -> None:
+        """Start the pool in the pool's thread, unless it is started already."""
+        nonlocal pool_thread, starting
+        if pool is None and starting is None:
+            pool_thread = ThreadPoolExecutor(1, thread_name_prefix="chessscan-pool")
+            starting = pool_thread.submit(_start_pool, jobs)
 
     def deliver_all() -> None:
         pool_ready(wait=True)
@@ -751,9 +985,12 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         before it are written first (their game count is then known)."""
         deliver_all()
         if pending:  # a chunk that ended inside a comment (see deliver): read on from its start
-            _, advance, (_, args, _) = pending.popleft()
-            head, offset0, line0 = args[0] + head, args[4], args[5]
-            seen -= advance
+            task = pending.popleft()
+            drop(task.fut)
+            head, offset0, line0 = _text_bytes(task.args[0], task.slots) + head, task.args[4], task.args[5]
+            seen -= task.advance
+            for slot in task.slots:
+                slots.release(slot)
         batch: list = []
         size = 0
         index0 = state.exact
@@ -765,81 +1002,122 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             if len(batch) >= batch_games or size >= batch_bytes:
                 now = stream.bytes_read
                 full = sampler.full() if sampler is not None else 0
-                submit(analyze_batch, (batch, options, pgn_names, arrow, full), now - seen, True)
+                submit(batch_fn, (batch, options, pgn_names, *tail, *numbered(), full), now - seen, True)
                 seen = now
                 batch, size = [], 0
         if batch or stream.bytes_read > seen:
             full = sampler.full() if sampler is not None else 0
-            submit(analyze_batch, (batch, options, pgn_names, arrow, full), stream.bytes_read - seen, False)
+            submit(batch_fn, (batch, options, pgn_names, *tail, *numbered(), full), stream.bytes_read - seen, False)
         if not read and not state.exact:
             deliver_all()
             no_games(name)
 
-    def read_chunks(stream, name: str) -> None:
+    def numbered() -> tuple:
+        return (next(numbers),) if parts else ()
+
+    def chunk_target(sent: int, text: int, stream, size: int | None) -> int:
+        """Bytes of text the next chunk should hold (module doc: Chunk sizes): ``sent``
+        chunks of the source so far, ``text`` bytes of it read, ``size`` its size on disk
+        (None: unknown)."""
+        if not parts or pool is None:
+            return batch_bytes  # (and while the pool starts, small chunks the main process analyzes)
+        if size:
+            read = stream.bytes_read
+            left = max(0, size - read) * text // max(read, 1)  # the text still to come, at the ratio so far
+            want = left // (2 * jobs)
+        else:
+            want = batch_bytes << min(sent // jobs, 16)
+        return max(batch_bytes, min(want, PART_BYTES, MAX_CHUNK_BYTES))
+
+    def read_chunks(stream, name: str, size: int | None) -> None:
         """Cut a PGN source into chunks and send them to the workers (module doc)."""
         state = _Source()
-        parts: list[bytes] = []
-        held = 0  # bytes in parts
         offset0 = line0 = 0  # bytes and lines of the source sent so far
         estimate = 0  # the next chunk's first game index, as estimated
         seen = 0  # input bytes (compressed) accounted for
-        searched = 0  # bytes of the held text known to hold no sure game start
-        marks = 0  # game termination markers in the held text (about its games)
+        sent = 0  # chunks sent
+        marks = 0  # game termination markers in the held text (about its games; not with parts)
         error = None
+        want = chunk_target(0, 0, stream, size)
+        slot = slots.take(want + 2 * _READ_SIZE)
+        start = held = 0  # slot.view[start:held]: the text held, not sent yet
+        searched = 0  # bytes of the held text known to hold no sure game start
+        try:
+            def send(end: int, last: bool) -> None:
+                nonlocal start, offset0, line0, estimate, seen, sent
+                now = stream.bytes_read
+                full = sampler.full() if sampler is not None else 0
+                text = ChunkText((slot.segment(start, end),), end - start)
+                lines, events = _chunk_counts(slot.view, start, end)
+                args = (text, error if last else None, name, estimate, offset0, line0, options, pgn_names, *tail,
+                        *numbered(), full)
+                slots.hold(slot)
+                submit(chunk_fn, args, now - seen, not last, state, last, (slot,))
+                seen = now
+                sent += 1
+                estimate += events
+                offset0 += end - start
+                line0 += lines
+                start = end
 
-        def send(chunk: bytes, last: bool) -> None:
-            nonlocal offset0, line0, estimate, seen
-            now = stream.bytes_read
-            full = sampler.full() if sampler is not None else 0
-            args = (chunk, error if last else None, name, estimate, offset0, line0, options, pgn_names, arrow, full)
-            submit(analyze_chunk, args, now - seen, not last, (state, args, last))
-            seen = now
-            estimate += _estimated_games(chunk)
-            offset0 += len(chunk)
-            line0 += count_line_ends(chunk)
-
-        while True:
-            try:
-                # Always whole blocks: how much a corrupt stream gives before its error
-                # depends on the read size, and the reader in one process reads the same.
-                data = stream.read(_READ_SIZE)
-            except TruncatedInput as exc:
-                error, data = exc, b""
-            if data:
-                parts.append(data)
-                held += len(data)
-                marks += _termination_marks(data)
-                if held < batch_bytes:
-                    continue
-            buf = b"".join(parts)
-            if state.irregular or (not data and marks > MAX_CHUNK_GAMES):
-                read_here(stream, buf, error, name, state, offset0, line0, seen)
-                return
-            if not data:
-                send(buf, True)
-                return
-            # As many chunks of about batch_bytes as the text allows: each ends at the last
-            # sure game start within batch_bytes, or within twice, four times... that.
-            pos = 0
-            while len(buf) - pos >= batch_bytes:
-                hi = pos + batch_bytes
-                while (cut := last_sure_game_start(buf, max(pos, searched - _LOOKBACK), hi)) < 0 and hi < len(buf):
-                    hi = min(len(buf), pos + 2 * (hi - pos))
-                if cut < 0:
-                    searched = len(buf)
-                    break
-                send(buf[pos:cut], False)
-                pos = cut
-                searched = 0
-                if state.irregular:
-                    break
-            parts, held = [buf[pos:]], len(buf) - pos
-            searched = max(0, searched - pos)
-            if pos:
-                marks = _termination_marks(parts[0])
-            if held >= MAX_CHUNK_BYTES or marks > MAX_CHUNK_GAMES:
-                read_here(stream, parts[0], None, name, state, offset0, line0, seen)
-                return
+            # A plain or zstd stream is read straight into the slot: what it gives before an
+            # error does not depend on the size of the reads, as it does for gzip, bzip2, xz.
+            direct = parts and stream.compression in (None, "zstd") and stream.text_encoding is None
+            while True:
+                if held + _READ_SIZE > slot.capacity:
+                    # On to a slot with room for the text held and a chunk more.
+                    keep = held - start
+                    new = slots.take(max(want, keep) + 2 * _READ_SIZE)
+                    new.view[:keep] = slot.view[start:held]
+                    slots.release(slot)
+                    slot, start, held = new, 0, keep
+                try:
+                    data = b""
+                    n = stream.readinto(slot.view[held:held + _READ_SIZE]) if direct else 0
+                    if not n:
+                        # Always whole blocks: how much a corrupt stream gives before its error
+                        # depends on the read size, and the reader in one process reads the same.
+                        # (After a direct read that gave nothing: the end, or the error it ended with.)
+                        data = stream.read(_READ_SIZE)
+                        n = len(data)
+                        slot.view[held:held + n] = data
+                except TruncatedInput as exc:
+                    error, n = exc, 0
+                if n:
+                    if not parts:
+                        marks += _termination_marks(data)
+                    held += n
+                    if held - start < want:
+                        continue
+                if state.irregular or (not n and marks > MAX_CHUNK_GAMES):
+                    read_here(stream, bytes(slot.view[start:held]), error, name, state, offset0, line0, seen)
+                    return
+                if not n:
+                    send(held, True)
+                    return
+                # As many chunks of about ``want`` bytes as the text allows: each ends at the
+                # last sure game start within ``want``, or within twice, four times... that.
+                with slot.view[:held] as view:
+                    while held - start >= want:
+                        hi = start + want
+                        while (cut := last_sure_game_start(view, max(start, start + searched - _LOOKBACK), hi)) < 0 \
+                                and hi < held:
+                            hi = min(held, start + 2 * (hi - start))
+                        if cut < 0:
+                            searched = held - start
+                            break
+                        send(cut, False)
+                        searched = 0
+                        want = chunk_target(sent, offset0, stream, size)
+                        if state.irregular:
+                            break
+                if not parts and start:
+                    marks = _termination_marks(bytes(slot.view[start:held]))
+                if held - start >= MAX_CHUNK_BYTES or marks > MAX_CHUNK_GAMES:
+                    read_here(stream, bytes(slot.view[start:held]), None, name, state, offset0, line0, seen)
+                    return
+        finally:
+            slots.release(slot)
 
     def read_table(path: str) -> None:
         """A game table: the main process reads its rows and sends its games in batches of
@@ -852,11 +1130,13 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 batch.append(raw)
                 if len(batch) >= batch_games:
                     full = sampler.full() if sampler is not None else 0
-                    submit(analyze_batch, (batch, options, pgn_names, arrow, full), reader.bytes_read - seen, True)
+                    submit(batch_fn, (batch, options, pgn_names, *tail, *numbered(), full), reader.bytes_read - seen,
+                           True)
                     seen, batch = reader.bytes_read, []
             if batch or reader.bytes_read > seen:
                 full = sampler.full() if sampler is not None else 0
-                submit(analyze_batch, (batch, options, pgn_names, arrow, full), reader.bytes_read - seen, False)
+                submit(batch_fn, (batch, options, pgn_names, *tail, *numbered(), full), reader.bytes_read - seen,
+                       False)
             if not read:
                 deliver_all()
                 no_games(reader.name)
@@ -865,6 +1145,9 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         flush_tables(sink, tables, names)
 
     try:
+        if parts and any(not is_epd(p) and ((size := source_size(p)) is None or size >= batch_bytes // 4)
+                         for p in paths):
+            start_pool()  # at once: it starts while the first chunks are read
         for path in paths:
             if is_epd(path):
                 deliver_all()  # rows of earlier games first (they share the issues table)
@@ -875,9 +1158,13 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 read_table(path)
                 continue
             with open_source(path) as stream:
-                read_chunks(stream, source_name(path))
+                read_chunks(stream, source_name(path), source_size(path))
         deliver_all()
     except BaseException as exc:
+        # The pool's semaphores and the slots tell the resource tracker when they go; one
+        # that died (a SIGHUP to the process group reaches it too) would be started again,
+        # and print a KeyError traceback for each it never saw: a dead one is made harmless.
+        _dead_helpers()
         if pool_thread is not None:
             # What the pool's thread is doing (starting the pool or a worker) ends first:
             # the pool then holds every worker it started. What it has not begun is dropped.
@@ -890,15 +1177,34 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
         if pool is not None:
             _stop_pool(pool, broken=isinstance(exc, BrokenProcessPool))
             pool = None
+        if parts:
+            # What the workers wrote for results never written is removed: a stopped run
+            # leaves whole parts only.
+            for task in pending:
+                fut = task.fut
+                if fut is not None and (isinstance(fut, _Done) or (fut.done() and not fut.cancelled()
+                                                                    and fut.exception() is None)):
+                    discard_parts(fut.result()[1])
+            pending.clear()
+            sweep(str(writer.out_dir), pgn_names, writer.fmt, keep=writer.writing())
         raise
     finally:
         if pool_thread is not None:
             pool_thread.shutdown(wait=True)
         if pool is not None:
             pool.shutdown(wait=True)
+        _dead_helpers()  # (as above: removing the slots tells the resource tracker)
+        slots.close()
         if bar is not None:
             bar.close()
     return tally
+
+
+def _text_bytes(text: ChunkText, held) -> bytes:
+    """A chunk's text as bytes, read here from the slots ``held`` (their shared memory
+    mapped once, by this process) or the bytes it carries."""
+    views = {slot.name: slot.view for slot in held if slot.name is not None}
+    return b"".join(views[seg[0]][seg[1]:seg[2]] if isinstance(seg, tuple) else seg for seg in text.segments)
 
 
 class _Rest:

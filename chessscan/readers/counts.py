@@ -45,6 +45,60 @@ def event_lines(data: bytes) -> int:
     return first + data.count(b'\n[Event "') + data.count(b'\r[Event "')
 
 
+def text_counts(data, lo: int = 0, hi: int = -1) -> tuple[int, int]:
+    """``(line ends, [Event " lines)`` in ``data[lo:hi]`` (``hi`` -1: to the end) as
+    :func:`line_ends` and :func:`event_lines` of that slice count them, in one pass and
+    without copying: ``data`` is any buffer (``bytes``, a ``memoryview`` of shared memory).
+    What the ``--jobs`` main process counts of every byte it cuts into chunks."""
+    if hi < 0:
+        hi = len(data)
+    if cython.compiled:
+        if hi <= lo:
+            return 0, 0
+        return _text_counts_c(data, lo, hi)
+    part = bytes(data[lo:hi])
+    return line_ends(part), event_lines(part)
+
+
+def _text_counts_c(data, lo, hi):
+    p = cython.cast(cython.p_uchar, cython.address(data[lo]))
+    n = hi - lo
+    lines = 0
+    events = 0
+    if n >= 8 and _event_at(p, n, 0):
+        events = 1
+    elif n >= 11 and p[0] == 0xEF and p[1] == 0xBB and p[2] == 0xBF and _event_at(p, n, 3):
+        events = 1  # after a UTF-8 byte order mark
+    i = 0
+    while i < n:  # '\n': a line end, and maybe an [Event " line after it
+        q = cython.cast(cython.p_uchar, memchr(p + i, 10, n - i))
+        if q == cython.NULL:
+            break
+        i = q - p
+        lines += 1
+        if i + 8 < n and _event_at(p, n, i + 1):
+            events += 1
+        i += 1
+    i = 0
+    while i < n:  # '\r': a line end unless a '\n' (counted) follows it
+        q = cython.cast(cython.p_uchar, memchr(p + i, 13, n - i))
+        if q == cython.NULL:
+            break
+        i = q - p
+        if i + 1 >= n or p[i + 1] != 10:
+            lines += 1
+        if i + 8 < n and _event_at(p, n, i + 1):
+            events += 1
+        i += 1
+    return lines, events
+
+
+def _event_at(p, n, i):
+    """Whether the 8 bytes at ``i`` (within ``n``) are ``[Event "``."""
+    return (i + 8 <= n and p[i] == 91 and p[i + 1] == 69 and p[i + 2] == 118 and p[i + 3] == 101
+            and p[i + 4] == 110 and p[i + 5] == 116 and p[i + 6] == 32 and p[i + 7] == 34)
+
+
 def _count_byte(p, n, c):
     """Occurrences of byte ``c`` in the ``n`` bytes at ``p`` (memchr hops: SIMD in libc)."""
     count = 0

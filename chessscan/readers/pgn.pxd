@@ -14,3 +14,8 @@ cdef Py_ssize_t _marker_candidate(bytes rest) except -2
 cdef Py_ssize_t _marker_candidate_c(cbytes p, Py_ssize_t n) noexcept
 @cython.locals(n=Py_ssize_t, p=cbytes)
 cdef bint _may_hold_game(bytes text) except -1
+
+@cython.locals(p=cbytes, n=Py_ssize_t, i=Py_ssize_t, c=cython.uchar, start=Py_ssize_t, e=Py_ssize_t,
+               back=Py_ssize_t, q=Py_ssize_t, b=Py_ssize_t)
+cdef Py_ssize_t _last_sure_start_c(const unsigned char[:] buf, Py_ssize_t lo, Py_ssize_t end,
+                                   Py_ssize_t lookback) except -2

@@ -55,7 +55,7 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 if cython.compiled:
-    from cython.cimports.libc.string import memchr
+    from cython.cimports.libc.string import memchr, memcmp
 
 from .counts import line_ends
 from .movetext import (_COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME,
@@ -1031,12 +1031,24 @@ def count_line_ends(data: bytes) -> int:
     return line_ends(data if type(data) is bytes else bytes(data))
 
 
-def last_sure_game_start(buf: bytes, lo: int = 0, hi: int | None = None, lookback: int = 1 << 16) -> int:
+def last_sure_game_start(buf, lo: int = 0, hi: int | None = None, lookback: int = 1 << 16) -> int:
     """Offset in ``buf`` of the last line starting after ``lo`` and before ``hi`` (default:
     the end) that is a sure game start (see :func:`sure_game_start`; ``buf`` must begin at a
     line start, and the line's own end must be in ``buf``), or -1. ``lookback``: bytes looked
-    at before a candidate."""
+    at before a candidate. ``buf``: ``bytes`` or any buffer (a ``memoryview`` of shared
+    memory, read in place when compiled).
+
+    Compiled, the candidates (``[Event "`` after a line end) and the blank lines before
+    each are found by a C scan from ``hi`` back, and :func:`sure_game_start` is asked only
+    about the last non-blank line before a candidate: the same answer, for a few bytes
+    looked at instead of ``lookback``."""
     end = len(buf) if hi is None else min(hi, len(buf))
+    if cython.compiled:
+        if end - lo < 9 or len(buf) == 0:
+            return -1
+        return _last_sure_start_c(buf, max(lo, 0), end, lookback)
+    if type(buf) is not bytes:
+        buf = bytes(buf)
     while True:
         i = max(buf.rfind(b'\n[Event "', lo, end), buf.rfind(b'\r[Event "', lo, end))
         if i < 0:
@@ -1047,6 +1059,34 @@ def last_sure_game_start(buf: bytes, lo: int = 0, hi: int | None = None, lookbac
         if line is not None and sure_game_start(buf[back:start], line, back == 0):
             return start
         end = i
+
+
+def _last_sure_start_c(buf, lo, end, lookback):
+    # (see last_sure_game_start) p[i] is the line end before a candidate's '[Event "'.
+    p = cython.cast(cbytes, cython.address(buf[0]))
+    n = len(buf)
+    i = end - 9
+    while i >= lo:
+        c = p[i]
+        if (c == 10 or c == 13) and p[i + 1] == 91 and memcmp(p + i + 1, b'[Event "', 8) == 0:
+            start = i + 1
+            e = start  # the candidate's line end (its line must end within buf)
+            while e < n and p[e] != 10 and p[e] != 13:
+                e += 1
+            if e < n and memchr(p + start, 125, e - start) == cython.NULL:  # no '}' on it
+                back = start - lookback if start > lookback else 0
+                q = start - 1  # the last byte that is not white space (bytes.strip's)
+                while q >= back and (p[q] == 32 or (9 <= p[q] <= 13)):
+                    q -= 1
+                if q >= back:
+                    b = q  # where q's line begins
+                    while b > 0 and p[b - 1] != 10 and p[b - 1] != 13:
+                        b -= 1
+                    # In view whole (sure_game_start sees a line cut by the look-back as partial).
+                    if (back == 0 or b > back) and sure_game_start(p[b:start], p[start:e], True):
+                        return start
+        i -= 1
+    return -1
 
 
 def _split_lines(data: bytes) -> list[bytes]:

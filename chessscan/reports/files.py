@@ -54,10 +54,14 @@ _NEW = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | ge
         | getattr(os, "O_BINARY", 0))
 
 
-def temporary_path(path):
+def temporary_path(path, hidden: bool = False):
     """Where ``path`` is written until it is whole: ``path`` + ``.<16 random hex digits>.partial``
-    (a str for a str, a Path for a Path)."""
-    name = f"{os.fspath(path)}.{secrets.token_hex(8)}{PARTIAL_SUFFIX}"
+    (a str for a str, a Path for a Path). ``hidden``: with a ``.`` before the file's name
+    (``.part-000003.parquet.<hex>.partial``), which the readers of a Parquet dataset folder
+    skip, so that a part being written is never read as one."""
+    head, name = os.path.split(os.fspath(path))
+    name = f"{'.' if hidden else ''}{name}.{secrets.token_hex(8)}{PARTIAL_SUFFIX}"
+    name = os.path.join(head, name) if head else name
     return Path(name) if isinstance(path, Path) else name
 
 
@@ -92,10 +96,10 @@ def create(path, mode: str = "wb", **kwargs: Any) -> IO:
         raise
 
 
-def create_temporary(path, mode: str = "wb", **kwargs: Any):
+def create_temporary(path, mode: str = "wb", hidden: bool = False, **kwargs: Any):
     """``(temporary path, file)``: :func:`create` at a :func:`temporary_path` of ``path``."""
     for _ in range(8):
-        tmp = temporary_path(path)
+        tmp = temporary_path(path, hidden)
         try:
             return tmp, create(tmp, mode, **kwargs)
         except FileExistsError:  # a name taken: planted there, or (2**-64) drawn twice

@@ -126,9 +126,9 @@ class IssueFilter:
                 continue
             if code in PER_FILE_CODES:
                 self._held.setdefault(row[source_i], [list(row), 0])[1] += 1
-                per_game = getattr(self.inner, "per_file_issue", None)
-                if per_game is not None:  # (validate's records: the split rejects on it)
-                    per_game(dict(zip(names, row)))
+                per_file = getattr(self.inner, "per_file_issue", None)
+                if per_file is not None:  # (validate's records: the split rejects on it)
+                    per_file(dict(zip(names, row)))
                 continue
             if code in PER_GAME_CODES and row[game_i] is not None:
                 key = (row[source_i], row[game_i], code)
@@ -158,6 +158,26 @@ class IssueFilter:
         held = {src: (dict(zip(self._names, row)), count) for src, (row, count) in self._held.items()}
         self._held = {}
         return held
+
+    def hold(self, held: dict[str, tuple[dict, int]]) -> None:
+        """Take over once-a-file rows another filter held (:meth:`take_held` of a filter over
+        a part of a source, in a worker): their counts add to those held here for the same
+        source, and they are written as this filter's own (:meth:`finish`, :meth:`next_source`)."""
+        for source, (row, count) in held.items():
+            if not self._names:
+                self._names = list(row)
+            self._held.setdefault(source, [[row[n] for n in self._names], 0])[1] += count
+
+    def holding(self, source: str) -> bool:
+        """Whether once-a-file rows of a source other than ``source`` are held."""
+        return any(src != source for src in self._held)
+
+    def next_source(self, source: str) -> None:
+        """The rows that come next are of ``source`` and written past this filter (a part
+        of the report another process wrote): the held rows of the other sources are
+        written first, as when such rows come through :meth:`write`."""
+        if self._held and any(src != source for src in self._held):
+            self._release(lambda src: src != source)
 
     def _release(self, which) -> None:
         self._pass(self._names, self._take(which))

@@ -46,7 +46,10 @@ def check_parts(parts: Iterable[tuple[str | os.PathLike, int]], hint: str = "") 
     checked = 0
     for path, rows in parts:
         try:
-            found = pq.read_metadata(path).num_rows
+            # Opened here, by its exact name (Arrow takes names as UTF-8 text: a folder
+            # named in Latin-1 bytes could not be opened by it).
+            with open(path, "rb") as f:
+                found = pq.read_metadata(f).num_rows
         except FileNotFoundError:
             raise PartMissing(path, rows, None, f"is missing ({rows:,} rows were written to it)", hint) from None
         except (OSError, pa.ArrowException) as exc:

@@ -30,6 +30,7 @@ with nulls into float64, which loses Zobrist hashes >= 2**53.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -191,7 +192,11 @@ def part_name(number: int, fmt: str = "parquet") -> str:
     return f"part-{number:06d}.{fmt}"
 
 
-_PART = re.compile(r"part-\d{6}\.parquet((\.[0-9a-f]{16})?\.partial)?\Z")
+# A part of a dataset folder, or one being written: a hidden name ending .partial (see
+# TableWriter's hidden), and the names earlier versions and the Dask engine write while a part
+# is not whole.
+_PART = re.compile(r"(part-\d{6,}\.parquet((\.[0-9a-f]{16})?\.partial)?"
+                   r"|\.part-\d{6,}\.parquet(\.[0-9a-f]+)?(\.partial)?)\Z")
 
 #: The file in an output folder that lists what chessscan runs wrote there (JSON: ``{"tool":
 #: "chessscan", "files": [...]}``, names relative to the folder, a dataset folder as
@@ -223,6 +228,16 @@ class OutputError(OSError):
 
     def __str__(self) -> str:
         return self.args[1]
+
+    def __reduce__(self):  # (raised in a worker process, read in the main one)
+        return (_output_error, (self.path, self.errno, self.args[1]))
+
+
+def _output_error(path: str, code: int, message: str) -> OutputError:
+    error = OutputError.__new__(OutputError)
+    OSError.__init__(error, code, message)
+    error.path = path
+    return error
 
 
 class OutputFolderError(Exception):
@@ -611,6 +626,13 @@ class TableWriter:
         row group. A row group is also cut at :data:`ROW_GROUP_BYTES` of
         pending Arrow data: memory is bounded by that + one batch.
     compression: parquet codec; falls back to snappy if unavailable.
+    hidden: the temporary name starts with ``.`` (a part of a dataset folder, which its
+        readers then skip while it is written).
+    publish: False leaves the closed, whole file at :attr:`partial_path` instead of renaming
+        it (a part written by a worker process: the process that runs the report gives it
+        its name, or removes it).
+    csv_header: False writes CSV rows without the header line (a part appended to a table
+        file that has it).
 
     Use as a context manager or call :meth:`close`; close is idempotent and
     also runs on exceptions, leaving a readable file with the rows written
@@ -624,7 +646,8 @@ class TableWriter:
     def __init__(self, path: str | os.PathLike, schema: pa.Schema,
                  fmt: str = "parquet", *, table: str | None = None,
                  row_group_size: int = DEFAULT_ROW_GROUP_SIZE,
-                 compression: str = "zstd", csv_formula_guard: bool = True) -> None:
+                 compression: str = "zstd", csv_formula_guard: bool = True, hidden: bool = False,
+                 publish: bool = True, csv_header: bool = True) -> None:
         if fmt not in FORMATS:
             raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
         if row_group_size < 1:
@@ -636,6 +659,9 @@ class TableWriter:
         self.table = table
         self.row_group_size = row_group_size
         self.csv_formula_guard = csv_formula_guard
+        self.publish = publish
+        #: Closed whole: at :attr:`path`, or with ``publish=False`` at :attr:`partial_path`.
+        self.whole = False
         self.rows_written = 0  # rows accepted by write(), incl. pending ones
         self._pending: list[pa.RecordBatch] = []
         self._pending_rows = 0
@@ -644,11 +670,13 @@ class TableWriter:
         self._sink: Any = None
         self._encoding: _Encoding | None = None  # the row group being written in the background
         self._file: Any = None  # the new file under the sink (Arrow writes to it, never opens a path)
+        self._raw_file: Any = None  # that file, under Arrow's buffer
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # Made by us, new (never a file or link planted at the name), then handed to Arrow.
-            self.partial_path, self._file = _files.create_temporary(self.path, "wb")
+            self.partial_path, self._file = _files.create_temporary(self.path, "wb", hidden=hidden)
+            self._raw_file = self._file
             if fmt != "jsonl":
                 # Arrow's own buffer in front of the Python file: Arrow's writes reach Python
                 # once a MiB, not a few hundred times a row group, each waiting for the GIL the
@@ -659,7 +687,8 @@ class TableWriter:
                                               **parquet_options(schema, compression))
             elif fmt == "csv":
                 # CSVWriter writes the header immediately; bools come out as true/false.
-                self._sink = pacsv.CSVWriter(self._file, schema)
+                self._sink = pacsv.CSVWriter(self._file, schema,
+                                             write_options=pacsv.WriteOptions(include_header=csv_header))
             else:
                 self._sink = io.TextIOWrapper(self._file, encoding="utf-8", newline="\n")
         except (OSError, pa.ArrowException) as exc:
@@ -735,6 +764,41 @@ class TableWriter:
                 self._discard()
                 raise exc
 
+    def append_file(self, path: str | os.PathLike, rows: int) -> None:
+        """Append the bytes of the file ``path`` (CSV rows of this table's columns, without a
+        header: a part a worker process wrote) after the rows written so far, then remove
+        it; ``rows``: its row count. The copy is made by the kernel (``copy_file_range``
+        where the platform has it). Raises :class:`OutputError` naming this table's file."""
+        if self._closed or self.fmt != "csv":
+            raise ValueError(f"append_file: {self.path} is not an open CSV table")
+        try:
+            self._file.flush()  # Arrow's buffer, then the file's own
+            self._raw_file.flush()
+            out = self._raw_file.fileno()
+            with open(path, "rb") as src:
+                left = os.fstat(src.fileno()).st_size
+                copy = getattr(os, "copy_file_range", None)
+                while left > 0:
+                    try:
+                        n = copy(src.fileno(), out, left) if copy else 0
+                    except OSError as exc:
+                        if exc.errno not in (errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+                            raise
+                        copy, n = None, 0
+                    if not n:  # (no copy_file_range here, or an end of file sooner than its size)
+                        data = src.read(min(left, 1 << 20))
+                        if not data:
+                            break
+                        view = memoryview(data)
+                        while view:
+                            view = view[os.write(out, view):]
+                        n = len(data)
+                    left -= n
+        except OSError as exc:
+            self._fail(exc)
+        _files.discard(path)
+        self.rows_written += rows
+
     def close(self) -> None:
         """Flush and close the file, then give it its name. Idempotent. Raises
         :class:`OutputError` (the partial file removed) when the last writes fail."""
@@ -754,14 +818,22 @@ class TableWriter:
             self._sink.close()
             if self._file is not None:
                 self._file.close()
-            _files.commit(self.partial_path, self.path)
+            if self.publish:
+                _files.commit(self.partial_path, self.path)
         except (OSError, pa.ArrowException) as exc:
             self._discard()
             raise OutputError(self.path, exc) from None
+        self.whole = True
 
     def _fail(self, exc: BaseException) -> None:
         self._discard()
         raise OutputError(self.path, exc) from None
+
+    def discard(self) -> None:
+        """Close without naming the file, and remove it (also once closed with
+        ``publish=False``: a part whose chunk is dropped). Never raises."""
+        self.whole = False
+        self._discard()
 
     def _discard(self) -> None:
         """Close the sink without raising and remove the partial file: a table that could
@@ -802,11 +874,21 @@ class TableWriter:
 # All tables of one report
 # ---------------------------------------------------------------------------
 class ReportWriter:
-    """Writes a report directory: one file per table plus ``summary.json``.
+    """Writes a report directory: the tables plus ``summary.json``.
 
     ``ReportWriter(out_dir, fmt="parquet", tables=("positions", "games",
     "issues"), optional_columns={"positions": ("fen",)})`` creates
     ``out_dir`` and opens ``<out_dir>/<table>.<fmt>`` for each table.
+
+    ``parts=True`` (what ``chessscan analyze`` writes) lays the tables out so that other
+    processes may write parts of them (the ``--jobs`` workers, see
+    :mod:`chessscan.engines.parallel`): a Parquet table is a dataset folder,
+    ``<out_dir>/<table>/part-NNNNNN.parquet``, its parts in input order (one part,
+    ``part-000000``, for a run in one process; every table has that part, empty or not, so
+    that its folder carries its schema); a CSV table stays one file, to which the parts of
+    the workers are appended in order (:meth:`append_part`). Rows given to :meth:`write`
+    go to the current part of the writer's own; :meth:`take_number` closes it and hands
+    out the next part number, and :meth:`publish_part` names a worker's part.
 
     ``optional_columns`` maps table -> optional column names to enable
     (default: none, i.e. no ``fen`` in ``positions``). Entries for known
@@ -821,7 +903,7 @@ class ReportWriter:
                  tables: Iterable[str] = DEFAULT_TABLES,
                  optional_columns: Mapping[str, Iterable[str]] | None = None, *,
                  row_group_size: int = DEFAULT_ROW_GROUP_SIZE,
-                 compression: str = "zstd") -> None:
+                 compression: str = "zstd", parts: bool = False) -> None:
         if fmt not in FORMATS:
             raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
         tables = tuple(dict.fromkeys(tables))  # dedupe, keep order
@@ -837,26 +919,35 @@ class ReportWriter:
         self.out_dir = Path(out_dir)
         self.fmt = fmt
         self.tables = tables
+        self.parts = parts
+        #: Parquet tables as dataset folders (``parts`` with Parquet).
+        self.dataset = parts and fmt == "parquet"
         self.optional_columns = {t: optional.get(t, ()) for t in tables}
         self.schemas: dict[str, pa.Schema] = {
             t: schema_for(t, self.optional_columns[t]) for t in tables
         }
         self.paths: dict[str, Path] = {
-            t: self.out_dir / f"{t}{EXTENSIONS[fmt]}" for t in tables
+            t: self.out_dir / t if self.dataset else self.out_dir / f"{t}{EXTENSIONS[fmt]}" for t in tables
         }
         self.summary_path = self.out_dir / "summary.json"
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._options = {"row_group_size": row_group_size, "compression": compression}
+        #: Dataset parts named so far, per table: ``(path, rows)``, in input order.
+        self.published: dict[str, list[tuple[Path, int]]] = {t: [] for t in tables}
+        self._next = 0  # the next part number (dataset)
+        self._part: int | None = None  # the number of the part open for write() (dataset)
+        self._failed: set[str] = set()  # tables a part of which could not be written
 
         self._writers: dict[str, TableWriter] = {}
+        self._closed = False
         try:
+            if self.dataset:
+                self._part = self._allocate()
             for t in tables:
-                self._writers[t] = TableWriter(
-                    self.paths[t], self.schemas[t], fmt, table=t,
-                    row_group_size=row_group_size, compression=compression)
+                self._writer(t)
         except BaseException:
             self.close()  # don't leak the writers already opened
             raise
-        self._closed = False
 
     # -- buffers -----------------------------------------------------------
     def columns(self, table_name: str) -> tuple[str, ...]:
@@ -877,6 +968,24 @@ class ReportWriter:
                 f"(open: {', '.join(self.tables) or 'none'})") from None
 
     # -- writing -----------------------------------------------------------
+    def _allocate(self) -> int:
+        number, self._next = self._next, self._next + 1
+        return number
+
+    def _writer(self, table: str) -> TableWriter:
+        """The writer of ``table`` that :meth:`write` appends to (opened here if need be)."""
+        w = self._writers.get(table)
+        if w is None:
+            if self.dataset:
+                if self._part is None:
+                    self._part = self._allocate()
+                path = self.paths[table] / part_name(self._part)
+            else:
+                path = self.paths[table]
+            w = self._writers[table] = TableWriter(path, self.schemas[table], self.fmt, table=table,
+                                                   hidden=self.dataset, **self._options)
+        return w
+
     def write(self, table_name: str, columns: Mapping[str, Any]) -> int:
         """Append column buffers to ``table_name``; returns the row count.
 
@@ -884,12 +993,81 @@ class ReportWriter:
         bad buffers (see :func:`to_record_batch`).
         """
         self._schema(table_name)
-        return self._writers[table_name].write(columns)
+        return self._writer(table_name).write(columns)
+
+    def _close_part(self, keep_empty: bool = True) -> None:
+        """Close the part :meth:`write` appends to (dataset) and record what it holds; a
+        table's part with no row is dropped unless ``keep_empty`` (the end of a run with
+        no other part of that table makes one anyway, see :meth:`close`)."""
+        writers, self._writers = self._writers, {}
+        self._part = None
+        first: BaseException | None = None
+        for table, w in writers.items():
+            if not keep_empty and not w.rows_written:
+                w.discard()
+                continue
+            try:
+                w.close()
+            except BaseException as e:  # keep closing the others
+                first = first or e
+            if w.whole:
+                self.published[table].append((w.path, w.rows_written))
+            else:
+                self._failed.add(table)  # absent: it could not be written whole
+        if first is not None:
+            raise first
+
+    def take_number(self) -> int:
+        """The number of the next part, for a part written elsewhere (dataset): the part
+        :meth:`write` appended to until now is closed first, so the rows written here and
+        the parts published keep their input order."""
+        if self._writers:
+            self._close_part(keep_empty=False)
+        self._part = None
+        return self._allocate()
+
+    def part_path(self, table: str, number: int) -> Path:
+        """Where part ``number`` of ``table`` stands once published (dataset)."""
+        return self.paths[table] / part_name(number)
+
+    def publish_part(self, table: str, partial: str | os.PathLike, number: int, rows: int) -> Path:
+        """Give the whole part ``partial`` (written by another process, of ``rows`` rows) its
+        name, part ``number`` of ``table`` (:meth:`take_number`). Raises :class:`OutputError`."""
+        final = self.part_path(table, number)
+        try:
+            _files.commit(partial, final)
+        except OSError as exc:
+            raise OutputError(final, exc) from None
+        self.published[table].append((final, rows))
+        return final
+
+    def append_part(self, table: str, partial: str | os.PathLike, rows: int) -> None:
+        """Append the CSV rows of ``partial`` (written by another process, no header) to
+        ``table``'s file, after the rows written so far, and remove it."""
+        self._writer(table).append_file(partial, rows)
+
+    def writing(self) -> list[str]:
+        """The temporary files of the tables this writer has open (:meth:`write`'s)."""
+        return [str(w.partial_path) for w in self._writers.values() if not w.closed and w.partial_path]
+
+    def part_target(self, select=None, ignore=(), filtered: bool = False):
+        """Where other processes write parts of this report's tables
+        (:class:`~chessscan.reports.dataset.PartTarget`); None when its tables take none
+        (``parts=False``, or JSON lines)."""
+        if not self.parts or self.fmt not in ("parquet", "csv"):
+            return None
+        from chessscan.reports.dataset import PartTarget
+
+        return PartTarget(str(self.out_dir), self.fmt, dict(self.optional_columns),
+                          None if select is None else frozenset(select), frozenset(ignore), filtered)
 
     @property
     def rows_written(self) -> dict[str, int]:
         """Rows accepted so far, per table."""
-        return {t: w.rows_written for t, w in self._writers.items()}
+        rows = {t: sum(n for _, n in self.published[t]) for t in self.tables}
+        for t, w in self._writers.items():
+            rows[t] += w.rows_written
+        return rows
 
     def write_summary(self, summary: Mapping[str, Any]) -> Path:
         """Write ``summary`` as pretty JSON to ``<out_dir>/summary.json``.
@@ -905,14 +1083,26 @@ class ReportWriter:
         return self.summary_path
 
     def close(self) -> None:
-        """Close every table (all of them even if one fails; first error re-raised)."""
+        """Close every table (all of them even if one fails; first error re-raised). A
+        dataset table that has no part at all gets an empty one (its schema)."""
+        if self._closed:
+            return
         self._closed = True
         first: BaseException | None = None
-        for w in self._writers.values():
-            try:
-                w.close()
-            except BaseException as e:  # keep closing the others
-                first = first or e
+        try:
+            self._close_part()
+        except BaseException as e:
+            first = e
+        if self.dataset and first is None:
+            for t in self.tables:
+                if not self.published[t] and t not in self._failed:
+                    try:
+                        with TableWriter(self.paths[t] / part_name(0), self.schemas[t], self.fmt, table=t,
+                                         hidden=True, **self._options) as w:
+                            pass
+                        self.published[t].append((w.path, 0))
+                    except BaseException as e:
+                        first = first or e
         if first is not None:
             raise first
 

@@ -45,6 +45,10 @@ cpdef tuple fast_movetext(bytes cb, Py_ssize_t piece=*)
 
 cdef bint _is_space(unsigned char c) noexcept
 
+@cython.locals(j=Py_ssize_t, k=Py_ssize_t, c=uchar)
+cdef inline Py_ssize_t _after_move_number(cbytes p, Py_ssize_t s, Py_ssize_t e) noexcept
+@cython.locals(key=uint64_t, k=Py_ssize_t)
+cdef inline uint64_t _packed_key(cbytes p, Py_ssize_t n) noexcept
 @cython.locals(i=Py_ssize_t, c=uchar)
 cdef bint _is_san(cbytes p, Py_ssize_t n) noexcept
 

@@ -70,11 +70,7 @@ class _SanTable:
 
     def get(self, p, n):
         """The kept str for the ``n`` (1..7) bytes at ``p``, made and kept on first sight."""
-        key = 0
-        k = n
-        while k > 0:
-            k -= 1
-            key = (key << 8) | p[k]
+        key = _packed_key(p, n)
         # Fibonacci hashing: the top bits of key * 2^64/phi (mod 2^64) pick the first slot.
         h = (key * _GOLDEN) >> (64 - _SAN_SLOT_BITS)
         while True:
@@ -326,6 +322,37 @@ def _is_space(c):
     return c == 32 or 9 <= c <= 13
 
 
+def _after_move_number(p, s, e):
+    """The offset in ``p[s:e]`` (one whitespace-delimited token) after its move number
+    indication (digits, then a run of periods, PGN standard §8.2.2.2), repeated as in
+    ``12...`` or ``1.e4``; ``s`` when it has none, ``e`` when it is nothing else."""
+    j = s
+    k = s
+    while k < e:
+        c = p[k]
+        if c == 46:  # '.'
+            k += 1
+            while k < e and p[k] == 46:
+                k += 1
+            j = k
+        elif 48 <= c <= 57:
+            k += 1
+        else:
+            break
+    return j
+
+
+def _packed_key(p, n):
+    """The ``n`` (1..7) bytes at ``p`` packed into a 64-bit SAN key, first byte lowest
+    (:func:`san_key`)."""
+    key = 0
+    k = n
+    while k > 0:
+        k -= 1
+        key = (key << 8) | p[k]
+    return key
+
+
 def _is_san(p, n):
     """Whether the ``n`` bytes at ``p`` are one strict SAN move (:data:`SAN_FAST`)."""
     if n < 2:
@@ -394,20 +421,7 @@ def _scan_movetext(p, n):
         while i < n and not _is_space(p[i]):
             i += 1
         e = i
-        # Move number indications: digits, then a run of periods.
-        j = s
-        k = s
-        while k < e:
-            c = p[k]
-            if c == 46:  # '.'
-                k += 1
-                while k < e and p[k] == 46:
-                    k += 1
-                j = k
-            elif 48 <= c <= 57:
-                k += 1
-            else:
-                break
+        j = _after_move_number(p, s, e)
         if j == e:
             continue
         # The rest p[j:e] holds no period: a SAN move or the termination marker.
@@ -518,20 +532,7 @@ def _fast_keys_c(p, n):
             while i < n and not _is_space(p[i]):
                 i += 1
             e = i
-            # Move number indications: digits, then a run of periods.
-            j = s
-            k = s
-            while k < e:
-                c = p[k]
-                if c == 46:  # '.'
-                    k += 1
-                    while k < e and p[k] == 46:
-                        k += 1
-                    j = k
-                elif 48 <= c <= 57:
-                    k += 1
-                else:
-                    break
+            j = _after_move_number(p, s, e)
             if j == e:
                 continue
             length = e - j
@@ -542,12 +543,7 @@ def _fast_keys_c(p, n):
                     if grown == cython.NULL:
                         raise MemoryError()
                     keys = grown
-                key = 0
-                k = e
-                while k > j:
-                    k -= 1
-                    key = (key << 8) | p[k]
-                keys[count] = key
+                keys[count] = _packed_key(p + j, e - j)
                 count += 1
                 continue
             # Anything else fails unless it is a marker with only whitespace after it.
@@ -881,20 +877,7 @@ def _scan_notes(reader, p, n):
         s = i
         while i < n and not _is_space(p[i]) and p[i] != 123 and p[i] != 59:
             i += 1
-        # Move number indications: digits, then a run of periods (as fast_keys reads them).
-        j = s
-        k = s
-        while k < i:
-            c = p[k]
-            if c == 46:
-                k += 1
-                while k < i and p[k] == 46:
-                    k += 1
-                j = k
-            elif 48 <= c <= 57:
-                k += 1
-            else:
-                break
+        j = _after_move_number(p, s, i)
         if j == i:
             continue
         if _is_marker(p, j, i - j):
@@ -963,20 +946,7 @@ def _fast_keys_notes_c(p, n, reader):
                     return None
                 i += 1
             e = i
-            # Move number indications: digits, then a run of periods.
-            j = s
-            k = s
-            while k < e:
-                c = p[k]
-                if c == 46:  # '.'
-                    k += 1
-                    while k < e and p[k] == 46:
-                        k += 1
-                    j = k
-                elif 48 <= c <= 57:
-                    k += 1
-                else:
-                    break
+            j = _after_move_number(p, s, e)
             if j == e:
                 continue
             length = e - j
@@ -987,12 +957,7 @@ def _fast_keys_notes_c(p, n, reader):
                     if grown == cython.NULL:
                         raise MemoryError()
                     keys = grown
-                key = 0
-                k = e
-                while k > j:
-                    k -= 1
-                    key = (key << 8) | p[k]
-                keys[count] = key
+                keys[count] = _packed_key(p + j, e - j)
                 count += 1
                 continue
             # Anything else fails unless it is a marker with only whitespace (or comments) after it.

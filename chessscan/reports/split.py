@@ -372,25 +372,10 @@ class SplitWriter:
             self._clean = _Out(clean) if clean else None
             self._rejects = _Out(rejects) if rejects else None
             self._outs = [o for o in (self._clean, self._rejects) if o is not None]
-            side = sidecar_path(rejects) if rejects else None
-            if side:
-                if is_special(side):
-                    self._side = (None, side)
-                    self._sidecar_file = open(side, "w", newline="", encoding="utf-8")
-                else:
-                    side_partial, self._sidecar_file = files.create_temporary(side, "w", newline="",
-                                                                               encoding="utf-8")
-                    self._side = (side_partial, side)
-                self._sidecar = _GuardedRows(csv.writer(self._sidecar_file))
-                self._sidecar.writerow(SIDECAR_COLUMNS)
+            if rejects:
+                self._side, self._sidecar_file, self._sidecar = _open_sidecar(rejects, through=True)
         except BaseException:
-            try:
-                self.close(complete=False)
-            except OSError:
-                pass
-            for partial in self.kept:  # nothing in them yet
-                files.discard(partial)
-            self.kept = []
+            _abandon(self)
             raise
         self.clean_count = 0
         self.reject_count = 0
@@ -639,19 +624,9 @@ class TableSplitWriter:
             self._clean = _TableOut(clean, formats[0], schema, compression) if clean else None
             self._rejects = _TableOut(rejects, formats[1], schema, compression) if rejects else None
             if rejects:
-                side = sidecar_path(rejects)
-                partial, self._sidecar_file = files.create_temporary(side, "w", newline="", encoding="utf-8")
-                self._side = (partial, side)
-                self._sidecar = _GuardedRows(csv.writer(self._sidecar_file))
-                self._sidecar.writerow(SIDECAR_COLUMNS)
+                self._side, self._sidecar_file, self._sidecar = _open_sidecar(rejects, through=False)
         except BaseException:
-            try:
-                self.close(complete=False)
-            except OSError:
-                pass
-            for partial in self.kept:  # nothing in them yet
-                files.discard(partial)
-            self.kept = []
+            _abandon(self)
             raise
 
     def __enter__(self) -> "TableSplitWriter":
@@ -818,3 +793,33 @@ class TableSplitWriter:
         self.kept = [partial for partial, _ in renames if os.path.lexists(partial)]
         if failed is not None:
             raise failed
+
+
+def _open_sidecar(rejects: str, through: bool):
+    """The rejects' ``FILE.issues.csv``, opened with its header written: returns ((partial or
+    None, final name), the file, its guarded CSV writer), or three Nones where no sidecar can
+    stand (:func:`sidecar_path`). With ``through`` (the PGN split), a
+    link or a device (:func:`is_special`) is written through in place; any other name, and
+    every name of the table split, through a temporary renamed when whole (files.py)."""
+    side = sidecar_path(rejects)
+    if side is None:  # stdout or a device: nothing stands beside it
+        return None, None, None
+    if through and is_special(side):
+        partial, handle = None, open(side, "w", newline="", encoding="utf-8")
+    else:
+        partial, handle = files.create_temporary(side, "w", newline="", encoding="utf-8")
+    rows = _GuardedRows(csv.writer(handle))
+    rows.writerow(SIDECAR_COLUMNS)
+    return (partial, side), handle, rows
+
+
+def _abandon(writer) -> None:
+    """A split writer whose outputs could not all be opened: close what was, and remove the
+    temporary files it made (nothing is in them yet)."""
+    try:
+        writer.close(complete=False)
+    except OSError:
+        pass
+    for partial in writer.kept:
+        files.discard(partial)
+    writer.kept = []

@@ -264,8 +264,13 @@ def test_a_killed_worker_is_replaced_and_its_shard_retried(cluster, tmp_path):
     assert result.returncode == 0, result.stderr
     _local([MAGNUS], tmp_path / "local")
     summary = assert_same_report(tmp_path / "local", tmp_path / "dask")
-    assert summary["retried_shards"] == [{"shard": 3, "source": str(MAGNUS), "bytes": [shard.start, shard.end],
-                                          "workers_died": 1}]
+    # A shard the same worker had just finished may be run again too: SIGKILL can come before
+    # the worker's batched "finished" message reaches the scheduler, which then counts it as
+    # lost with the worker. Shard 3 is always there; every shard listed was lost once.
+    retried = summary["retried_shards"]
+    assert {"shard": 3, "source": str(MAGNUS), "bytes": [shard.start, shard.end], "workers_died": 1} in retried
+    assert all(r["workers_died"] == 1 and r["source"] == str(MAGNUS) for r in retried), retried
+    assert [r["shard"] for r in retried] == sorted({r["shard"] for r in retried})
     assert (f"retried: shard 3 ({MAGNUS}, bytes {shard.start:,}-{shard.end:,}) was run again: the worker it was "
             "given to died") in result.stderr.splitlines()
     assert not _being_written(tmp_path / "dask")

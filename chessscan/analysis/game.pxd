@@ -3,6 +3,8 @@
 # analyze_game types its dicts with cython.declare.
 cimport cython
 
+from chessscan.analysis.plies cimport GameState
+
 cdef tuple _LAST_GAMES
 cdef tuple _game_columns(dict games)
 @cython.locals(k=Py_ssize_t)

@@ -17,7 +17,7 @@ from collections import Counter
 from operator import itemgetter
 
 from chessscan.analysis.options import AnalysisOptions
-from chessscan.analysis.plies import play_plies
+from chessscan.analysis.plies import GameState, play_plies
 from chessscan.analysis.repetition import find_perpetuals
 from chessscan.analysis.sampling import RARE_KINDS, REASONS, describe, reason_indices
 from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE
@@ -286,37 +286,6 @@ def add_issue(issues: dict, tally: Tally, source: str, game_index: int | None, l
     tally.issues_by_source[key] = tally.issues_by_source.get(key, 0) + 1
 
 
-class GameState:
-    """What :func:`_play` learned about one game (one object per game, not per ply).
-
-    The defaults are class attributes, replaced (never mutated) per game: a new state then
-    costs one attribute set, the ``counts`` that the per-ply loop adds to."""
-
-    plies = 0
-    outcome = "none"
-    winner = None
-    error = None          # (code, ply) of the first error while playing
-    # Set when a position repeated: the repetition key after each ply ([0] = start
-    # position) and whether the ply gave check, uint64 / uint8 numpy arrays.
-    keys = ()
-    gave_check = (False,)
-    repeated = False
-    white_first = True
-    perpetuals = ()
-    ended = None          # first automatic end reached (see AUTOMATIC_ENDS)
-    final_repetition = 0
-    final_clock = 0
-    mate_move_number = 0  # PGN move number of the mating move (0: a setup already mated)
-    mate_kind = 0         # the mating check's kind (1..3) + 4 * (route + 1) if by a route
-    clock_plies = 0       # plies played whose move carries a clock annotation
-    eval_plies = 0        # ... an evaluation annotation
-    moves_hash = None     # games.moves_hash (plies.MOVES_HASH), None when an error stopped the replay
-
-    def __init__(self) -> None:
-        # checks by kind, and by route: "en_passant", "castling", "promotion"
-        self.counts = {DIRECT: 0, DISCOVERED: 0, DOUBLE: 0, "en_passant": 0, "castling": 0, "promotion": 0}
-
-
 # An automatic end (no claim needed) stops the game; moves after it are a warning.
 AUTOMATIC_ENDS = ("checkmate", "stalemate", "insufficient_material", "seventyfive_moves",
                   "fivefold_repetition")
@@ -370,7 +339,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
 
     variant = tags.get("Variant")
     kind = _memoized(_KIND_MEMO, _kind_of, variant)
-    state = GameState()
+    state = cython.declare(GameState, GameState())  # (compiled: C struct fields)
     pos = None
     start_fen = tags.get("FEN")
     if kind is None:
@@ -438,10 +407,9 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         tally.games_with_errors += 1
 
     games = tables["games"]
-    counts = state.counts
     plies = state.plies
     winner = state.winner
-    n_direct, n_discovered, n_double = counts[DIRECT], counts[DISCOVERED], counts[DOUBLE]
+    n_direct, n_discovered, n_double = state.direct, state.discovered, state.double
     white_elo = _memoized(_ELO_MEMO, _int_or_none, tags.get("WhiteElo"))
     black_elo = _memoized(_ELO_MEMO, _int_or_none, tags.get("BlackElo"))
     time_control_tag = tags.get("TimeControl")
@@ -478,8 +446,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             kinds[state.mate_kind] = kinds.get(state.mate_kind, 0) + 1
     elif outcome == "stalemate":
         tally.stalemates += 1
-    kinds = ((n_double > 0) | (counts["en_passant"] > 0) << 1 | (counts["promotion"] > 0) << 2
-             | (counts["castling"] > 0) << 3 | (outcome == "checkmate") << 4
+    kinds = ((n_double > 0) | (state.en_passant > 0) << 1 | (state.promotion > 0) << 2
+             | (state.castling > 0) << 3 | (outcome == "checkmate") << 4
              | (outcome == "stalemate") << 5 | bool(n_perpetual) << 6)
     if kinds:
         tally.count_rare(kinds)

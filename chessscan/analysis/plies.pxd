@@ -62,6 +62,14 @@ cdef class _History:
     cpdef add(self, uint64_t key, bint check)
 
 
+@cython.final
+cdef class GameState:
+    cdef public int plies, final_repetition, final_clock, mate_move_number, mate_kind, clock_plies, eval_plies
+    cdef public int direct, discovered, double, en_passant, castling, promotion
+    cdef public bint repeated, white_first
+    cdef public object outcome, winner, error, keys, gave_check, perpetuals, ended, moves_hash
+
+
 cdef dict _TOKENS
 cdef int _CHECKMATE, _STALEMATE, _DEAD, _SEVENTYFIVE, _FIVEFOLD
 cdef int _IN_CHECK, _BY_EP, _BY_CASTLING, _BY_PROMOTION, _MATE, _STALE
@@ -81,6 +89,6 @@ cdef tuple _scratch()
                checks_by_move=dict, check_routes=dict, route=int, n_notes=Py_ssize_t, n_clock=int, n_eval=int,
                np_=ccharp, note_clock=int64_t, note_emt=int64_t, note_cp=int64_t, note_mate=int64_t,
                row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object)
-cpdef play_plies(raw, Position pos, tables, options, tally, state, add_issue)
+cpdef play_plies(raw, Position pos, tables, options, tally, GameState state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)

@@ -63,7 +63,7 @@ COLOR_NAMES = ("black", "white")
 # Automatic ends (``ended``): 0 none yet; the names are GameState.ended's.
 END_NAMES = (None, "checkmate", "stalemate", "insufficient_material", "seventyfive_moves", "fivefold_repetition")
 _CHECKMATE, _STALEMATE, _DEAD, _SEVENTYFIVE, _FIVEFOLD = 1, 2, 3, 4, 5
-# Check kinds as PositionRows codes, and their GameState.counts keys.
+# Check kinds as PositionRows codes.
 _KIND_NAMES = ("none", "direct", "discovered", "double")
 # Row flag bits (PositionRows.add).
 _IN_CHECK, _BY_EP, _BY_CASTLING, _BY_PROMOTION, _MATE, _STALE = 1, 2, 4, 8, 16, 32
@@ -251,6 +251,37 @@ _HASH_BUFFER = 1 << 16  # bytes of UCI text handed to the hash at once
 _PROMOTION_LETTERS = b"..nbrqk"  # UCI promotion letter by piece type (2 knight .. 5 queen)
 
 
+class GameState:
+    """What :func:`play_plies` learned about one game (one object per game, not per ply),
+    read by :func:`~chessscan.analysis.game.analyze_game`. Compiled, an extension type: its
+    fields are C struct members, so the per-game reads and writes of both functions enter
+    no attribute dict."""
+
+    def __init__(self) -> None:
+        self.plies = 0
+        self.outcome = "none"
+        self.winner = None
+        self.error = None          # (code, ply) of the first error while playing
+        # Set when a position repeated: the repetition key after each ply ([0] = start
+        # position) and whether the ply gave check, uint64 / uint8 numpy arrays.
+        self.keys = ()
+        self.gave_check = (False,)
+        self.repeated = False
+        self.white_first = True
+        self.perpetuals = ()
+        self.ended = None          # first automatic end reached (see game.AUTOMATIC_ENDS)
+        self.final_repetition = 0
+        self.final_clock = 0
+        self.mate_move_number = 0  # PGN move number of the mating move (0: a setup already mated)
+        self.mate_kind = 0         # the mating check's kind (1..3) + 4 * (route + 1) if by a route
+        self.clock_plies = 0       # plies played whose move carries a clock annotation
+        self.eval_plies = 0        # ... an evaluation annotation
+        self.moves_hash = None     # games.moves_hash (MOVES_HASH), None when an error stopped the replay
+        # Checks given, by kind (direct, discovered, double) and by route.
+        self.direct = self.discovered = self.double = 0
+        self.en_passant = self.castling = self.promotion = 0
+
+
 # Scratch space kept from game to game, one per thread: Dask runs tasks on threads, and
 # play_plies calls Python code (add_issue) where another thread may run a game meanwhile.
 _LOCAL = threading.local()
@@ -284,7 +315,6 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     keep_checks = keep == "checks"
     want_fen = options.fen and (keep_all or keep_checks)
     sid = rows.source_number(source) if keep_all or keep_checks else 0
-    counts = state.counts
     n_direct = n_discovered = n_double = n_ep = n_castling = n_promotion = 0
     # Dataset histograms (Tally): touched only on checking plies, a few in a hundred.
     checks_by_move = tally.checks_by_move
@@ -538,12 +568,12 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             if want_fen:
                 rows.add_fen(pos.fen())
 
-    counts["direct"] += n_direct
-    counts["discovered"] += n_discovered
-    counts["double"] += n_double
-    counts["en_passant"] += n_ep
-    counts["castling"] += n_castling
-    counts["promotion"] += n_promotion
+    state.direct += n_direct
+    state.discovered += n_discovered
+    state.double += n_double
+    state.en_passant += n_ep
+    state.castling += n_castling
+    state.promotion += n_promotion
     state.plies = plies
     if n_notes:
         state.clock_plies = n_clock

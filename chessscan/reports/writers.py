@@ -109,9 +109,11 @@ POSITIONS_ENCODINGS: dict[str, tuple[str, str, bool]] = {
     "halfmove_clock": ("DELTA_BINARY_PACKED", "zstd", False),
     "zobrist": ("PLAIN", "none", False),  # random: zstd saves 5% at 2.4 times the CPU
     "repetition": ("PLAIN", "zstd", False),
-    # A side's clock falls by small steps (the two sides' clocks interleave): deltas; evals
-    # and the mostly null columns gain nothing from zstd after delta packing.
-    "clock_ms": ("DELTA_BINARY_PACKED", "zstd", False),
+    # A clock reads whole seconds (Lichess) or tenths: a row group holds a few thousand
+    # values, so dictionary codes (0.72 B/row against 1.34 with deltas, and faster to write;
+    # past pyarrow's dictionary page limit a row group falls back to plain pages). Evals and
+    # the mostly null columns gain nothing from zstd after delta packing.
+    "clock_ms": ("dictionary", "zstd", False),
     "emt_ms": ("DELTA_BINARY_PACKED", "none", False),
     "eval_cp": ("DELTA_BINARY_PACKED", "none", False),
     "eval_mate": ("DELTA_BINARY_PACKED", "none", False),

@@ -306,6 +306,38 @@ def test_parquet_row_groups_are_cut_by_bytes_too(tmp_path, monkeypatch):
     assert [md.row_group(i).num_rows for i in range(md.num_row_groups)] == [30, 30, 10]
 
 
+def test_annotated_positions_row_groups_are_cut_by_rows(tmp_path):
+    """The positions rows of a Lichess export (clock and evaluation columns filled) reach
+    row_group_size before ROW_GROUP_BYTES: their row groups hold 65,536 rows or more (whole
+    batches), not fewer cut by bytes."""
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines.local import run
+    from chessscan.reports import writers
+
+    batches = []
+
+    class Keep:
+        accepts_arrow = True
+
+        def write(self, name, columns):
+            if name == "positions":
+                batches.append(writers.to_record_batch(columns, sch.POSITIONS_SCHEMA, name))
+
+    run([str(SAMPLES / "lichess-magnus-300.pgn.zst")], Keep(), AnalysisOptions(cross_check="off"))
+    assert batches and sum(b.num_rows for b in batches) > 20_000
+    assert all(b.column("clock_ms").null_count < b.num_rows // 2 for b in batches)  # annotated rows
+    path = tmp_path / "p.parquet"
+    with TableWriter(path, sch.POSITIONS_SCHEMA, "parquet") as w:  # the default row_group_size
+        for _ in range(4):  # the sample's rows four times over: 100,000 rows
+            for b in batches:
+                w.write({name: b.column(name) for name in b.schema.names})
+    md = pq.ParquetFile(path).metadata
+    sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+    assert sizes[0] >= writers.DEFAULT_ROW_GROUP_SIZE
+    assert sizes[0] - writers.DEFAULT_ROW_GROUP_SIZE < max(b.num_rows for b in batches)
+    assert sum(sizes) == 4 * sum(b.num_rows for b in batches)
+
+
 # -------------------------------------------------------------------- errors
 def test_column_errors(tmp_path):
     with ReportWriter(tmp_path, tables=("positions", "issues")) as rw:

@@ -49,7 +49,9 @@ sees (:func:`sweep_parts`). A failure is one exception naming what failed
 
 from __future__ import annotations
 
+import contextlib
 import io
+import itertools
 import os
 import re
 from typing import Iterable, NamedTuple, Sequence
@@ -70,8 +72,12 @@ from chessscan.engines.local import (
     run_epd_source,
     tables_for,
 )
-from chessscan.readers.pgn import ReadEnd, count_line_ends, line_at, read_games, sure_game_start
-from chessscan.readers.sources import detect_compression, detect_utf16, source_name, source_size
+from chessscan.engines.chunks import ChunkStream
+from chessscan.readers.counts import text_counts
+from chessscan.readers.pgn import (ReadEnd, count_line_ends, last_sure_game_start, line_at, read_games,
+                                   sure_game_start)
+from chessscan.readers.sources import (TruncatedInput, detect_compression, detect_utf16, open_source, source_name,
+                                       source_size)
 from chessscan.readers.tables import is_table
 from chessscan.readers.urls import is_url
 from chessscan.reports.filters import IssueFilter, held_row
@@ -103,6 +109,12 @@ class Shard(NamedTuple):
     ``kind``: ``'range'`` (bytes ``start``..``end`` of an uncompressed PGN file), ``'pgn'``
     (a whole PGN file), ``'epd'`` (a whole EPD file) or ``'table'`` (a whole game table); ``size``: bytes on disk, for
     progress; ``first``: whether it is the first shard of its file.
+
+    A compressed or UTF-16 PGN file is planned as one ``'stream'`` shard, which the client
+    reads and cuts into ``'chunk'`` shards (text bytes ``start``..``end`` of the decompressed
+    text, sent with the task; ``size``: the bytes of the file read for it) and, where the
+    chunks cannot go on, one ``'tail'`` shard (the text from ``start`` to the end, which the
+    task reads from the file itself): see :func:`run_dask`.
     """
 
     number: int
@@ -171,7 +183,8 @@ def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE) -> l
         path = os.path.abspath(p)
         size = os.path.getsize(path)
         if is_epd(p) or size <= shard_size or _whole_file(path):
-            kind = "epd" if is_epd(p) else "pgn"
+            # (a compressed or UTF-16 PGN file: read here, in chunks; see _stream_source)
+            kind = "epd" if is_epd(p) else "stream" if _whole_file(path) else "pgn"
             shards.append(Shard(len(shards), path, name, kind, 0, size, size, True))
             continue
         cuts = [0]
@@ -327,13 +340,17 @@ class RunGone(Exception):
 
 class ShardResult(NamedTuple):
     """What :func:`analyze_shard` returns: the shard's tally; with ``--cross-check sample``,
-    the games a rare kind may sample (else None); the held once-a-file rows; and the parts
-    it wrote, as ``(path, rows)`` with the rows their Parquet footers hold."""
+    the games a rare kind may sample (else None); the held once-a-file rows; the parts it
+    wrote, as ``(path, rows)`` with the rows their Parquet footers hold; the games read; and
+    whether the text ended inside a comment (:class:`~chessscan.readers.pgn.ReadEnd`; for a
+    ``'chunk'`` shard: the cut after it may lie inside that comment)."""
 
     tally: Tally
     deferred: Deferred | None
     held: dict
     parts: list
+    games: int = 0
+    open: bool = False
 
 
 def _worker_address() -> str | None:
@@ -359,12 +376,16 @@ def _check_run(marker: str, run_id: str) -> None:
 def analyze_shard(shard: Shard, first_index: int, first_line: int, options: AnalysisOptions,
                   names: Sequence[str], out_dir: str, write_empty: bool = False,
                   batch_rows: int = DEFAULT_BATCH_ROWS, select: Iterable[str] | None = None,
-                  ignore: Iterable[str] = (), run_id: str | None = None) -> ShardResult:
+                  ignore: Iterable[str] = (), run_id: str | None = None, text: bytes | None = None,
+                  error: BaseException | None = None) -> ShardResult:
     """Analyze one shard and write its part of each table in ``names`` to
     ``<out_dir>/<table>/part-<number>.parquet``; what a Dask task runs.
 
     ``first_index``, ``first_line``: game index and number of lines before the shard in its
-    file (0 for a whole file). A table that gets no row has no part, unless ``write_empty``
+    file (0 for a whole file). A ``'chunk'`` shard's text is ``text`` (then ``error``, if
+    given, is raised by the stream after its last byte, as the source raised it); a
+    ``'tail'`` shard's is its file's text from byte ``shard.start`` of the decompressed text
+    to the end. A table that gets no row has no part, unless ``write_empty``
     (so the first shard of a run gives every folder its schema). The issues go through
     :class:`~chessscan.reports.filters.IssueFilter` (``select``, ``ignore``, one row a game
     for ``uci-move``), as in a local run; the one row a file of ``decode-fallback`` is held
@@ -418,18 +439,27 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
 
     published: list[str] = []
     done = False
+    read_end = ReadEnd()
+    count = 0
     try:
         if shard.kind == "epd":
             run_epd_source(shard.path, tables, tally, flush, None, batch_rows, source=shard.source)
         else:
             if shard.kind == "range":
                 stream = _open_range(shard.path, shard.start, shard.end)
+            elif shard.kind == "chunk":
+                stream = contextlib.nullcontext(ChunkStream(text or b"", error))
+            elif shard.kind == "tail":
+                stream = _open_tail(shard.path, shard.source, shard.start)
             else:  # a whole PGN file or game table
                 stream = game_source(shard.path, options, shard.source)
             positions = tables["positions"]
             games = tables["games"]["game_index"]
-            with stream:
-                for raw in (read_games(stream, source=shard.source) if shard.kind == "range" else stream):
+            with stream as opened:
+                raws = (read_games(opened, source=shard.source, end=read_end)
+                        if shard.kind in ("range", "chunk", "tail") else opened)
+                for raw in raws:
+                    count += 1
                     if shard.start:
                         raw.rebase(first_index, shard.start, first_line)
                     analyze_one(raw, tables, options, tally, None, deferred)
@@ -456,7 +486,25 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                     os.unlink(path)
                 except OSError:
                     pass
-    return ShardResult(tally, deferred, held, parts)
+    return ShardResult(tally, deferred, held, parts, count, read_end.open)
+
+
+def _open_tail(path: str, source: str, start: int):
+    """The source ``path`` opened (:func:`~chessscan.readers.sources.open_source`) and read
+    up to byte ``start`` of its decompressed text: what a ``'tail'`` shard reads on from.
+    Raises ``OSError`` when it cannot be opened, or holds fewer than ``start`` bytes."""
+    stream = open_source(path, name=source)
+    try:
+        left = start
+        while left > 0:
+            data = stream.read(min(left, _SCAN_CHUNK))
+            if not data:
+                raise OSError(f"{source} is shorter than it was: its text ends before byte {start:,}")
+            left -= len(data)
+    except BaseException:
+        stream.close()
+        raise
+    return stream
 
 
 def _publish(writers: dict, out_dir: str, check, published: list[str]) -> list[tuple[str, int]]:
@@ -594,7 +642,9 @@ class ShardFailed(Exception):
 
 def describe_shard(shard: Shard) -> str:
     """A shard in words, for messages: ``shard 3 (games.pgn, bytes 1,048,576-2,097,152)``."""
-    where = (f"bytes {shard.start:,}-{shard.end:,}" if shard.kind == "range" else "the whole file")
+    where = (f"bytes {shard.start:,}-{shard.end:,}" if shard.kind == "range"
+             else f"bytes {shard.start:,}-{shard.end:,} of its text" if shard.kind == "chunk"
+             else f"its text from byte {shard.start:,}" if shard.kind == "tail" else "the whole file")
     return f"shard {shard.number} ({shard.source}, {where})"
 
 
@@ -875,6 +925,279 @@ def sweep_parts(out_dir: str, names: Iterable[str]) -> int:
     return removed
 
 
+# ---------------------------------------------------------------------------
+# A compressed source on the cluster: read and cut here, analyzed there
+# ---------------------------------------------------------------------------
+_READ_SIZE = 1 << 20
+#: Bytes of text past a chunk's target size searched for a sure game start before the rest of
+#: the source goes to one task (``--jobs``' limit, :data:`~chessscan.engines.parallel.MAX_CHUNK_BYTES`).
+_MAX_GROWTH = 16 << 20
+
+
+class _Chunk(NamedTuple):
+    """A piece of a source's text cut at a sure game start: ``text`` (then ``error``, the
+    one the source ended with, if ``last``); ``offset``, ``line``: text bytes and lines
+    before it; ``index``: its first game index as estimated (``[Event "`` lines before it);
+    ``lines``, ``events``: its own; ``advance``: the bytes of the file read for it."""
+
+    text: bytes
+    error: BaseException | None
+    last: bool
+    offset: int
+    line: int
+    index: int
+    lines: int
+    events: int
+    advance: int
+
+    def __add__(self, after: "_Chunk") -> "_Chunk":  # two chunks read as one
+        return _Chunk(self.text + after.text, after.error, after.last, self.offset, self.line, self.index,
+                      self.lines + after.lines, self.events + after.events, self.advance + after.advance)
+
+
+class _Cutter:
+    """Cuts the text of an open source (:func:`~chessscan.readers.sources.open_source`) into
+    :class:`_Chunk` of about ``want`` bytes, as the ``--jobs`` main process does: read in
+    blocks of 1 MiB into one buffer (a plain or zstd stream straight into it), each chunk
+    ending at the last sure game start within ``want`` bytes, or within twice, four times...
+    that (:func:`~chessscan.readers.pgn.last_sure_game_start`, a compiled scan back from the
+    end), its lines and ``[Event "`` lines counted in one compiled pass
+    (:func:`~chessscan.readers.counts.text_counts`). No work per game: the text is copied
+    once more, into the ``bytes`` a task carries."""
+
+    def __init__(self, stream, want: int) -> None:
+        self.stream = stream
+        self.want = max(1, want)
+        self.buf = bytearray(min(self.want, _MAX_GROWTH) + 2 * _READ_SIZE)
+        self.start = self.held = 0  # buf[start:held]: the text read, not cut yet
+        self.searched = 0  # bytes of it known to hold no sure game start
+        self.offset = self.line = self.index = 0  # text bytes, lines, [Event " lines cut so far
+        self.seen = 0  # bytes of the file accounted for
+        self.error: BaseException | None = None
+        self.ended = self.done = False  # the stream gave its last byte; the last chunk was cut
+        # As --jobs reads: a gzip, bzip2 or xz stream always in whole blocks (what a corrupt
+        # one gives before its error depends on the read size; one process reads the same).
+        self.direct = stream.compression in (None, "zstd") and stream.text_encoding is None
+
+    def _read(self) -> None:
+        if self.held + _READ_SIZE > len(self.buf):
+            keep = self.held - self.start
+            if self.start:
+                self.buf[:keep] = self.buf[self.start:self.held]
+                self.start, self.held = 0, keep
+            if keep + _READ_SIZE > len(self.buf):
+                self.buf.extend(bytes(keep + _READ_SIZE - len(self.buf)))
+        n = 0
+        try:
+            if self.direct:
+                n = self.stream.readinto(memoryview(self.buf)[self.held:self.held + _READ_SIZE])
+            if not n:  # (after a direct read that gave nothing: the end, or the error it ended with)
+                data = self.stream.read(_READ_SIZE)
+                n = len(data)
+                self.buf[self.held:self.held + n] = data
+        except TruncatedInput as exc:
+            self.error, n = exc, 0
+        self.held += n
+        self.ended = not n
+
+    def next(self) -> _Chunk | None:
+        """The next chunk; None once the last one was given, or when no sure game start
+        lies within ``want`` + 16 MiB bytes (:attr:`done` is then False: the rest of the
+        source, from :attr:`offset`, cannot be cut)."""
+        while not self.done:
+            if self.ended:
+                self.done = True
+                return self._cut(self.held, True)
+            if self.held - self.start >= self.want:
+                hi = self.start + self.want
+                lo = self.start + max(0, self.searched - (1 << 16))
+                with memoryview(self.buf)[:self.held] as view:
+                    while (cut := last_sure_game_start(view, lo, hi)) < 0 and hi < self.held:
+                        hi = min(self.held, self.start + 2 * (hi - self.start))
+                if cut >= 0:
+                    self.searched = 0
+                    return self._cut(cut, False)
+                self.searched = self.held - self.start
+                if self.searched >= self.want + _MAX_GROWTH:
+                    return None
+            self._read()
+        return None
+
+    def _cut(self, end: int, last: bool) -> _Chunk:
+        start = self.start
+        lines, events = text_counts(self.buf, start, end) if end > start else (0, 0)
+        now = self.stream.bytes_read
+        chunk = _Chunk(bytes(memoryview(self.buf)[start:end]), self.error if last else None, last, self.offset,
+                       self.line, self.index, lines, events, now - self.seen)
+        self.seen = now
+        self.offset += end - start
+        self.line += lines
+        self.index += events
+        self.start = end
+        return chunk
+
+
+def _unlink_parts(result) -> None:
+    """Remove the parts a result reported (a result dropped: its chunk is analyzed again)."""
+    for path, _ in result.parts:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _stream_source(shard: Shard, task, take, in_flight, numbers, chunk_size: int) -> list[tuple[Shard, ShardResult]]:
+    """Analyze the ``'stream'`` shard ``shard`` (a compressed or UTF-16 PGN file) on the
+    cluster: read and cut here (:class:`_Cutter`), each chunk a task carrying its text, at
+    most ``in_flight()`` of them at a time, their results taken in input order. Returns
+    ``(shard, result)`` per task kept, in input order.
+
+    ``task(shard, index, line, text, error)`` submits a task (:func:`analyze_shard`) and
+    returns its future; ``take(future, shard)`` waits for its result (raising as
+    :func:`_wait` does); ``numbers``: the run's part numbers, handed out in input order.
+
+    As ``--jobs`` does: a chunk whose text ended inside a comment (the cut after it may lie
+    inside it) is analyzed again joined with the next chunk, and its and the next one's
+    parts removed; a chunk whose first game index proves wrong (a game without an
+    ``[Event "`` line, or one inside a comment) is analyzed again with the right one. From
+    then on, or where no sure game start lies within 16 MiB past the target (or joined chunks
+    reach that size), the rest of the source is one ``'tail'`` task, which reads it from the
+    file itself (on a cluster: a file the workers see).
+    """
+    from collections import deque
+
+    out: list[tuple[Shard, ShardResult]] = []
+    pending: deque = deque()  # [future, shard, chunk] in input order
+    exact = 0  # the first game index of the next chunk whose result is taken (exact)
+
+    def chunk_shard(number: int, chunk: _Chunk) -> Shard:
+        return Shard(number, shard.path, shard.source, "chunk", chunk.offset, chunk.offset + len(chunk.text),
+                     chunk.advance, chunk.offset == 0)
+
+    def send(chunk: _Chunk, number: int | None = None) -> list:
+        s = chunk_shard(next(numbers) if number is None else number, chunk)
+        return [task(s, chunk.index, chunk.line, chunk.text, chunk.error), s, chunk]
+
+    def deliver(cutter: _Cutter):
+        """Take the oldest result. Returns None, or ``(offset, line)`` where the rest of
+        the source must go to one task."""
+        nonlocal exact
+        fut, s, chunk = pending.popleft()
+        result = take(fut, s)
+        rest = False
+        while result.open and not chunk.last:
+            if pending:
+                fut2, s2, after = pending.popleft()
+                _unlink_parts(take(fut2, s2))
+            else:
+                after = cutter.next()
+                if after is None:  # no sure game start after it: it goes with the rest
+                    _unlink_parts(result)
+                    return chunk.offset, chunk.line
+            _unlink_parts(result)
+            fut, s, chunk = send((chunk + after)._replace(index=exact), s.number)
+            result = take(fut, s)
+            rest = rest or len(chunk.text) >= _MAX_GROWTH
+        if exact != chunk.index:
+            _unlink_parts(result)
+            fut, s, chunk = send(chunk._replace(index=exact), s.number)
+            result = take(fut, s)
+            rest = True
+        exact += result.games
+        out.append((s, result))
+        if rest and not chunk.last:
+            return chunk.offset + len(chunk.text), chunk.line + chunk.lines
+        return None
+
+    tail = None
+    with open_source(shard.path, name=shard.source) as stream:
+        cutter = _Cutter(stream, chunk_size)
+        while tail is None:
+            if len(pending) >= max(1, in_flight()):
+                tail = deliver(cutter)
+                continue
+            chunk = cutter.next()
+            if chunk is None:
+                if not cutter.done:
+                    tail = (cutter.offset, cutter.line)
+                break
+            pending.append(send(chunk))
+        while pending and tail is None:
+            tail = deliver(cutter)
+        # What was sent after the rest's start is dropped (waited for: a task still running
+        # would publish its parts after they were removed).
+        while pending:
+            fut, s, _ = pending.popleft()
+            _unlink_parts(take(fut, s))
+    if tail is not None:
+        offset, line = tail
+        advance = max(0, shard.size - sum(s.size for s, _ in out))
+        s = Shard(next(numbers), shard.path, shard.source, "tail", offset, shard.size, advance, offset == 0)
+        out.append((s, take(task(s, exact, line, None, None), s)))
+    return out
+
+
+def _analyze_in_order(client, shards: list[Shard], firsts: list, task, futures: list, chunk_size: int,
+                      on_done=None, retried: list | None = None) -> tuple[list[Shard], list]:
+    """:func:`run_dask`'s analysis when some shard is a ``'stream'`` (:func:`_stream_source`):
+    the shards in input order, each numbered (its part number) as it is sent, so that a
+    stream's chunks, whose count is known only once it is read, come between the shards
+    before and after it. The other shards are sent at once, and waited for at the end.
+    Returns the shards analyzed and their results, in input order."""
+    import itertools
+    import time
+
+    numbers = itertools.count()
+    order: list = []  # (shard, future) or (shard, result)
+    waiting: list = []  # (position in order, shard, future)
+    threads = [0, 0.0]  # the cluster's threads, and when they were last asked
+
+    def in_flight() -> int:
+        """At most twice the cluster's threads of chunks at a time (asked again every second:
+        workers come and go)."""
+        if time.monotonic() - threads[1] >= 1.0:
+            try:
+                threads[0] = sum(client.nthreads().values())
+            except Exception:  # noqa: BLE001 (the scheduler gone: the next wait says so)
+                pass
+            threads[1] = time.monotonic()
+        return max(2, 2 * threads[0])
+
+    def take(fut, s: Shard):
+        result = _wait(client, [fut], [s])[0]
+        if retried is not None:
+            retried.extend(_retried(client, [fut], [s]))
+        if on_done is not None:
+            on_done(s, result)
+        futures.remove(fut)
+        fut.release()  # (the scheduler drops its text)
+        return result
+
+    def send(s: Shard, index: int, line: int, text=None, error=None):
+        fut = task(s, index, line, text, error)
+        futures.append(fut)
+        return fut
+
+    for shard, (i0, l0) in zip(shards, firsts):
+        if shard.kind != "stream":
+            s = shard._replace(number=next(numbers))
+            waiting.append((len(order), s, send(s, i0, l0)))
+            order.append((s, None))
+            continue
+        order.extend(_stream_source(shard, send, take, in_flight, numbers, chunk_size))
+    if waiting:
+        wanted = [f for _, _, f in waiting]
+        got = _wait(client, wanted, [s for _, s, _ in waiting],
+                    None if on_done is None else lambda k, r: on_done(waiting[k][1], r))
+        if retried is not None:
+            retried.extend(_retried(client, wanted, [s for _, s, _ in waiting]))
+        for (k, s, _), result in zip(waiting, got):
+            order[k] = (s, result)
+    if retried is not None:
+        retried.sort(key=lambda r: r["shard"])
+    return [s for s, _ in order], [r for _, r in order]
+
+
 SHARED_FOLDER_HINT = ("the workers and this client must see the output folder under the same path "
                       "(a shared filesystem such as NFS, mounted alike everywhere)")
 
@@ -987,10 +1310,6 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
 
         shards, firsts = settle_shards(shards, count)
 
-        futures[:] = [client.submit(analyze_shard, s, i0, l0, options, names, out_dir, s.number == 0,
-                                    select=select, ignore=ignore, run_id=run_id,
-                                    key=f"analyze_shard-{run_id}-{s.number:06d}")
-                      for s, (i0, l0) in zip(shards, firsts)]
         bar = None
         if progress:
             from chessscan.engines.progress import Progress
@@ -998,19 +1317,38 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
             bar = Progress(sum(s.size for s in shards), "analyze (dask)")
         seen = Tally()
 
-        def analyzed(k: int, result) -> None:
+        def analyzed(shard: Shard, result) -> None:
             if bar is not None:
                 seen.merge(result[0])
-                bar.update(shards[k].size)
+                bar.update(shard.size)
                 bar.count(seen.games, seen.games_with_errors)
 
+        attempts = itertools.count()
+
+        def task(s: Shard, i0: int, l0: int, text: bytes | None = None, error=None):
+            # (a chunk analyzed again is a task of its own: one key per attempt)
+            key = f"analyze_shard-{run_id}-{s.number:06d}" + (f"-{next(attempts)}" if s.kind in ("chunk", "tail")
+                                                               else "")
+            return client.submit(analyze_shard, s, i0, l0, options, names, out_dir, s.number == 0, select=select,
+                                 ignore=ignore, run_id=run_id, text=text, error=error, key=key)
+
         try:
-            results = _wait(client, futures, shards, analyzed)
+            if any(s.kind == "stream" for s in shards):
+                import dask
+
+                # A chunk's text travels in its task (the scheduler holds it until the result is
+                # taken, and gives it to another worker should the first one die): a large "graph".
+                with dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GiB"}):
+                    shards, results = _analyze_in_order(client, shards, firsts, task, futures, shard_size,
+                                                        analyzed, retried)
+            else:
+                futures[:] = [task(s, i0, l0) for s, (i0, l0) in zip(shards, firsts)]
+                results = _wait(client, futures, shards, lambda k, result: analyzed(shards[k], result))
+                if retried is not None:
+                    retried.extend(_retried(client, futures, shards))
         finally:
             if bar is not None:
                 bar.close()
-        if retried is not None:
-            retried.extend(_retried(client, futures, shards))
         # Before the client touches a part (finish_shards adds rows to some): a part a worker
         # wrote where this process does not see it fails the run here, not as a missing row.
         check_parts([p for r in results for p in r.parts], SHARED_FOLDER_HINT)

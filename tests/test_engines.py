@@ -851,3 +851,112 @@ def test_dask_writes_the_issues_of_a_local_run(tmp_path, monkeypatch):
                 "; 120 games of this file are decoded so (reported once)")
             assert (want["code"] == "uci-move").sum() == 2
             assert list(want[want["code"] == "empty-input"]["source"]) == [str(empty), str(comments)]
+
+
+# --- Dask: a compressed file read and cut by the client -----------------------------------
+
+
+def compressed(path: Path, data: bytes, kind: str) -> Path:
+    import bz2
+    import gzip
+    import lzma
+
+    import zstandard
+
+    pack = {"zst": zstandard.ZstdCompressor().compress, "gz": gzip.compress, "bz2": bz2.compress,
+            "xz": lzma.compress}[kind]
+    out = path.with_name(f"{path.name}.{kind}")
+    out.write_bytes(pack(data))
+    return out
+
+
+class Kept:
+    """Counts the chunks and the tails :func:`dask_engine._stream_source` sends, by kind."""
+
+    def __init__(self, monkeypatch):
+        self.kinds: list[str] = []
+        real = dask_engine.analyze_shard
+
+        def analyze(shard, *args, **kwargs):
+            self.kinds.append(shard.kind)
+            return real(shard, *args, **kwargs)
+
+        monkeypatch.setattr(dask_engine, "analyze_shard", analyze)
+
+
+@pytest.mark.parametrize("kind", ["zst", "gz", "bz2", "xz"])
+def test_a_compressed_file_in_chunks_equals_one_process(tmp_path, kind):
+    """The client cuts the decompressed text at sure game starts: one part a chunk, the rows
+    and the tally those of one process, whatever the compression."""
+    path = compressed(tmp_path / "magnus.pgn", MAGNUS.read_bytes(), kind)
+    options = AnalysisOptions(cross_check="sample")
+    tally, expected = local_report([str(path)], tmp_path / "local", options)
+    got_tally, n = shards_inline([str(path)], tmp_path / "chunks", options, 48 << 10)
+    assert n >= len(MAGNUS.read_bytes()) // (48 << 10)
+    assert list(json.dumps(tally.as_dict())) == list(json.dumps(got_tally.as_dict()))
+    assert_same_tables(expected, read_report(tmp_path / "chunks", expected))
+    assert len(list((tmp_path / "chunks" / "games").glob("part-*.parquet"))) == n
+
+
+@pytest.mark.parametrize("in_flight", [1, 3])
+@pytest.mark.parametrize("chunk_size", [1, 5, 97])
+def test_chunks_of_a_compressed_file_cut_inside_comments(tmp_path, monkeypatch, chunk_size, in_flight):
+    """The tricky file cut wherever it allows: a chunk that ends inside a comment is analyzed
+    again joined with the next one (its parts and the next one's removed), and one whose first
+    game index proves wrong again with the right one, as --jobs does."""
+    path = compressed(tmp_path / "tricky.pgn", TRICKY_PGN.encode(), "zst")
+    options = AnalysisOptions(cross_check="full")
+    tally, expected = local_report([str(path)], tmp_path / "local", options)
+    kept = Kept(monkeypatch)
+    joins = []
+    join = dask_engine._Chunk.__add__
+    monkeypatch.setattr(dask_engine._Chunk, "__add__", lambda a, b: (joins.append(a.offset), join(a, b))[1])
+    got_tally, n = shards_inline([str(path)], tmp_path / "chunks", options, chunk_size, in_flight)
+    assert len(joins) >= 3
+    # Some chunks analyzed twice (joined, or with the right index), then (an index estimate
+    # wrong: the quoted Event lines) the rest of the file in one task.
+    assert n >= 3 and len(kept.kinds) > n and kept.kinds[-1] == "tail" and kept.kinds.count("chunk") >= 6
+    assert tally.as_dict() == got_tally.as_dict()
+    assert_same_tables(expected, read_report(tmp_path / "chunks", expected))
+
+
+@pytest.mark.parametrize("cross_check", ["sample", "off"])
+def test_chunks_with_wrong_first_game_indexes(tmp_path, monkeypatch, cross_check):
+    """Games without an [Event] line, and Event lines quoted in comments: the estimate of a
+    chunk's first game index proves wrong, the chunk is analyzed again with the right one,
+    and the rest of the file is one task that reads it itself."""
+    path = compressed(tmp_path / "irregular.pgn", irregular_pgn(False), "gz")
+    options = AnalysisOptions(cross_check=cross_check)
+    tally, expected = local_report([str(path)], tmp_path / "local", options)
+    kept = Kept(monkeypatch)
+    got_tally, n = shards_inline([str(path)], tmp_path / "chunks", options, 20_000)
+    assert kept.kinds.count("tail") == 1 and kept.kinds[-1] == "tail" and kept.kinds.count("chunk") > 1
+    assert tally.as_dict() == got_tally.as_dict()
+    assert_same_tables(expected, read_report(tmp_path / "chunks", expected))
+
+
+def test_a_compressed_file_without_sure_game_starts_is_one_tail(tmp_path, monkeypatch):
+    """No line to cut at (no Event tags) within the chunk size and 16 MiB (50 kB here): the
+    file is one task that reads it itself, as a compressed file always was."""
+    monkeypatch.setattr(dask_engine, "_MAX_GROWTH", 50_000)
+    text = b"".join(line for line in MAGNUS.read_bytes().splitlines(True) if not line.startswith(b"[Event "))
+    path = compressed(tmp_path / "no-event.pgn", text, "zst")
+    options = AnalysisOptions(cross_check="sample")
+    tally, expected = local_report([str(path)], tmp_path / "local", options)
+    kept = Kept(monkeypatch)
+    got_tally, n = shards_inline([str(path)], tmp_path / "chunks", options, 20_000)
+    assert kept.kinds == ["tail"] and n == 1
+    assert tally.as_dict() == got_tally.as_dict() and tally.games == 300
+    assert_same_tables(expected, read_report(tmp_path / "chunks", expected))
+
+
+def test_a_truncated_compressed_file_in_chunks(tmp_path):
+    """A .zst file cut short: the last chunk carries the error, reported as by one process."""
+    path = tmp_path / "cut.pgn.zst"
+    path.write_bytes(MAGNUS_ZST.read_bytes()[:100_000])
+    options = AnalysisOptions()
+    tally, expected = local_report([str(path)], tmp_path / "local", options)
+    got_tally, n = shards_inline([str(path)], tmp_path / "chunks", options, 30_000)
+    assert n > 3 and tally.issues["truncated-input"] == 1
+    assert tally.as_dict() == got_tally.as_dict()
+    assert_same_tables(expected, read_report(tmp_path / "chunks", expected))

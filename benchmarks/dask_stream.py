@@ -187,7 +187,7 @@ def main(argv=None) -> None:
                   f"{j['workers_cpu']:.2f} s ({j['workers_cpu'] / n2 * 1e6:.3f} µs a position)")
         local = os.path.join(folder, "local")
         subprocess.run([sys.executable, "-m", "chessscan", "analyze", args.input, "-o", local, "--jobs", "1",
-                        "--cross-check", "off", "--silent"], check=True, stdout=subprocess.DEVNULL,
+                        "--cross-check", "off", "--silent"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        env=dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")))
         import pandas as pd
 

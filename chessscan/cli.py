@@ -375,7 +375,8 @@ def _warn_if_uncompiled() -> None:
 @click.option("--shard-size", default="32MiB", show_default=True, metavar="SIZE",
               callback=lambda ctx, param, value: _analyze_size(value),
               help="With --dask: bytes of uncompressed PGN per task (suffix K, M or G); a "
-                   "compressed or EPD file is one task.")
+                   "compressed file is decompressed by this client and sent in chunks of that much text "
+                   "(at most two per worker thread in flight); an EPD file is one task.")
 @click.option("--select", "select", multiple=True, metavar="CODE[,CODE...]",
               help="Report only these issue codes (or groups: syntax, moves, positions, "
                    "consistency, input); the summary still counts every issue.")

@@ -960,3 +960,32 @@ def test_a_truncated_compressed_file_in_chunks(tmp_path):
     assert n > 3 and tally.issues["truncated-input"] == 1
     assert tally.as_dict() == got_tally.as_dict()
     assert_same_tables(expected, read_report(tmp_path / "chunks", expected))
+
+
+@pytest.mark.parametrize("in_flight", [2, 5])
+def test_a_compressed_file_has_at_most_in_flight_chunks_out(tmp_path, in_flight):
+    """The client sends a chunk only once fewer than ``in_flight`` are out (sent, their
+    result not taken), and takes the results in input order: its memory stays flat."""
+    path = compressed(tmp_path / "magnus.pgn", MAGNUS.read_bytes(), "zst")
+    shard = dask_engine.plan_shards([str(path)])[0]
+    names = tables_for([str(path)], AnalysisOptions())
+    out, taken, most = [], [], [0]
+
+    def task(s, index0, line0, text=None, error=None):
+        out.append(s.number)
+        most[0] = max(most[0], len(out))
+        return s, dask_engine.analyze_shard(s, index0, line0, AnalysisOptions(), names, str(tmp_path / "r"),
+                                            text=text, error=error)
+
+    def take(future, s):
+        assert future[0] == s and out[0] == s.number  # the oldest first
+        out.pop(0)
+        taken.append(s.number)
+        return future[1]
+
+    import itertools
+
+    kept = dask_engine._stream_source(shard, task, take, lambda: in_flight, itertools.count(), 16 << 10)
+    assert len(kept) == len(taken) > 3 * in_flight and most[0] == in_flight and not out
+    assert taken == sorted(taken) == [s.number for s, _ in kept]
+    assert sum(r.games for _, r in kept) == 300

@@ -7,9 +7,9 @@ command when they are missing.
 How a run goes:
 
 1. **Shards** (:func:`plan_shards`, on the client): an uncompressed PGN file larger than
-   ``shard_size`` is cut into byte ranges, each starting at a game boundary; a compressed
-   file (no random access), a UTF-16 one (read transcoded) and an EPD file are one shard
-   each. A cut is made only where the reader starts a game whatever state it is in, unless
+   ``shard_size`` is cut into byte ranges, each starting at a game boundary; an EPD file is
+   one shard; a compressed file (no random access) and a UTF-16 one (read transcoded) are a
+   ``'stream'``, read by the client (5.). A cut is made only where the reader starts a game whatever state it is in, unless
    a comment opened before is still open there (see 2.)
    (:func:`chessscan.readers.pgn.sure_game_start`, the rule ``--jobs`` cuts chunks by): a
    line beginning ``[Event "`` after one or more blank lines, where the last non-blank line
@@ -32,6 +32,19 @@ How a run goes:
 4. **Check and merge** (on the client): every part reported must be there, as the client
    sees it, with those rows (:func:`chessscan.reports.parts.check_parts`); then the client
    merges the shards' tallies in shard order into summary.json.
+
+5. **Streams** (:func:`_stream_source`): the client reads a compressed file, decompressing
+   it, and cuts its text into chunks of about ``shard_size`` bytes at sure game starts, with
+   the compiled cutter of ``--jobs`` (:class:`_Cutter`); each chunk is a task that carries its
+   text (the scheduler holds it until the task's result is taken, and hands it to another
+   worker should the first die), with its first game index estimated from the ``[Event "``
+   lines before it. At most twice the cluster's threads of chunks are in flight, and their
+   results are taken in input order, so the client holds at most that many chunks. As
+   ``--jobs`` does, a chunk whose text ends inside a comment is analyzed again joined with
+   the next one, and one whose first game index proves wrong again with the right one; from
+   then on (or where no sure game start comes within 16 MiB) the rest of the file is one
+   task that reads it itself. Part numbers are handed out in input order as tasks are sent:
+   a chunk joined with the one before leaves its number unused.
 
 Workers open the input files and write the output folder themselves: on a real cluster both
 must be on a filesystem every worker sees under the same path (relative paths are made

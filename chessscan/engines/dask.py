@@ -66,6 +66,7 @@ import contextlib
 import io
 import itertools
 import os
+import pickle
 import re
 from typing import Iterable, NamedTuple, Sequence
 
@@ -461,7 +462,8 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
             if shard.kind == "range":
                 stream = _open_range(shard.path, shard.start, shard.end)
             elif shard.kind == "chunk":
-                stream = contextlib.nullcontext(ChunkStream(text or b"", error))
+                # (bytes: a chunk's text may arrive as a view of the frame it came in)
+                stream = contextlib.nullcontext(ChunkStream(bytes(text) if text is not None else b"", error))
             elif shard.kind == "tail":
                 stream = _open_tail(shard.path, shard.source, shard.start)
             else:  # a whole PGN file or game table
@@ -1343,7 +1345,10 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
             key = f"analyze_shard-{run_id}-{s.number:06d}" + (f"-{next(attempts)}" if s.kind in ("chunk", "tail")
                                                                else "")
             return client.submit(analyze_shard, s, i0, l0, options, names, out_dir, s.number == 0, select=select,
-                                 ignore=ignore, run_id=run_id, text=text, error=error, key=key)
+                                 ignore=ignore, run_id=run_id, error=error, key=key,
+                                 # (out of band: Dask then sends the text as a frame of its own,
+                                 # not copied into the task's pickle and scanned there)
+                                 text=None if text is None else pickle.PickleBuffer(text))
 
         try:
             if any(s.kind == "stream" for s in shards):

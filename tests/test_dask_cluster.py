@@ -298,14 +298,15 @@ def test_a_shard_that_kills_every_worker_fails_the_run_in_one_line(cluster, tmp_
         chessscan.read_report(out)
 
 
-def test_a_stopped_client_leaves_no_part_after_its_exit(cluster, tmp_path):
+@pytest.mark.parametrize("source", [MAGNUS, SAMPLES / "lichess-magnus-300.pgn.zst"], ids=["plain", "zst"])
+def test_a_stopped_client_leaves_no_part_after_its_exit(cluster, tmp_path, source):
     """SIGTERM to the client while tasks run: exit 143, and the tasks it had started write
     no part after it exited (they were cancelled; the one closing a part when told removes
-    it), and no part being written is left."""
+    it), and no part being written is left; a compressed file's chunks too."""
     out = tmp_path / "dask"
     cluster.fault(slow=1.0)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "chessscan", "analyze", str(MAGNUS), "--dask", cluster.address,
+        proc = subprocess.Popen([sys.executable, "-m", "chessscan", "analyze", str(source), "--dask", cluster.address,
                                  "--shard-size", "64K", "-o", str(out), "--silent"],
                                 env=_env(), stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
@@ -325,8 +326,10 @@ def test_a_stopped_client_leaves_no_part_after_its_exit(cluster, tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert err.strip().splitlines()[-1] == (f"stopped by SIGTERM: the datasets in {out}/ hold only the parts "
                                             "finished before, and no summary.json is written")
-    shards = dask_engine.plan_shards([str(MAGNUS)], 64 << 10)
-    assert len([p for p in at_exit if p.startswith("games")]) < len(shards) // 2  # stopped early
+    tasks = (len(dask_engine.plan_shards([str(MAGNUS)], 64 << 10)) if source == MAGNUS
+             else len(_chunks(source, 64 << 10)))
+    assert tasks > 8
+    assert len([p for p in at_exit if p.startswith("games")]) < tasks // 2  # stopped early
 
 
 MAGNUS_ZST = SAMPLES / "lichess-magnus-300.pgn.zst"

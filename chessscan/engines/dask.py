@@ -1232,7 +1232,9 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     for Dask's configured one, or ``'local'`` for a LocalCluster of ``jobs`` workers,
     default every core) and closed at the end. What an earlier run wrote to ``out_dir`` is
     removed first, and nothing else (:func:`~chessscan.reports.writers.prepare_output`;
-    raises its ``OutputFolderError``). The rows equal a local run's once sorted by
+    raises its ``OutputFolderError``). A compressed or UTF-16 PGN file is read here and sent
+    to the workers in chunks of about ``shard_size`` bytes of text, at most twice the
+    cluster's threads of them at a time (module doc, 5.). The rows equal a local run's once sorted by
     (source, game_index, ply); read in part order they are in input order too. The issues
     are those a local run writes: ``select`` and ``ignore`` as ``--select``/``--ignore``,
     and ``problems`` (the :class:`~chessscan.readers.inputs.InputProblem` of the paths left

@@ -296,8 +296,9 @@ def test_jobs_2_and_dask_equal_one_process(tmp_path, pgn_report):
     from chessscan.analysis.options import AnalysisOptions
     from chessscan.engines.dask import plan_shards, run_dask
 
+    # (the .zst file: read by the client, and sent to the workers in chunks)
     assert [(s.kind, s.source) for s in plan_shards([str(TWIN), str(PGN)])] == [("table", str(TWIN)),
-                                                                              ("pgn", str(PGN))]
+                                                                              ("stream", str(PGN))]
     out = tmp_path / "dask"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as cluster, distributed.Client(cluster) as client:

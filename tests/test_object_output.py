@@ -143,7 +143,8 @@ def test_an_input_under_the_prefix_is_refused(s3):
 def test_an_unknown_bucket_is_one_line(s3):
     res = run("analyze", PGN, "-o", "s3://no-such-bucket/report", "--jobs", "1", *RUN)
     assert res.exit_code == 2
-    assert res.stderr == "Error: cannot write the report to s3://no-such-bucket/report: no such bucket: no-such-bucket\n"
+    assert res.stderr == ("Error: cannot write the report to s3://no-such-bucket/report: no such bucket: "
+                          "no-such-bucket\n")
 
 
 def test_a_missing_file_system_names_the_extra(tmp_path, monkeypatch):

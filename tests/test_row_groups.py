@@ -110,3 +110,26 @@ def test_dask_spreads_a_table_by_row_group(tmp_path, corrupt):
         got = pd.read_parquet(out / name, dtype_backend="numpy_nullable")
         pd.testing.assert_frame_equal(got.reset_index(drop=True).astype(want.dtypes.to_dict()), want,
                                       check_categorical=False)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="file names are bytes on Linux")
+def test_dask_parts_in_a_folder_whose_name_is_not_utf8(tmp_path):
+    # The parts are opened by their exact names: Arrow takes only UTF-8 ones.
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    import os
+
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines.dask import run_dask
+
+    empty = tmp_path / "empty.pgn"
+    empty.write_bytes(b"")
+    out = os.fsdecode(bytes(tmp_path) + b"/r\xff")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        tally = run_dask([str(small_groups(tmp_path)), str(empty)], out, AnalysisOptions(cross_check="off"),
+                         client=client)
+    assert tally.games == 300
+    issues = os.path.join(out, "issues", "part-000001.parquet")  # the empty file's warning, added by the client
+    with open(issues, "rb") as f:
+        assert pq.read_table(f).column("code").to_pylist() == ["empty-input"]

@@ -493,7 +493,8 @@ def _publish(writers: dict, out_dir: str, check, published: list[str]) -> list[t
     parts = []
     for name, w in writers.items():
         temp = str(w.path)
-        rows = pq.read_metadata(temp).num_rows
+        with open(temp, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
+            rows = pq.read_metadata(f).num_rows
         final = os.path.join(out_dir, name, os.path.basename(temp)[1:].rsplit(".", 1)[0])
         check(now=True)
         try:
@@ -572,7 +573,8 @@ def _add_part_rows(path: str, rows: dict[str, list], table: str = "disagreements
 
     schema = schema_for(table, ())
     if os.path.exists(path):
-        have = pq.read_table(path).to_pydict()
+        with open(path, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
+            have = pq.read_table(f).to_pydict()
         rows = {k: rows[k] + have[k] if first else have[k] + rows[k] for k in have}
         if table == "disagreements":
             order = sorted(range(len(rows["game_index"])), key=rows["game_index"].__getitem__)

@@ -215,3 +215,27 @@ def test_a_stop_while_uploading_leaves_whole_objects_and_no_summary(s3, monkeypa
                                            "so far are whole), and no summary.json is written")
     assert objects(s3, "games/cut") == [MANIFEST_NAME, "games/part-000000.parquet", "issues/part-000000.parquet"]
     assert len(pd.read_parquet("s3://games/cut/games")) == 300
+
+
+def test_dask_local_puts_the_report_to_s3(tmp_path, s3, monkeypatch):
+    # Staged on this machine, which a LocalCluster's workers share; the inputs a URL and a file.
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    from chessscan.engines import dask as engine
+
+    def in_process(address, jobs):  # (the workers as threads: a quick cluster)
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0")
+        return distributed.Client(cluster), cluster
+
+    monkeypatch.setattr(engine, "_client", in_process)
+    twin = "s3://games/hf/data/year=2022/month=04/train-00000-of-00001.parquet"
+    local = tmp_path / "local"
+    assert run("analyze", twin, PGN, "-o", local, "--jobs", "1", *RUN).exit_code == 0
+    res = run("analyze", twin, PGN, "-o", "s3://games/dask", "--dask", "local", "--jobs", "1", *RUN)
+    assert res.exit_code == 0, res.output
+    assert res.stderr.splitlines()[-1].startswith("report put to s3://games/dask/ (")
+    got = chessscan.read_report(fetched(s3, "games/dask", tmp_path / "got"))
+    want = chessscan.read_report(local)
+    assert {k: v for k, v in got.summary.items()} == want.summary
+    for name, frame in want.tables.items():  # (a Dask run's parts are per shard, not per chunk)
+        pd.testing.assert_frame_equal(got.tables[name].reset_index(drop=True), frame, check_categorical=False)

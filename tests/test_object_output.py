@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 import chessscan
 from chessscan.cli import main
+from chessscan.reports.reader import IncompleteReport, IncompleteReportWarning
 from chessscan.reports.writers import MANIFEST_NAME
 from conftest import REPO, SAMPLES
 
@@ -56,7 +57,7 @@ def fetched(fs, prefix: str, into: Path) -> Path:
     return into
 
 
-def assert_same_report(got: Path, expected: Path) -> None:
+def assert_same_report(got: Path | str, expected: Path) -> None:
     a, b = chessscan.read_report(got), chessscan.read_report(expected)
     assert a.summary == b.summary
     assert sorted(a.tables) == sorted(b.tables)
@@ -76,6 +77,7 @@ def test_a_report_put_to_s3_is_the_local_report(tmp_path, s3):
     assert res.stderr.splitlines()[-1] == f"report put to s3://games/report/ ({len(parts) + 2} objects)"
     assert objects(s3, "games/report") == sorted([MANIFEST_NAME, *parts, "run.json", "summary.json"])
     assert_same_report(fetched(s3, "games/report", tmp_path / "got"), local)
+    assert_same_report("s3://games/report", local)  # (read_report reads a URL through fsspec)
     # ...which every Parquet reader reads through the file system, a table a prefix
     games = pd.read_parquet("s3://games/report/games", dtype_backend="numpy_nullable")
     assert len(games) == 300 and list(games.game_index) == list(range(300))
@@ -95,6 +97,7 @@ def test_a_report_put_to_s3_is_the_local_report(tmp_path, s3):
     for t in tables:
         assert s3.cat_file(f"games/report/{t}.csv") == (local_csv / f"{t}.csv").read_bytes()
     assert s3.cat_file("games/report/summary.json") == (local_csv / "summary.json").read_bytes()
+    assert_same_report("s3://games/report", local_csv)
 
 
 def test_the_parquet_twin_in_a_bucket_gives_the_pgn_report(tmp_path, s3):
@@ -215,6 +218,10 @@ def test_a_stop_while_uploading_leaves_whole_objects_and_no_summary(s3, monkeypa
                                            "so far are whole), and no summary.json is written")
     assert objects(s3, "games/cut") == [MANIFEST_NAME, "games/part-000000.parquet", "issues/part-000000.parquet"]
     assert len(pd.read_parquet("s3://games/cut/games")) == 300
+    with pytest.raises(IncompleteReport, match="^s3://games/cut has no summary.json: "):
+        chessscan.read_report("s3://games/cut")
+    with pytest.warns(IncompleteReportWarning):
+        assert len(chessscan.read_report("s3://games/cut", incomplete="ok").games) == 300
 
 
 def test_dask_local_puts_the_report_to_s3(tmp_path, s3, monkeypatch):

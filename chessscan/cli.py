@@ -462,7 +462,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         if remote is None:
             click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
-            _write_html(out_dir)
+            _write_html(out_dir, remote=remote)
         _upload_report(remote)
         _exit_on_input_errors(problems)
         return
@@ -544,7 +544,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         click.echo(f"tables written to {shown_dir}/", err=True)
     _release_stops(done, replay=False)
     if write_html:
-        _write_html(out_dir)
+        _write_html(out_dir, remote=remote)
     _upload_report(remote)
     _exit_on_input_errors(problems)
 
@@ -677,8 +677,9 @@ def _need_report_extra() -> None:
                          f"pip install 'matplotlib>=3.7' (the report extra) and run again ({exc})") from exc
 
 
-def _write_html(report_dir, out=None) -> None:
-    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr."""
+def _write_html(report_dir, out=None, remote=None) -> None:
+    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr
+    (``remote``: the report's URL, where the page is put with the rest)."""
     import time
 
     from chessscan.reports.page import ReportError, build_report
@@ -696,6 +697,8 @@ def _write_html(report_dir, out=None) -> None:
         raise InputError(str(exc)) from exc
     except OSError as exc:
         raise OutputFailure(f"cannot write the page: {exc}") from exc
+    if remote is not None:
+        path = f"{remote.url}/report.html"
     click.echo(f"report written to {_shown(path)} ({time.perf_counter() - start:.1f} s)", err=True)
 
 

@@ -246,3 +246,15 @@ def test_dask_local_puts_the_report_to_s3(tmp_path, s3, monkeypatch):
     assert {k: v for k, v in got.summary.items()} == want.summary
     for name, frame in want.tables.items():  # (a Dask run's parts are per shard, not per chunk)
         pd.testing.assert_frame_equal(got.tables[name].reset_index(drop=True), frame, check_categorical=False)
+
+
+def test_the_report_page_is_put_with_the_tables(s3):
+    pytest.importorskip("matplotlib", reason="the report extra (matplotlib) is not installed")
+    res = run("analyze", PGN, "-o", "s3://games/page", "--html", "--jobs", "1", *RUN)
+    assert res.exit_code == 0, res.output
+    lines = res.stderr.splitlines()
+    assert lines[-2].startswith("report written to s3://games/page/report.html (")
+    assert lines[-1] == "report put to s3://games/page/ (7 objects)"
+    names = objects(s3, "games/page")
+    assert "report.html" in names and "summary.json" in names
+    assert s3.cat_file("games/page/report.html").startswith(b"<!DOCTYPE html>")

@@ -103,7 +103,7 @@ def s3_endpoint():
     """moto's S3 server on 127.0.0.1, as a process of its own (ended by pid), with a bucket
     holding the PGN sample and its Parquet twin (``games``: ``pgn/lichess-magnus-300.pgn.zst``,
     ``hf/data/year=2022/month=04/train-00000-of-00001.parquet``); yields the environment s3fs reads."""
-    pytest.importorskip("s3fs", reason="s3fs (the s3 extra) is not installed")
+    s3fs = pytest.importorskip("s3fs", reason="s3fs (the s3 extra) is not installed")
     pytest.importorskip("moto.server", reason="moto's server mode (the test extra) is not installed")
     boto3 = pytest.importorskip("boto3")
     port = _free_port()
@@ -124,10 +124,14 @@ def s3_endpoint():
         s3.create_bucket(Bucket="games")
         s3.upload_file(str(SAMPLES / "lichess-magnus-300.parquet"), "games", "hf/data/year=2022/month=04/train-00000-of-00001.parquet")
         s3.upload_file(str(SAMPLES / "lichess-magnus-300.pgn.zst"), "games", "pgn/lichess-magnus-300.pgn.zst")
+        # fsspec keeps one S3FileSystem per set of options, bound to the endpoint it was made
+        # for: one made for another module's server would talk to a server that is gone.
+        s3fs.S3FileSystem.clear_instance_cache()
         with pytest.MonkeyPatch.context() as mp:
             for k, v in env.items():
                 mp.setenv(k, v)
             yield env
     finally:
+        s3fs.S3FileSystem.clear_instance_cache()
         proc.terminate()
         proc.wait(10)

@@ -345,7 +345,9 @@ def _warn_if_uncompiled() -> None:
 @main.command(context_settings=CONTEXT)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("-o", "--output", "out_dir", default="chessscan-report", show_default=True,
-              type=click.Path(file_okay=False), help="Folder for the report tables.")
+              type=click.Path(file_okay=False),
+              help="Folder for the report tables, or a URL (s3://bucket/prefix, gs://, az://...: any "
+                   "fsspec file system) where each file is put as one whole object, summary.json last.")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
               show_default=True, help="Table format: parquet, a dataset folder per table "
                                       "(OUTPUT/<table>/part-*.parquet, parts in input order); csv, "
@@ -445,20 +447,24 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column)
     progress = not silent and sys.stderr.isatty()
     shown_dir = _shown(out_dir)
+    remote = _object_output(out_dir)
     if dask_address is not None:
         for p in problems:
             click.echo(_problem_line(p), err=True)
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
                                    problems, select_codes, ignore_codes,
-                                   duplicates_memory if find_duplicates else None)
+                                   duplicates_memory if find_duplicates else None, remote=remote)
+        out_dir = remote.staging if remote is not None else out_dir
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                          cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size,
                          moves_column=moves_column)
         shown = {k: v for k, v in summary.items() if k != "retried_shards"}
         click.echo("\n".join([_render_with_timing(shown, started), *_retried_lines(summary)]), err=True)
-        click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
+        if remote is None:
+            click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
-            _write_html(out_dir)
+            _write_html(out_dir, remote=remote)
+        _upload_report(remote)
         _exit_on_input_errors(problems)
         return
     optional = {"positions": ("fen",)} if fen else None
@@ -467,9 +473,11 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     # whole, empty or not), not to leave some of them.
     held = _hold_stops()
     try:
+        files = report_files(tables + (("duplicates",) if find_duplicates else ()), fmt, dataset=fmt == "parquet")
+        if remote is not None:
+            out_dir = _prepare_object_output(remote, files, sources)
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
-        prepare_output(out_dir, report_files(tables + (("duplicates",) if find_duplicates else ()), fmt,
-                                             dataset=fmt == "parquet"), inputs=sources)
+        prepare_output(out_dir, files, inputs=sources)
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional, parts=True)
     except OutputFolderError as exc:
         _release_stops(held)
@@ -496,7 +504,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
             # the run short (it would leave whole tables and no summary, or a wrong message).
             done = _hold_stops()
     except KeyboardInterrupt as exc:
-        _exit_stopped(exc, f"the tables in {shown_dir}/ hold only the games analyzed before")
+        _exit_stopped(exc, _kept(remote, f"the tables in {shown_dir}/ hold only the games analyzed before"))
     except OutputError as exc:
         raise OutputFailure(f"{exc}; no summary.json is written") from None
     except OSError as exc:
@@ -520,7 +528,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         try:
             summary["duplicates"] = _search_duplicates(out_dir, fmt, fmt == "parquet", duplicates_memory)
         except KeyboardInterrupt as exc:
-            _exit_stopped(exc, f"the tables in {shown_dir}/ are whole but the duplicate search did not end")
+            _exit_stopped(exc, _kept(remote, f"the tables in {shown_dir}/ are whole but the duplicate search did "
+                                             "not end"))
     try:  # last, beside tables that are closed and whole
         if writer.dataset:  # every part named is there, with the rows written to it
             from chessscan.reports.parts import check_parts
@@ -532,11 +541,80 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                      cross_check=cross_check, jobs=jobs, moves_column=moves_column)
     click.echo(_render_with_timing(summary, started), err=True)
-    click.echo(f"tables written to {shown_dir}/", err=True)
+    if remote is None:
+        click.echo(f"tables written to {shown_dir}/", err=True)
     _release_stops(done, replay=False)
     if write_html:
-        _write_html(out_dir)
+        _write_html(out_dir, remote=remote)
+    _upload_report(remote)
     _exit_on_input_errors(problems)
+
+
+class OutputRefused(click.ClickException):
+    """An output URL that cannot be written as given (no such bucket, its file system not
+    installed): exit 2, one line, nothing written."""
+
+    exit_code = EXIT_USAGE
+
+
+def _object_output(out_dir):
+    """The :class:`~chessscan.reports.store.ObjectOutput` of an output URL (None for a local
+    folder). Touches nothing yet; a URL no installed file system writes is
+    :class:`OutputRefused` (the message names the extra to install)."""
+    from chessscan.readers.urls import MissingFileSystem
+    from chessscan.reports.store import object_output
+
+    try:
+        return object_output(out_dir)
+    except MissingFileSystem as exc:
+        raise OutputRefused(f"cannot write the report to {_shown(out_dir)}: {exc}") from None
+    except OSError as exc:
+        raise OutputRefused(f"cannot write the report to {_shown(out_dir)}: {exc}") from None
+
+
+def _prepare_object_output(remote, files, inputs) -> str:
+    """Check and ready the object store's prefix (:meth:`ObjectOutput.prepare`: the output
+    folder's rules) and return the local folder the run writes into until it is put there
+    (removed when the command ends)."""
+    from chessscan.reports.store import NoSuchBucket
+    from chessscan.reports.writers import OutputFolderError
+
+    click.get_current_context().call_on_close(remote.cleanup)
+    shown = _shown(remote.url)
+    try:
+        return remote.prepare(files, inputs)
+    except OutputFolderError as exc:
+        raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
+    except NoSuchBucket as exc:
+        raise OutputRefused(f"cannot write the report to {shown}: {exc}") from None
+    except OSError as exc:
+        raise OutputFailure(f"cannot write the report to {shown}: {exc}") from exc
+
+
+def _kept(remote, local: str) -> str:
+    """What a run stopped before its upload leaves: ``local`` for a folder; for an object
+    store, its manifest only."""
+    if remote is None:
+        return local
+    return f"nothing is put in {_shown(remote.url)}/ but its manifest (the next run into it removes what it lists)"
+
+
+def _upload_report(remote) -> None:
+    """Put the staged report under its URL (each file one whole object, summary.json last)
+    and say so; nothing for a local folder. A stop meanwhile leaves whole objects and no
+    summary.json (128 + N); an object that cannot be put is exit 4."""
+    if remote is None:
+        return
+    from chessscan.reports.writers import OutputError
+
+    shown = _shown(remote.url)
+    try:
+        names = remote.upload()
+    except KeyboardInterrupt as exc:
+        _exit_stopped(exc, f"the report in {shown}/ is incomplete (its objects put so far are whole)")
+    except OutputError as exc:
+        raise OutputFailure(f"{exc}; no summary.json is put") from None
+    click.echo(f"report put to {shown}/ ({len(names)} objects)", err=True)
 
 
 class _RunClock:
@@ -600,8 +678,9 @@ def _need_report_extra() -> None:
                          f"pip install 'matplotlib>=3.7' (the report extra) and run again ({exc})") from exc
 
 
-def _write_html(report_dir, out=None) -> None:
-    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr."""
+def _write_html(report_dir, out=None, remote=None) -> None:
+    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr
+    (``remote``: the report's URL, where the page is put with the rest)."""
     import time
 
     from chessscan.reports.page import ReportError, build_report
@@ -619,6 +698,8 @@ def _write_html(report_dir, out=None) -> None:
         raise InputError(str(exc)) from exc
     except OSError as exc:
         raise OutputFailure(f"cannot write the page: {exc}") from exc
+    if remote is not None:
+        path = f"{remote.url}/report.html"
     click.echo(f"report written to {_shown(path)} ({time.perf_counter() - start:.1f} s)", err=True)
 
 
@@ -807,11 +888,12 @@ def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str) -> dict:
 
 
 def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
-                     select=None, ignore=(), duplicates_memory=None) -> dict:
+                     select=None, ignore=(), duplicates_memory=None, remote=None) -> dict:
     """``analyze --dask``: run on the cluster, check what the workers wrote, write
     summary.json, return the summary. Every failure is one line and a documented status:
     a bad or unreachable address 2, a task that failed or a scheduler lost 3, a part this
-    process cannot see or write 4."""
+    process cannot see or write 4. ``remote``: the report goes to that object store
+    (:func:`_object_output`), staged in a local folder first."""
     from chessscan.engines.local import tables_for
     from chessscan.reports.parts import PartMissing
     from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output, report_files
@@ -839,14 +921,15 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
             engine.probe_scheduler(resolved, engine.connect_timeout())
     except (engine.AddressError, engine.SchedulerUnreachable) as exc:
         raise DaskUsageError(f"--dask: {exc}") from None
+    files = report_files(tables_for(paths, options) + (("duplicates",) if duplicates_memory else ()), dataset=True)
+    if remote is not None:
+        out_dir = _prepare_object_output(remote, files, paths)
     try:
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
     except OSError as exc:
         raise OutputFailure(f"cannot write the report in {_shown(out_dir)}: {exc}") from exc
     try:
-        prepare_output(out_dir, report_files(tables_for(paths, options) + (("duplicates",) if duplicates_memory
-                                                                           else ()), dataset=True),
-                       check_only=True, inputs=paths)  # before connecting: fail fast
+        prepare_output(out_dir, files, check_only=True, inputs=paths)  # before connecting: fail fast
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except OSError as exc:  # a file where the folder should be
@@ -859,7 +942,7 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:
-        _exit_stopped(exc, f"the datasets in {shown}/ hold only the parts finished before")
+        _exit_stopped(exc, _kept(remote, f"the datasets in {shown}/ hold only the parts finished before"))
     except (engine.AddressError, engine.SchedulerUnreachable) as exc:
         raise DaskUsageError(f"--dask: {exc}") from None
     except engine.SchedulerLost as exc:

@@ -49,7 +49,11 @@ How a run goes:
 Workers open the input files and write the output folder themselves: on a real cluster both
 must be on a filesystem every worker sees under the same path (relative paths are made
 absolute on the client; the ``source`` column keeps the path as given), or the inputs are
-URLs, which each worker opens through fsspec. A URL, and a game table, is one shard.
+URLs, which each worker opens through fsspec. A PGN or EPD URL is one shard; a Parquet game table is cut
+by row group (``shard_size`` uncompressed bytes a shard, from its footer: no counting pass),
+its games numbered by their rows in the file; a range whose read stops at a fault ends the
+table there (the parts of the ranges after it are removed, their tallies not merged), as a
+local read does. Another game table is one shard.
 While the run goes on, ``<out_dir>/`` :data:`RUN_MARKER` holds its id: a task publishes a
 part only while it finds it there, so a worker that does not see the folder stops at once, and a task still
 running after its run was stopped or failed (a cancelled task runs on to its end) leaves
@@ -92,7 +96,7 @@ from chessscan.readers.pgn import (ReadEnd, count_line_ends, last_sure_game_star
                                    sure_game_start)
 from chessscan.readers.sources import (TruncatedInput, detect_compression, detect_utf16, open_source, source_name,
                                        source_size)
-from chessscan.readers.tables import is_table
+from chessscan.readers.tables import TableReader, is_table, row_group_ranges
 from chessscan.readers.urls import is_url
 from chessscan.reports.filters import IssueFilter, held_row
 from chessscan.reports.schema import schema_for
@@ -121,8 +125,10 @@ class Shard(NamedTuple):
     ``number``: position in the run (part files are named after it); ``path``: the file to
     open (absolute); ``source``: the name written in the rows (the path as given);
     ``kind``: ``'range'`` (bytes ``start``..``end`` of an uncompressed PGN file), ``'pgn'``
-    (a whole PGN file), ``'epd'`` (a whole EPD file) or ``'table'`` (a whole game table); ``size``: bytes on disk, for
-    progress; ``first``: whether it is the first shard of its file.
+    (a whole PGN file), ``'epd'`` (a whole EPD file), ``'table'`` (a whole game table) or
+    ``'rows'`` (row groups ``start``..``end`` of a Parquet table); ``size``: bytes on disk, for
+    progress (of a ``'rows'`` shard: its share of the file); ``first``: whether it is the
+    first shard of its file.
 
     A compressed or UTF-16 PGN file is planned as one ``'stream'`` shard, which the client
     reads and cuts into ``'chunk'`` shards (text bytes ``start``..``end`` of the decompressed
@@ -173,8 +179,12 @@ def _find_start(f, target: int, limit: int, size: int) -> int | None:
     return None
 
 
-def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE) -> list[Shard]:
-    """Cut the sources into shards, in input order (see the module doc).
+def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE,
+                moves_column: str | None = None) -> list[Shard]:
+    """Cut the sources into shards, in input order (see the module doc). A Parquet table is
+    cut by row group, ``shard_size`` uncompressed bytes a shard, from its footer alone
+    (:func:`~chessscan.readers.tables.row_group_ranges`; ``moves_column`` as
+    ``--moves-column``).
 
     Raises ``ValueError`` for ``'-'`` (stdin cannot be shared out) or ``shard_size`` < 1,
     ``OSError`` when a file cannot be opened.
@@ -188,10 +198,19 @@ def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE) -> l
             raise ValueError("stdin ('-') cannot be analyzed on a Dask cluster: give files")
         name = source_name(p)
         if is_url(p) or is_table(p):
-            # One task a file: the workers open it themselves (a URL through fsspec), and a
-            # table's reader numbers its rows.
+            # One task a file, or a range of a Parquet table's row groups: the workers open it
+            # themselves (a URL through fsspec), and a table's reader numbers its rows.
             kind = "table" if is_table(p) else "epd" if is_epd(p) else "pgn"
             size = source_size(p) or 0
+            ranges = row_group_ranges(p, moves_column, size=shard_size, source=name) if kind == "table" else None
+            if ranges is not None and len(ranges) > 1:
+                total, seen = sum(n for _, n, _ in ranges), 0
+                for groups, rows, _ in ranges:
+                    share = size * (seen + rows) // total - size * seen // total
+                    seen += rows
+                    shards.append(Shard(len(shards), p if is_url(p) else os.path.abspath(p), name, "rows",
+                                        groups.start, groups.stop, share, groups.start == 0))
+                continue
             shards.append(Shard(len(shards), p if is_url(p) else os.path.abspath(p), name, kind, 0, size, size, True))
             continue
         path = os.path.abspath(p)
@@ -304,7 +323,7 @@ def settle_shards(shards: list[Shard], count) -> tuple[list[Shard], list[tuple[i
         if s.first:
             index0 = line0 = 0
         firsts.append((index0, line0))
-        if k + 1 < len(shards) and not shards[k + 1].first:
+        if s.kind == "range" and k + 1 < len(shards) and not shards[k + 1].first:
             games, lines, _ = counts[key(s)]
             index0 += games
             line0 += lines
@@ -365,6 +384,8 @@ class ShardResult(NamedTuple):
     parts: list
     games: int = 0
     open: bool = False
+    #: A ``'rows'`` shard whose read stopped at a fault: its table ends there.
+    ended: bool = False
 
 
 def _worker_address() -> str | None:
@@ -466,6 +487,9 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                 stream = contextlib.nullcontext(ChunkStream(bytes(text) if text is not None else b"", error))
             elif shard.kind == "tail":
                 stream = _open_tail(shard.path, shard.source, shard.start)
+            elif shard.kind == "rows":  # its games numbered by their rows in the file
+                stream = TableReader(shard.path, options.moves_column, row_groups=range(shard.start, shard.end),
+                                     source=shard.source)
             else:  # a whole PGN file or game table
                 stream = game_source(shard.path, options, shard.source)
             positions = tables["positions"]
@@ -475,7 +499,7 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                         if shard.kind in ("range", "chunk", "tail") else opened)
                 for raw in raws:
                     count += 1
-                    if shard.start:
+                    if shard.start and shard.kind != "rows":
                         raw.rebase(first_index, shard.start, first_line)
                     analyze_one(raw, tables, options, tally, None, deferred)
                     if len(positions) >= batch_rows or len(games) >= batch_rows:
@@ -501,7 +525,7 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                     os.unlink(path)
                 except OSError:
                     pass
-    return ShardResult(tally, deferred, held, parts, count, read_end.open)
+    return ShardResult(tally, deferred, held, parts, count, read_end.open, shard.kind == "rows" and stream.ended)
 
 
 def _open_tail(path: str, source: str, start: int):
@@ -531,7 +555,8 @@ def _publish(writers: dict, out_dir: str, check, published: list[str]) -> list[t
     parts = []
     for name, w in writers.items():
         temp = str(w.path)
-        rows = pq.read_metadata(temp).num_rows
+        with open(temp, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
+            rows = pq.read_metadata(f).num_rows
         final = os.path.join(out_dir, name, os.path.basename(temp)[1:].rsplit(".", 1)[0])
         check(now=True)
         try:
@@ -562,18 +587,25 @@ def finish_shards(shards: Sequence[Shard], results: Sequence[tuple], options: An
     wanted = IssueFilter(None, select, ignore).wanted
     games = 0  # of the PGN source being merged
     held: dict[str, list] = {}  # of the PGN source being merged: source -> [first row, count]
+    ended = False  # the table being merged stopped at a fault (a 'rows' shard's read did)
     for k, (shard, result) in enumerate(zip(shards, results)):  # in shard order: see run_dask
-        shard_tally, deferred, shard_held = result[:3]
-        tally.merge(shard_tally)
-        games = shard_tally.games + (0 if shard.first else games)
         if shard.first:
-            held = {}
-        for source, (row, count) in shard_held.items():
-            held.setdefault(source, [row, 0])[1] += count
-        if deferred is not None:
-            found = replay_deferred(deferred, sampler, tally)
-            if found is not None:
-                _add_part_rows(os.path.join(out_dir, "disagreements", part_name(shard.number)), found)
+            held, ended = {}, False
+        if ended:  # rows after the fault, which a read of the whole table never reaches
+            for path, _ in result.parts:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        else:
+            shard_tally, deferred, shard_held = result[:3]
+            tally.merge(shard_tally)
+            games = shard_tally.games + (0 if shard.first else games)
+            for source, (row, count) in shard_held.items():
+                held.setdefault(source, [row, 0])[1] += count
+            if deferred is not None:
+                found = replay_deferred(deferred, sampler, tally)
+                if found is not None:
+                    _add_part_rows(os.path.join(out_dir, "disagreements", part_name(shard.number)), found)
+            ended = bool(getattr(result, "ended", False))
         if not (k + 1 == len(shards) or shards[k + 1].first):
             continue  # the file goes on in the next shard
         issues = new_buffers("issues")
@@ -603,7 +635,8 @@ def _add_part_rows(path: str, rows: dict[str, list], table: str = "disagreements
 
     schema = schema_for(table, ())
     if os.path.exists(path):
-        have = pq.read_table(path).to_pydict()
+        with open(path, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
+            have = pq.read_table(f).to_pydict()
         rows = {k: rows[k] + have[k] if first else have[k] + rows[k] for k in have}
         if table == "disagreements":
             order = sorted(range(len(rows["game_index"])), key=rows["game_index"].__getitem__)
@@ -1262,7 +1295,7 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     from chessscan.reports.parts import check_parts
 
     paths = [os.fspath(p) for p in paths]
-    shards = plan_shards(paths, shard_size)
+    shards = plan_shards(paths, shard_size, options.moves_column)
     out_dir = os.path.abspath(out_dir)
     names = tables_for(paths, options)
     say = say or (lambda line: None)

@@ -49,10 +49,11 @@ def need_duckdb():
     return duckdb
 
 
-def games_files(report_dir: str | os.PathLike) -> tuple[str, list[Path]]:
+def games_files(report_dir: str | os.PathLike, also: str | None = None) -> tuple[str, list[Path]]:
     """The games table of the report folder ``report_dir``: its format (``"parquet"`` or
     ``"csv"``) and its files in order (one file, or a dataset folder's parts by name).
-    Raises :class:`DuplicateError` when there is none, or when it has no ``moves_hash``."""
+    Raises :class:`DuplicateError` when there is none, or when it has no ``moves_hash`` (or
+    no column ``also``, ``"moves_key"`` for the contained-games search)."""
     folder = Path(report_dir)
     if not folder.is_dir():
         raise DuplicateError(f"{report_dir}: not a folder")
@@ -69,6 +70,9 @@ def games_files(report_dir: str | os.PathLike) -> tuple[str, list[Path]]:
         if "moves_hash" not in names:
             raise DuplicateError(f"{report_dir}: its games table has no moves_hash column (a report "
                                  "written by an older chessscan): run analyze again")
+        if also is not None and also not in names:
+            raise DuplicateError(f"{report_dir}: its games table has no {also} column: run analyze again with "
+                                 "--duplicates --contained-games")
         return fmt, files
     raise DuplicateError(f"{report_dir}: not a chessscan report (no games.parquet, games.csv or "
                          "games/part-*.parquet in it)")
@@ -82,10 +86,15 @@ class Search:
     ``ord`` (the run's order, across the reports), ``source``, ``game_index``, ``line``,
     ``moves_hash``, for every game with a hash."""
 
-    def __init__(self, reports, memory_limit: str = DEFAULT_MEMORY_LIMIT, spill_dir=None) -> None:
+    def __init__(self, reports, memory_limit: str = DEFAULT_MEMORY_LIMIT, spill_dir=None,
+                 contained: bool = False) -> None:
         duckdb = need_duckdb()
         self.reports = [str(r) for r in reports]
-        tables = [games_files(r) for r in self.reports]
+        tables = [games_files(r, "moves_key" if contained else None) for r in self.reports]
+        # (the contained-games search reads two more columns; the others do not need them)
+        extra = ", plies, moves_key" if contained else ""
+        extra_cast = (", CAST(plies AS INTEGER) AS plies, CAST(moves_key AS VARCHAR) AS moves_key"
+                      if contained else "")
         self._own_spill = spill_dir is None
         self.spill_dir = Path(tempfile.mkdtemp(prefix="chessscan-duplicates-")) if spill_dir is None else Path(spill_dir)
         self.spill_dir.mkdir(parents=True, exist_ok=True)
@@ -106,17 +115,17 @@ class Search:
                 for path in files:
                     if fmt == "parquet":
                         n = pq.ParquetFile(path).metadata.num_rows
-                        scan = (f"SELECT file_row_number AS row, source, game_index, line, moves_hash "
+                        scan = (f"SELECT file_row_number AS row, source, game_index, line, moves_hash{extra} "
                                 f"FROM read_parquet({_quote(str(path))}, file_row_number = true)")
                     else:
                         n = None
-                        scan = (f"SELECT row_number() OVER () - 1 AS row, source, game_index, line, moves_hash "
+                        scan = (f"SELECT row_number() OVER () - 1 AS row, source, game_index, line, moves_hash{extra} "
                                 f"FROM read_csv({_quote(str(path))}, header = true, all_varchar = true)")
                         n = con.execute(f"SELECT count(*) FROM read_csv({_quote(str(path))}, header = true, "
                                         "all_varchar = true)").fetchone()[0]
                     parts.append(f"SELECT {r} AS report, {base} + row AS ord, CAST(source AS VARCHAR) AS source, "
                                  f"CAST(game_index AS BIGINT) AS game_index, CAST(line AS BIGINT) AS line, "
-                                 f"CAST(moves_hash AS VARCHAR) AS moves_hash FROM ({scan}) "
+                                 f"CAST(moves_hash AS VARCHAR) AS moves_hash{extra_cast} FROM ({scan}) "
                                  f"WHERE moves_hash IS NOT NULL AND moves_hash <> ''")
                     self.files.append((r, fmt, path, base))
                     base += n
@@ -180,6 +189,35 @@ class Search:
             ) TO {_quote(str(out))} (FORMAT parquet)""")
         return pq.ParquetFile(out).metadata.num_rows
 
+    def contained(self, out: Path) -> int:
+        """Write every game whose whole mainline is the start of another game's from the
+        same start position (its ``moves_key`` a proper prefix of the other's) to the
+        Parquet file ``out``, in the run's order: ``ord``, ``report``, ``source``,
+        ``game_index``, ``line``, ``plies``, then ``in_ord``, ``in_report``, ``in_source``,
+        ``in_game_index``, ``in_line``, ``in_plies`` of one game that continues it: of those,
+        the ones whose ``moves_key`` comes first in order, and of these the first in the run's
+        order. Needs the view with ``moves_key`` (``contained=True``). Returns the rows
+        written."""
+        # Sorted by key, a key that is the start of any other key is the start of the next
+        # different one; with the run's order within a key, the row before a change of key is
+        # its last copy and the row after is the next key's first. One sort (out of core), no
+        # GROUP BY over the keys (which ran out of memory where the sort did not); the copies
+        # of a contained key are found again by a join whose build side is the few keys found.
+        self.con.execute(f"""
+            COPY (
+                WITH found AS (
+                    SELECT moves_key, next_ord
+                    FROM (SELECT moves_key, lead(moves_key) OVER w AS next_key, lead(ord) OVER w AS next_ord
+                          FROM g WHERE moves_key IS NOT NULL WINDOW w AS (ORDER BY moves_key, ord))
+                    WHERE next_key <> moves_key AND starts_with(next_key, moves_key))
+                SELECT a.ord, a.report, a.source, a.game_index, a.line, a.plies, b.ord AS in_ord,
+                       b.report AS in_report, b.source AS in_source, b.game_index AS in_game_index,
+                       b.line AS in_line, b.plies AS in_plies
+                FROM g AS a JOIN found USING (moves_key) JOIN g AS b ON b.ord = found.next_ord
+                ORDER BY a.ord
+            ) TO {_quote(str(out))} (FORMAT parquet)""")
+        return pq.ParquetFile(out).metadata.num_rows
+
     def counts(self, found: Path) -> dict:
         """Counts for a ``found`` file of :meth:`duplicates`: games with a hash, duplicate
         games, distinct games repeated."""
@@ -225,6 +263,27 @@ def write_duplicates_table(found: Path, out_dir: Path, fmt: str, dataset: bool) 
                           "moves_hash": cols["moves_hash"]})
 
 
+def write_contained_table(found: Path, out_dir: Path, fmt: str, dataset: bool) -> None:
+    """The report's ``contained_games`` table, from the :meth:`Search.contained` file
+    ``found``."""
+    from chessscan.reports.schema import schema_for
+    from chessscan.reports.writers import EXTENSIONS, TableWriter, part_name
+
+    schema = schema_for("contained_games")
+    name = "contained_games"
+    path = out_dir / name / part_name(0) if dataset else out_dir / f"{name}{EXTENSIONS[fmt]}"
+    if dataset and path.parent.is_dir():
+        for old in path.parent.glob("part-*.parquet"):
+            old.unlink()
+    with _whole(TableWriter(path, schema, fmt, table=name)) as writer:
+        for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
+            cols = {n: batch.column(n) for n in batch.schema.names}
+            writer.write({"source": cols["source"], "game_index": cols["game_index"], "line": cols["line"],
+                          "plies": cols["plies"], "in_source": cols["in_source"],
+                          "in_game_index": cols["in_game_index"], "in_line": cols["in_line"],
+                          "in_plies": cols["in_plies"], "contained_in": cols["in_ord"]})
+
+
 class _whole:
     """A TableWriter that is named only when written whole: an exception or a stop midway
     removes its partial file (a table cut short, the games table above all, must not take
@@ -252,7 +311,8 @@ def add_duplicate_of(search: Search, found: Path, fmt: str) -> None:
     from chessscan.reports.schema import schema_for
     from chessscan.reports.writers import TableWriter
 
-    schema = schema_for("games", ("duplicate_of",))
+    kept = ("moves_key",) if "moves_key" in _games_names(search.files[0]) else ()
+    schema = schema_for("games", kept + ("duplicate_of",))
     dup_batches = pq.ParquetFile(found).iter_batches(batch_size=65_536, columns=["ord", "first_ord"])
     pending = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
 
@@ -287,6 +347,15 @@ def add_duplicate_of(search: Search, found: Path, fmt: str) -> None:
                 start += n
 
 
+def _games_names(file) -> list[str]:
+    """The column names of a :attr:`Search.files` entry's games table file."""
+    _report, fmt, path, _base = file
+    if fmt == "parquet":
+        return pq.read_schema(path).names
+    with open(path, encoding="utf-8") as f:
+        return [n.strip('"') for n in f.readline().strip().split(",")]
+
+
 def _games_batches(path: Path, fmt: str):
     """The record batches of a games table file as written (the declared types)."""
     from chessscan.reports.schema import schema_for
@@ -296,7 +365,7 @@ def _games_batches(path: Path, fmt: str):
         return
     import pyarrow.csv as pacsv
 
-    schema = schema_for("games")
+    schema = schema_for("games", ("moves_key",))  # (hex digits are text, whatever they look like)
     # Read as written: an empty unquoted field is null, "" the empty string; the text keeps
     # the formula guard it was written with (written again as read).
     types = {f.name: (pa.string() if pa.types.is_dictionary(f.type) else f.type) for f in schema}

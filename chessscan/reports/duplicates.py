@@ -32,6 +32,8 @@ DEFAULT_MEMORY_LIMIT = "512MB"
 #: The temporary folder DuckDB spills to, inside the output folder during ``analyze
 #: --duplicates`` (removed afterwards).
 SPILL_DIR_NAME = ".chessscan-duplicates.tmp"
+#: The start position's bytes at the head of a ``moves_key`` (:data:`chessscan.analysis.plies.MOVES_KEY`).
+_START_KEY_BYTES = 8
 
 
 class DuplicateError(Exception):
@@ -196,26 +198,40 @@ class Search:
         ``game_index``, ``line``, ``plies``, then ``in_ord``, ``in_report``, ``in_source``,
         ``in_game_index``, ``in_line``, ``in_plies`` of one game that continues it: of those,
         the ones whose ``moves_key`` comes first in order, and of these the first in the run's
-        order. Needs the view with ``moves_key`` (``contained=True``). Returns the rows
-        written."""
+        order. A game with no moves (its key only the start's) is not counted. Needs the view
+        with ``moves_key`` (``contained=True``). Returns the rows written."""
         # Sorted by key, a key that is the start of any other key is the start of the next
         # different one; with the run's order within a key, the row before a change of key is
-        # its last copy and the row after is the next key's first. One sort (out of core), no
-        # GROUP BY over the keys (which ran out of memory where the sort did not); the copies
-        # of a contained key are found again by a join whose build side is the few keys found.
-        self.con.execute(f"""
-            COPY (
-                WITH found AS (
-                    SELECT moves_key, next_ord
-                    FROM (SELECT moves_key, lead(moves_key) OVER w AS next_key, lead(ord) OVER w AS next_ord
-                          FROM g WHERE moves_key IS NOT NULL WINDOW w AS (ORDER BY moves_key, ord))
-                    WHERE next_key <> moves_key AND starts_with(next_key, moves_key))
-                SELECT a.ord, a.report, a.source, a.game_index, a.line, a.plies, b.ord AS in_ord,
-                       b.report AS in_report, b.source AS in_source, b.game_index AS in_game_index,
-                       b.line AS in_line, b.plies AS in_plies
-                FROM g AS a JOIN found USING (moves_key) JOIN g AS b ON b.ord = found.next_ord
-                ORDER BY a.ord
-            ) TO {_quote(str(out))} (FORMAT parquet)""")
+        # its last copy and the row after is the next key's first. DuckDB sorts out of core
+        # (a window's lead() over the one partition, and a GROUP BY over the keys, ran out of
+        # memory where the sort did not); the neighbours are compared here a batch at a time;
+        # the copies of a found key are joined again with the few keys found as build side.
+        ordered = self.spill_dir / "contained-sorted.parquet"
+        keys = self.spill_dir / "contained-keys.parquet"
+        inner = self.spill_dir / "contained-games.parquet"
+        try:
+            self.con.execute(f"""
+                COPY (SELECT moves_key, ord FROM g WHERE moves_key IS NOT NULL ORDER BY moves_key, ord)
+                TO {_quote(str(ordered))} (FORMAT parquet)""")
+            _next_keys(ordered, keys)
+            ordered.unlink()
+            # Two joins, each with the few found rows as its build side: the games with a found
+            # key, then the games that continue them.
+            self.con.execute(f"""
+                COPY (SELECT a.ord, a.report, a.source, a.game_index, a.line, a.plies, found.next_ord
+                      FROM g AS a JOIN read_parquet({_quote(str(keys))}) AS found USING (moves_key))
+                TO {_quote(str(inner))} (FORMAT parquet)""")
+            self.con.execute(f"""
+                COPY (
+                    SELECT a.ord, a.report, a.source, a.game_index, a.line, a.plies, b.ord AS in_ord,
+                           b.report AS in_report, b.source AS in_source, b.game_index AS in_game_index,
+                           b.line AS in_line, b.plies AS in_plies
+                    FROM g AS b JOIN read_parquet({_quote(str(inner))}) AS a ON b.ord = a.next_ord
+                    ORDER BY a.ord
+                ) TO {_quote(str(out))} (FORMAT parquet)""")
+        finally:
+            for f in (ordered, keys, inner):
+                f.unlink(missing_ok=True)
         return pq.ParquetFile(out).metadata.num_rows
 
     def counts(self, found: Path) -> dict:
@@ -225,6 +241,33 @@ class Search:
         dups, repeated = self.con.execute(
             f"SELECT count(*), count(DISTINCT first_ord) FROM read_parquet({_quote(str(found))})").fetchone()
         return {"games_hashed": hashed, "duplicate_games": dups, "games_repeated": repeated}
+
+
+def _next_keys(ordered: Path, out: Path) -> None:
+    """From ``ordered`` (``moves_key``, ``ord`` sorted by both), write to ``out`` each key
+    that is the start of the next different key, with that one's first ``ord``
+    (``moves_key``, ``next_ord``), a batch in memory at a time. A key with no moves (only the
+    start's bytes) is not written."""
+    import pyarrow.compute as pc
+
+    schema = pa.schema([("moves_key", pa.string()), ("next_ord", pa.int64())])
+    last = None  # the previous batch's last row: (key, ord) as one-row arrays
+    with pq.ParquetWriter(out, schema) as writer:
+        # (pre_buffer off: on, pyarrow read the whole file ahead, 1 GiB at peak on 4M games)
+        for batch in pq.ParquetFile(ordered, pre_buffer=False).iter_batches(batch_size=65_536,
+                                                                           columns=["moves_key", "ord"]):
+            key, ord_ = batch.column(0), batch.column(1)
+            if last is not None:
+                key, ord_ = pa.concat_arrays([last[0], key]), pa.concat_arrays([last[1], ord_])
+            last = key.slice(len(key) - 1), ord_.slice(len(ord_) - 1)
+            this, after = key.slice(0, len(key) - 1), key.slice(1)
+            # (sorted: 'after' starts with 'this' exactly when it sorts before 'this' + 'g', a
+            # letter after every hex digit)
+            hit = pc.and_(pc.and_(pc.not_equal(this, after),
+                                  pc.less(after, pc.binary_join_element_wise(this, "g", ""))),
+                          pc.greater(pc.binary_length(this), 2 * _START_KEY_BYTES))
+            if pc.any(hit).as_py():
+                writer.write_table(pa.table([this.filter(hit), ord_.slice(1).filter(hit)], schema=schema))
 
 
 def _quote(text: str) -> str:

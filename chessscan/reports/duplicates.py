@@ -209,10 +209,15 @@ class Search:
         ordered = self.spill_dir / "contained-sorted.parquet"
         keys = self.spill_dir / "contained-keys.parquet"
         inner = self.spill_dir / "contained-games.parquet"
+        threads = self.con.execute("SELECT current_setting('threads')").fetchone()[0]
         try:
+            # One thread: each thread's sort holds its own runs of these long keys (on 4M
+            # games of the shared corpora, 256MB ran out with two threads and did with one).
+            self.con.execute("SET threads = 1")
             self.con.execute(f"""
                 COPY (SELECT moves_key, ord FROM g WHERE moves_key IS NOT NULL ORDER BY moves_key, ord)
                 TO {_quote(str(ordered))} (FORMAT parquet)""")
+            self.con.execute(f"SET threads = {int(threads)}")
             _next_keys(ordered, keys)
             ordered.unlink()
             # Two joins, each with the few found rows as its build side: the games with a found
@@ -230,6 +235,7 @@ class Search:
                     ORDER BY a.ord
                 ) TO {_quote(str(out))} (FORMAT parquet)""")
         finally:
+            self.con.execute(f"SET threads = {int(threads)}")
             for f in (ordered, keys, inner):
                 f.unlink(missing_ok=True)
         return pq.ParquetFile(out).metadata.num_rows

@@ -211,13 +211,13 @@ class Search:
         inner = self.spill_dir / "contained-games.parquet"
         threads = self.con.execute("SELECT current_setting('threads')").fetchone()[0]
         try:
-            # One thread: each thread's sort holds its own runs of these long keys (on 4M
-            # games of the shared corpora, 256MB ran out with two threads and did with one).
+            # One thread: each thread holds its own buffers of these long keys (a sort's runs,
+            # a scan's row groups); on 4M games of the shared corpora 256MB ran out with two
+            # threads, in the sort and in the join, and did not with one.
             self.con.execute("SET threads = 1")
             self.con.execute(f"""
                 COPY (SELECT moves_key, ord FROM g WHERE moves_key IS NOT NULL ORDER BY moves_key, ord)
                 TO {_quote(str(ordered))} (FORMAT parquet)""")
-            self.con.execute(f"SET threads = {int(threads)}")
             _next_keys(ordered, keys)
             ordered.unlink()
             # Two joins, each with the few found rows as its build side: the games with a found

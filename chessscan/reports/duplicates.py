@@ -113,24 +113,32 @@ class Search:
             parts = []
             base = 0
             self.files: list[tuple[int, str, Path, int]] = []  # (report, fmt, path, rows before it)
+            parquet_files = []  # (path, report, rows before it)
             for r, (fmt, files) in enumerate(tables):
                 for path in files:
                     if fmt == "parquet":
                         n = pq.ParquetFile(path).metadata.num_rows
-                        scan = (f"SELECT file_row_number AS row, source, game_index, line, moves_hash{extra} "
-                                f"FROM read_parquet({_quote(str(path))}, file_row_number = true)")
+                        parquet_files.append((str(path), r, base))
                     else:
-                        n = None
                         scan = (f"SELECT row_number() OVER () - 1 AS row, source, game_index, line, moves_hash{extra} "
                                 f"FROM read_csv({_quote(str(path))}, header = true, all_varchar = true)")
                         n = con.execute(f"SELECT count(*) FROM read_csv({_quote(str(path))}, header = true, "
                                         "all_varchar = true)").fetchone()[0]
-                    parts.append(f"SELECT {r} AS report, {base} + row AS ord, CAST(source AS VARCHAR) AS source, "
-                                 f"CAST(game_index AS BIGINT) AS game_index, CAST(line AS BIGINT) AS line, "
-                                 f"CAST(moves_hash AS VARCHAR) AS moves_hash{extra_cast} FROM ({scan}) "
-                                 f"WHERE moves_hash IS NOT NULL AND moves_hash <> ''")
+                        parts.append(f"SELECT {r} AS report, {base} + row AS ord, {_columns(extra_cast)} "
+                                     f"FROM ({scan}) WHERE moves_hash IS NOT NULL AND moves_hash <> ''")
                     self.files.append((r, fmt, path, base))
                     base += n
+            if parquet_files:
+                # One scan of every Parquet file, each row's run order from its file's first:
+                # a UNION ALL of one scan a file held buffers for each, and a dataset has a part
+                # a chunk (25 files of 10M games ran out of 256MB where one scan did not).
+                con.execute("CREATE TEMP TABLE files (filename VARCHAR, report INTEGER, base BIGINT)")
+                con.executemany("INSERT INTO files VALUES (?, ?, ?)", parquet_files)
+                listed = ", ".join(_quote(f) for f, _, _ in parquet_files)
+                parts.append(f"SELECT files.report AS report, files.base + t.file_row_number AS ord, "
+                             f"{_columns(extra_cast)} FROM read_parquet([{listed}], file_row_number = true, "
+                             f"filename = true, union_by_name = true) AS t JOIN files USING (filename) "
+                             f"WHERE moves_hash IS NOT NULL AND moves_hash <> ''")
             self.rows = base
             con.execute("CREATE TEMP VIEW g AS " + " UNION ALL ".join(parts))
         except BaseException:
@@ -274,6 +282,12 @@ def _next_keys(ordered: Path, out: Path) -> None:
                           pc.greater(pc.binary_length(this), 2 * _START_KEY_BYTES))
             if pc.any(hit).as_py():
                 writer.write_table(pa.table([this.filter(hit), ord_.slice(1).filter(hit)], schema=schema))
+
+
+def _columns(extra_cast: str) -> str:
+    """The view's columns after ``report`` and ``ord``, cast to their types."""
+    return ("CAST(source AS VARCHAR) AS source, CAST(game_index AS BIGINT) AS game_index, "
+            f"CAST(line AS BIGINT) AS line, CAST(moves_hash AS VARCHAR) AS moves_hash{extra_cast}")
 
 
 def _quote(text: str) -> str:

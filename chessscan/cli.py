@@ -398,8 +398,13 @@ def _warn_if_uncompiled() -> None:
 @click.option("--duplicates-memory", metavar="SIZE", default="512MB", show_default=True,
               help="With --duplicates: DuckDB's memory limit for the search (256MB, 2GB...); beyond it "
                    "DuckDB spills to OUTPUT/.chessscan-duplicates.tmp/, removed when the search ends.")
+@click.option("--contained-games", "find_contained", is_flag=True,
+              help="With --duplicates: also find the games whose whole mainline is the start of another "
+                   "game's from the same start position (an unfinished copy): writes games.moves_key, the "
+                   "contained_games table (which game contains which) and the summary's contained_games "
+                   "count.")
 def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size,
-            select, ignore, moves_column, write_html, find_duplicates, duplicates_memory):
+            select, ignore, moves_column, write_html, find_duplicates, duplicates_memory, find_contained):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD, .pgn PGN, any
@@ -417,7 +422,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     from concurrent.futures.process import BrokenProcessPool
 
     from chessscan.analysis.game import Tally
-    from chessscan.engines.local import report_input_problems, run, tables_for
+    from chessscan.engines.local import optional_columns, report_input_problems, run, tables_for
     from chessscan.reports.filters import IssueFilter
     from chessscan.reports.writers import (OutputError, OutputFolderError, ReportWriter, prepare_output,
                                            report_files)
@@ -427,6 +432,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         _need_report_extra()
     if find_duplicates:
         _need_duckdb(duplicates_memory)
+    elif find_contained:
+        raise click.UsageError("--contained-games is part of the duplicate search: give --duplicates too")
     select_codes, ignore_codes = _code_options(select, ignore)
     if dask_address is None and click.get_current_context().get_parameter_source("shard_size").name != "DEFAULT":
         click.echo("warning: --shard-size applies only with --dask: ignored", err=True)
@@ -444,7 +451,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         for p in problems:
             click.echo(_problem_line(p), err=True)
         raise InputError("no input could be analyzed: nothing is written")
-    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column)
+    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column,
+                              moves_key=find_contained)
     progress = not silent and sys.stderr.isatty()
     shown_dir = _shown(out_dir)
     remote = _object_output(out_dir)
@@ -467,13 +475,14 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         _upload_report(remote)
         _exit_on_input_errors(problems)
         return
-    optional = {"positions": ("fen",)} if fen else None
     tables = tables_for(sources, options)
+    optional = {t: optional_columns(t, options) for t in tables}
     # A stop while the tables are opened waits until all are open (then every table closes
     # whole, empty or not), not to leave some of them.
     held = _hold_stops()
     try:
-        files = report_files(tables + (("duplicates",) if find_duplicates else ()), fmt, dataset=fmt == "parquet")
+        files = report_files(tables + (("duplicates",) if find_duplicates else ())
+                             + (("contained_games",) if find_contained else ()), fmt, dataset=fmt == "parquet")
         if remote is not None:
             out_dir = _prepare_object_output(remote, files, sources)
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
@@ -526,7 +535,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     summary = _finish_summary(tally, sources)
     if find_duplicates and "games" in tables:
         try:
-            summary["duplicates"] = _search_duplicates(out_dir, fmt, fmt == "parquet", duplicates_memory)
+            summary["duplicates"] = _search_duplicates(out_dir, fmt, fmt == "parquet", duplicates_memory,
+                                                       find_contained)
         except KeyboardInterrupt as exc:
             _exit_stopped(exc, _kept(remote, f"the tables in {shown_dir}/ are whole but the duplicate search did "
                                              "not end"))
@@ -849,24 +859,29 @@ def _need_duckdb(memory: str) -> None:
         raise InputError(str(exc)) from None
 
 
-def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str) -> dict:
+def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str, contained: bool = False) -> dict:
     """``analyze --duplicates``, once the tables are written: the duplicates table and
-    games.duplicate_of in ``out_dir``; returns the summary's ``duplicates`` counts. A
-    failure to write is :class:`OutputFailure` (exit 4)."""
+    games.duplicate_of in ``out_dir`` (with ``contained``, the contained_games table too);
+    returns the summary's ``duplicates`` counts. A failure to write is
+    :class:`OutputFailure` (exit 4)."""
     import time
 
     from chessscan.reports.duplicates import (SPILL_DIR_NAME, DuplicateError, Search, add_duplicate_of,
-                                              write_duplicates_table)
+                                              write_contained_table, write_duplicates_table)
     from chessscan.reports.writers import OutputError
 
     start = time.perf_counter()
     out = Path(out_dir)
     spill = out / SPILL_DIR_NAME
     try:
-        with Search([out], memory, spill_dir=spill) as search:
+        with Search([out], memory, spill_dir=spill, contained=contained) as search:
             found = search.spill_dir / "found.parquet"
             search.duplicates(found)
             counts = search.counts(found)
+            if contained:
+                inside = search.spill_dir / "contained.parquet"
+                counts["contained_games"] = search.contained(inside)
+                write_contained_table(inside, out, fmt, dataset)
             write_duplicates_table(found, out, fmt, dataset)
             add_duplicate_of(search, found, fmt)
     except DuplicateError as exc:
@@ -883,7 +898,8 @@ def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str) -> dict:
         raise failure(f"the duplicate search failed: {type(exc).__name__}: {str(exc).splitlines()[0]} (raise "
                       "--duplicates-memory?); no summary.json is written") from None
     click.echo(f"duplicates: {counts['duplicate_games']:,} games repeat {counts['games_repeated']:,} earlier "
-               f"ones ({time.perf_counter() - start:.1f} s)", err=True)
+               f"ones" + (f"; {counts['contained_games']:,} games are the start of another"
+                          if contained else "") + f" ({time.perf_counter() - start:.1f} s)", err=True)
     return counts
 
 
@@ -915,13 +931,15 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     engine.quiet_logs()
     shown = _shown(out_dir)
     retried: list = []
+    # (written once the workers are done; moves_key comes with --contained-games)
+    later = (("duplicates",) + (("contained_games",) if options.moves_key else ())) if duplicates_memory else ()
     try:  # before the folder is made (for its lock): a bad or unreachable address leaves nothing
         resolved, _ = engine.resolve_address(address)
         if resolved != "local":
             engine.probe_scheduler(resolved, engine.connect_timeout())
     except (engine.AddressError, engine.SchedulerUnreachable) as exc:
         raise DaskUsageError(f"--dask: {exc}") from None
-    files = report_files(tables_for(paths, options) + (("duplicates",) if duplicates_memory else ()), dataset=True)
+    files = report_files(tables_for(paths, options) + later, dataset=True)
     if remote is not None:
         out_dir = _prepare_object_output(remote, files, paths)
     try:
@@ -938,7 +956,7 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
         tally = engine.run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
                                 progress=progress, select=select, ignore=ignore, problems=problems,
                                 say=lambda line: click.echo(line, err=True), retried=retried,
-                                later_tables=("duplicates",) if duplicates_memory else ())
+                                later_tables=later)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:
@@ -970,7 +988,7 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     report_input_problems(problems or [], _NoSink(), tally)
     summary = _finish_summary(tally, paths)
     if duplicates_memory and (Path(out_dir) / "games").is_dir():
-        summary["duplicates"] = _search_duplicates(out_dir, fmt, True, duplicates_memory)
+        summary["duplicates"] = _search_duplicates(out_dir, fmt, True, duplicates_memory, options.moves_key)
     if retried:
         summary["retried_shards"] = retried
     try:
@@ -1301,7 +1319,13 @@ def _validate_source(path: str, sink, options: AnalysisOptions, jobs: int | None
 @click.option("--memory", "memory", metavar="SIZE", default="512MB", show_default=True,
               help="DuckDB's memory limit for the search (256MB, 2GB...); beyond it DuckDB spills to a "
                    "new folder in the system's temporary folder, removed when the search ends.")
-def duplicates(report_dirs, out, memory):
+@click.option("--contained-games", "find_contained", is_flag=True,
+              help="Instead of the shared games, write the games whose whole mainline is the start of another "
+                   "game's from the same start position (an unfinished copy), in any of the reports, each with "
+                   "one game that continues it: report, source, game_index, line, plies, then in_report, "
+                   "in_source, in_game_index, in_line, in_plies. Needs reports written with analyze "
+                   "--duplicates --contained-games (games.moves_key).")
+def duplicates(report_dirs, out, memory, find_contained):
     """The games that two or more reports share (a train set and a test set), from their games
     tables' moves_hash alone, without reading the PGN again.
 
@@ -1324,9 +1348,13 @@ def duplicates(report_dirs, out, memory):
 
     try:
         _size(memory)
-        search = Search(report_dirs, memory)
+        search = Search(report_dirs, memory, contained=find_contained)
     except DuplicateError as exc:
         raise InputError(str(exc)) from None
+    if find_contained:
+        with search:
+            _write_contained(search, report_dirs, out)
+        return
     with search:
         found = search.spill_dir / "shared.parquet"
         rows = search.shared(found)
@@ -1358,6 +1386,45 @@ def duplicates(report_dirs, out, memory):
     click.echo(f"{n_hashes:,} games the {what}: {rows:,} rows ("
                + ", ".join(f"{_shown(d)}: {counts.get(i, 0):,}" for i, d in enumerate(report_dirs)) + ")"
                + (f" -> {_shown(out)}" if out else ""), err=True)
+
+
+def _write_contained(search, report_dirs, out) -> None:
+    """``chessscan duplicates --contained-games``: the contained games to ``out`` (None:
+    CSV on stdout) and a summary line to stderr."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    found = search.spill_dir / "contained.parquet"
+    rows = search.contained(found)
+    names = pa.array(list(report_dirs), pa.string())
+    schema = pa.schema([("report", pa.string()), ("source", pa.string()), ("game_index", pa.int64()),
+                        ("line", pa.int64()), ("plies", pa.int32()), ("in_report", pa.string()),
+                        ("in_source", pa.string()), ("in_game_index", pa.int64()), ("in_line", pa.int64()),
+                        ("in_plies", pa.int32())])
+    try:
+        if out is not None and out.endswith(".parquet"):
+            writer = pq.ParquetWriter(out, schema)
+        else:
+            sink = sys.stdout.buffer if out is None else open(out, "wb")
+            writer = pacsv.CSVWriter(sink, schema)
+        for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
+            c = {n: batch.column(n) for n in batch.schema.names}
+            writer.write_batch(pa.record_batch([
+                names.take(c["report"]), c["source"], c["game_index"], c["line"], c["plies"],
+                names.take(c["in_report"]), c["in_source"], c["in_game_index"], c["in_line"], c["in_plies"]],
+                schema=schema))
+        writer.close()
+        if out is not None and not out.endswith(".parquet"):
+            sink.close()
+        elif out is None:
+            sys.stdout.flush()
+    except OSError as exc:
+        if out is None:  # stdout: its own rule (a reader gone, `| head`: a quiet 141)
+            _fail_output(exc)
+        raise OutputFailure(f"cannot write the contained games: {exc}") from None
+    click.echo(f"{rows:,} games are the start of another game's mainline" + (f" -> {_shown(out)}" if out else ""),
+               err=True)
 
 
 def _shared_schema():

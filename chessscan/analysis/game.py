@@ -311,6 +311,7 @@ class GameState:
     clock_plies = 0       # plies played whose move carries a clock annotation
     eval_plies = 0        # ... an evaluation annotation
     moves_hash = None     # games.moves_hash (plies.MOVES_HASH), None when an error stopped the replay
+    moves_key = None      # games.moves_key (plies.MOVES_KEY) with options.moves_key, None likewise
 
     def __init__(self) -> None:
         # checks by kind, and by route: "en_passant", "castling", "promotion"
@@ -455,6 +456,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         n_direct + n_discovered + n_double, n_direct, n_discovered, n_double, outcome, winner,
         n_perpetual, result_consistent, error_code, error_ply, base_s, increment_s, state.clock_plies,
         state.eval_plies, None if read_error else state.moves_hash))
+    if options.moves_key:
+        games["moves_key"].append(None if read_error else state.moves_key)
 
     tally.positions += plies
     checks = cython.declare(dict, tally.checks)

@@ -12,7 +12,7 @@ from chessscan.core.san cimport resolve_known
 
 
 cdef Py_ssize_t _TOKEN_SLOTS, _HASH_BUFFER
-cdef bytes _START_FEN_BYTES, _PROMOTION_LETTERS
+cdef bytes _START_FEN_BYTES, _PROMOTION_LETTERS, _START_KEY
 cdef int _TOKEN_SLOT_BITS
 cdef uint64_t _GOLDEN
 
@@ -80,7 +80,8 @@ cdef tuple _scratch()
                king=int, blockers=uint64_t, keys=bytes, kp=ccharp, key=uint64_t,
                checks_by_move=dict, check_routes=dict, route=int, n_notes=Py_ssize_t, n_clock=int, n_eval=int,
                np_=ccharp, note_clock=int64_t, note_emt=int64_t, note_cp=int64_t, note_mate=int64_t,
-               row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object)
+               row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object,
+               want_key=bint, key_bytes=uint8_t[::1], kn=Py_ssize_t, kv=int, start_fen=bytes)
 cpdef play_plies(raw, Position pos, tables, options, tally, state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)

@@ -258,3 +258,20 @@ def test_the_report_page_is_put_with_the_tables(s3):
     names = objects(s3, "games/page")
     assert "report.html" in names and "summary.json" in names
     assert s3.cat_file("games/page/report.html").startswith(b"<!DOCTYPE html>")
+
+
+def test_the_duplicate_tables_are_put_with_the_others(tmp_path, s3):
+    """``--duplicates --contained-games`` into a bucket: the two tables written after the
+    analysis are put too, equal to a local run's."""
+    local = tmp_path / "local"
+    flags = ("--duplicates", "--contained-games", "--jobs", "1", *RUN)
+    assert run("analyze", PGN, PGN, "-o", local, *flags).exit_code == 0
+    res = run("analyze", PGN, PGN, "-o", "s3://games/dups", *flags)
+    assert res.exit_code == 0, res.output
+    names = objects(s3, "games/dups")
+    assert any(n.startswith("duplicates") for n in names) and any(n.startswith("contained_games") for n in names)
+    got = chessscan.read_report("s3://games/dups")
+    want = chessscan.read_report(local)
+    assert len(want.duplicates) == 300  # the second copy of every game
+    pd.testing.assert_frame_equal(got.duplicates, want.duplicates)
+    pd.testing.assert_frame_equal(got.contained_games, want.contained_games)

@@ -318,7 +318,7 @@ def write_duplicates_table(found: Path, out_dir: Path, fmt: str, dataset: bool) 
         for old in path.parent.glob("part-*.parquet"):
             old.unlink()
     with _whole(TableWriter(path, schema, fmt, table="duplicates")) as writer:
-        for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
+        for batch in pq.ParquetFile(found, pre_buffer=False).iter_batches(batch_size=65_536):
             cols = {name: batch.column(name) for name in batch.schema.names}
             writer.write({"source": cols["source"], "game_index": cols["game_index"], "line": cols["line"],
                           "first_source": cols["first_source"], "first_game_index": cols["first_game_index"],
@@ -339,7 +339,7 @@ def write_contained_table(found: Path, out_dir: Path, fmt: str, dataset: bool) -
         for old in path.parent.glob("part-*.parquet"):
             old.unlink()
     with _whole(TableWriter(path, schema, fmt, table=name)) as writer:
-        for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
+        for batch in pq.ParquetFile(found, pre_buffer=False).iter_batches(batch_size=65_536):
             cols = {n: batch.column(n) for n in batch.schema.names}
             writer.write({"source": cols["source"], "game_index": cols["game_index"], "line": cols["line"],
                           "plies": cols["plies"], "in_source": cols["in_source"],
@@ -376,7 +376,8 @@ def add_duplicate_of(search: Search, found: Path, fmt: str) -> None:
 
     kept = ("moves_key",) if "moves_key" in _games_names(search.files[0]) else ()
     schema = schema_for("games", kept + ("duplicate_of",))
-    dup_batches = pq.ParquetFile(found).iter_batches(batch_size=65_536, columns=["ord", "first_ord"])
+    dup_batches = pq.ParquetFile(found, pre_buffer=False).iter_batches(batch_size=65_536,
+                                                                       columns=["ord", "first_ord"])
     pending = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
 
     def take(until: int):
@@ -423,8 +424,8 @@ def _games_batches(path: Path, fmt: str):
     """The record batches of a games table file as written (the declared types)."""
     from chessscan.reports.schema import schema_for
 
-    if fmt == "parquet":
-        yield from pq.ParquetFile(path).iter_batches(batch_size=65_536)
+    if fmt == "parquet":  # (every file here read a batch at a time, not read ahead whole)
+        yield from pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=65_536)
         return
     import pyarrow.csv as pacsv
 
@@ -485,7 +486,7 @@ def duplicate_diagnostics(found: Path):
     repeats an earlier one, naming that one's file and line."""
     from chessscan.reports.diagnostics import Diagnostic
 
-    for batch in pq.ParquetFile(found).iter_batches(
+    for batch in pq.ParquetFile(found, pre_buffer=False).iter_batches(
             batch_size=8192, columns=["source", "game_index", "line", "first_source", "first_game_index",
                                       "first_line"]):
         for source, gi, line, first_source, first_gi, first_line in zip(*(c.to_pylist() for c in batch.columns)):

@@ -345,7 +345,9 @@ def _warn_if_uncompiled() -> None:
 @main.command(context_settings=CONTEXT)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("-o", "--output", "out_dir", default="chessscan-report", show_default=True,
-              type=click.Path(file_okay=False), help="Folder for the report tables.")
+              type=click.Path(file_okay=False),
+              help="Folder for the report tables, or a URL (s3://bucket/prefix, gs://, az://...: any "
+                   "fsspec file system) where each file is put as one whole object, summary.json last.")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
               show_default=True, help="Table format: parquet, a dataset folder per table "
                                       "(OUTPUT/<table>/part-*.parquet, parts in input order); csv, "
@@ -375,7 +377,8 @@ def _warn_if_uncompiled() -> None:
 @click.option("--shard-size", default="32MiB", show_default=True, metavar="SIZE",
               callback=lambda ctx, param, value: _analyze_size(value),
               help="With --dask: bytes of uncompressed PGN per task (suffix K, M or G); a "
-                   "compressed or EPD file is one task.")
+                   "compressed file is decompressed by this client and sent in chunks of that much text "
+                   "(at most two per worker thread in flight); an EPD file is one task.")
 @click.option("--select", "select", multiple=True, metavar="CODE[,CODE...]",
               help="Report only these issue codes (or groups: syntax, moves, positions, "
                    "consistency, input); the summary still counts every issue.")
@@ -395,8 +398,13 @@ def _warn_if_uncompiled() -> None:
 @click.option("--duplicates-memory", metavar="SIZE", default="512MB", show_default=True,
               help="With --duplicates: DuckDB's memory limit for the search (256MB, 2GB...); beyond it "
                    "DuckDB spills to OUTPUT/.chessscan-duplicates.tmp/, removed when the search ends.")
+@click.option("--contained-games", "find_contained", is_flag=True,
+              help="With --duplicates: also find the games whose whole mainline is the start of another "
+                   "game's from the same start position (an unfinished copy): writes games.moves_key, the "
+                   "contained_games table (which game contains which) and the summary's contained_games "
+                   "count.")
 def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask_address, shard_size,
-            select, ignore, moves_column, write_html, find_duplicates, duplicates_memory):
+            select, ignore, moves_column, write_html, find_duplicates, duplicates_memory, find_contained):
     """Analyze PGN games and EPD positions: check kinds, checkmates, stalemates, errors.
 
     PATHS are PGN or EPD files (plain, .gz, .bz2, .xz, .zst; .epd means EPD, .pgn PGN, any
@@ -414,7 +422,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     from concurrent.futures.process import BrokenProcessPool
 
     from chessscan.analysis.game import Tally
-    from chessscan.engines.local import report_input_problems, run, tables_for
+    from chessscan.engines.local import optional_columns, report_input_problems, run, tables_for
     from chessscan.reports.filters import IssueFilter
     from chessscan.reports.writers import (OutputError, OutputFolderError, ReportWriter, prepare_output,
                                            report_files)
@@ -424,6 +432,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         _need_report_extra()
     if find_duplicates:
         _need_duckdb(duplicates_memory)
+    elif find_contained:
+        raise click.UsageError("--contained-games is part of the duplicate search: give --duplicates too")
     select_codes, ignore_codes = _code_options(select, ignore)
     if dask_address is None and click.get_current_context().get_parameter_source("shard_size").name != "DEFAULT":
         click.echo("warning: --shard-size applies only with --dask: ignored", err=True)
@@ -441,34 +451,42 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         for p in problems:
             click.echo(_problem_line(p), err=True)
         raise InputError("no input could be analyzed: nothing is written")
-    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column)
+    options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column,
+                              moves_key=find_contained)
     progress = not silent and sys.stderr.isatty()
     shown_dir = _shown(out_dir)
+    remote = _object_output(out_dir)
     if dask_address is not None:
         for p in problems:
             click.echo(_problem_line(p), err=True)
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
                                    problems, select_codes, ignore_codes,
-                                   duplicates_memory if find_duplicates else None)
+                                   duplicates_memory if find_duplicates else None, remote=remote)
+        out_dir = remote.staging if remote is not None else out_dir
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                          cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size,
                          moves_column=moves_column)
         shown = {k: v for k, v in summary.items() if k != "retried_shards"}
         click.echo("\n".join([_render_with_timing(shown, started), *_retried_lines(summary)]), err=True)
-        click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
+        if remote is None:
+            click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
-            _write_html(out_dir)
+            _write_html(out_dir, remote=remote)
+        _upload_report(remote)
         _exit_on_input_errors(problems)
         return
-    optional = {"positions": ("fen",)} if fen else None
     tables = tables_for(sources, options)
+    optional = {t: optional_columns(t, options) for t in tables}
     # A stop while the tables are opened waits until all are open (then every table closes
     # whole, empty or not), not to leave some of them.
     held = _hold_stops()
     try:
+        files = report_files(tables + (("duplicates",) if find_duplicates else ())
+                             + (("contained_games",) if find_contained else ()), fmt, dataset=fmt == "parquet")
+        if remote is not None:
+            out_dir = _prepare_object_output(remote, files, sources)
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
-        prepare_output(out_dir, report_files(tables + (("duplicates",) if find_duplicates else ()), fmt,
-                                             dataset=fmt == "parquet"), inputs=sources)
+        prepare_output(out_dir, files, inputs=sources)
         writer = ReportWriter(out_dir, fmt=fmt, tables=tables, optional_columns=optional, parts=True)
     except OutputFolderError as exc:
         _release_stops(held)
@@ -495,7 +513,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
             # the run short (it would leave whole tables and no summary, or a wrong message).
             done = _hold_stops()
     except KeyboardInterrupt as exc:
-        _exit_stopped(exc, f"the tables in {shown_dir}/ hold only the games analyzed before")
+        _exit_stopped(exc, _kept(remote, f"the tables in {shown_dir}/ hold only the games analyzed before"))
     except OutputError as exc:
         raise OutputFailure(f"{exc}; no summary.json is written") from None
     except OSError as exc:
@@ -517,9 +535,11 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     summary = _finish_summary(tally, sources)
     if find_duplicates and "games" in tables:
         try:
-            summary["duplicates"] = _search_duplicates(out_dir, fmt, fmt == "parquet", duplicates_memory)
+            summary["duplicates"] = _search_duplicates(out_dir, fmt, fmt == "parquet", duplicates_memory,
+                                                       find_contained)
         except KeyboardInterrupt as exc:
-            _exit_stopped(exc, f"the tables in {shown_dir}/ are whole but the duplicate search did not end")
+            _exit_stopped(exc, _kept(remote, f"the tables in {shown_dir}/ are whole but the duplicate search did "
+                                             "not end"))
     try:  # last, beside tables that are closed and whole
         if writer.dataset:  # every part named is there, with the rows written to it
             from chessscan.reports.parts import check_parts
@@ -531,11 +551,80 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                      cross_check=cross_check, jobs=jobs, moves_column=moves_column)
     click.echo(_render_with_timing(summary, started), err=True)
-    click.echo(f"tables written to {shown_dir}/", err=True)
+    if remote is None:
+        click.echo(f"tables written to {shown_dir}/", err=True)
     _release_stops(done, replay=False)
     if write_html:
-        _write_html(out_dir)
+        _write_html(out_dir, remote=remote)
+    _upload_report(remote)
     _exit_on_input_errors(problems)
+
+
+class OutputRefused(click.ClickException):
+    """An output URL that cannot be written as given (no such bucket, its file system not
+    installed): exit 2, one line, nothing written."""
+
+    exit_code = EXIT_USAGE
+
+
+def _object_output(out_dir):
+    """The :class:`~chessscan.reports.store.ObjectOutput` of an output URL (None for a local
+    folder). Touches nothing yet; a URL no installed file system writes is
+    :class:`OutputRefused` (the message names the extra to install)."""
+    from chessscan.readers.urls import MissingFileSystem
+    from chessscan.reports.store import object_output
+
+    try:
+        return object_output(out_dir)
+    except MissingFileSystem as exc:
+        raise OutputRefused(f"cannot write the report to {_shown(out_dir)}: {exc}") from None
+    except OSError as exc:
+        raise OutputRefused(f"cannot write the report to {_shown(out_dir)}: {exc}") from None
+
+
+def _prepare_object_output(remote, files, inputs) -> str:
+    """Check and ready the object store's prefix (:meth:`ObjectOutput.prepare`: the output
+    folder's rules) and return the local folder the run writes into until it is put there
+    (removed when the command ends)."""
+    from chessscan.reports.store import NoSuchBucket
+    from chessscan.reports.writers import OutputFolderError
+
+    click.get_current_context().call_on_close(remote.cleanup)
+    shown = _shown(remote.url)
+    try:
+        return remote.prepare(files, inputs)
+    except OutputFolderError as exc:
+        raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
+    except NoSuchBucket as exc:
+        raise OutputRefused(f"cannot write the report to {shown}: {exc}") from None
+    except OSError as exc:
+        raise OutputFailure(f"cannot write the report to {shown}: {exc}") from exc
+
+
+def _kept(remote, local: str) -> str:
+    """What a run stopped before its upload leaves: ``local`` for a folder; for an object
+    store, its manifest only."""
+    if remote is None:
+        return local
+    return f"nothing is put in {_shown(remote.url)}/ but its manifest (the next run into it removes what it lists)"
+
+
+def _upload_report(remote) -> None:
+    """Put the staged report under its URL (each file one whole object, summary.json last)
+    and say so; nothing for a local folder. A stop meanwhile leaves whole objects and no
+    summary.json (128 + N); an object that cannot be put is exit 4."""
+    if remote is None:
+        return
+    from chessscan.reports.writers import OutputError
+
+    shown = _shown(remote.url)
+    try:
+        names = remote.upload()
+    except KeyboardInterrupt as exc:
+        _exit_stopped(exc, f"the report in {shown}/ is incomplete (its objects put so far are whole)")
+    except OutputError as exc:
+        raise OutputFailure(f"{exc}; no summary.json is put") from None
+    click.echo(f"report put to {shown}/ ({len(names)} objects)", err=True)
 
 
 class _RunClock:
@@ -599,8 +688,9 @@ def _need_report_extra() -> None:
                          f"pip install 'matplotlib>=3.7' (the report extra) and run again ({exc})") from exc
 
 
-def _write_html(report_dir, out=None) -> None:
-    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr."""
+def _write_html(report_dir, out=None, remote=None) -> None:
+    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr
+    (``remote``: the report's URL, where the page is put with the rest)."""
     import time
 
     from chessscan.reports.page import ReportError, build_report
@@ -618,6 +708,8 @@ def _write_html(report_dir, out=None) -> None:
         raise InputError(str(exc)) from exc
     except OSError as exc:
         raise OutputFailure(f"cannot write the page: {exc}") from exc
+    if remote is not None:
+        path = f"{remote.url}/report.html"
     click.echo(f"report written to {_shown(path)} ({time.perf_counter() - start:.1f} s)", err=True)
 
 
@@ -767,24 +859,29 @@ def _need_duckdb(memory: str) -> None:
         raise InputError(str(exc)) from None
 
 
-def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str) -> dict:
+def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str, contained: bool = False) -> dict:
     """``analyze --duplicates``, once the tables are written: the duplicates table and
-    games.duplicate_of in ``out_dir``; returns the summary's ``duplicates`` counts. A
-    failure to write is :class:`OutputFailure` (exit 4)."""
+    games.duplicate_of in ``out_dir`` (with ``contained``, the contained_games table too);
+    returns the summary's ``duplicates`` counts. A failure to write is
+    :class:`OutputFailure` (exit 4)."""
     import time
 
     from chessscan.reports.duplicates import (SPILL_DIR_NAME, DuplicateError, Search, add_duplicate_of,
-                                              write_duplicates_table)
+                                              write_contained_table, write_duplicates_table)
     from chessscan.reports.writers import OutputError
 
     start = time.perf_counter()
     out = Path(out_dir)
     spill = out / SPILL_DIR_NAME
     try:
-        with Search([out], memory, spill_dir=spill) as search:
+        with Search([out], memory, spill_dir=spill, contained=contained) as search:
             found = search.spill_dir / "found.parquet"
             search.duplicates(found)
             counts = search.counts(found)
+            if contained:
+                inside = search.spill_dir / "contained.parquet"
+                counts["contained_games"] = search.contained(inside)
+                write_contained_table(inside, out, fmt, dataset)
             write_duplicates_table(found, out, fmt, dataset)
             add_duplicate_of(search, found, fmt)
     except DuplicateError as exc:
@@ -801,16 +898,18 @@ def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str) -> dict:
         raise failure(f"the duplicate search failed: {type(exc).__name__}: {str(exc).splitlines()[0]} (raise "
                       "--duplicates-memory?); no summary.json is written") from None
     click.echo(f"duplicates: {counts['duplicate_games']:,} games repeat {counts['games_repeated']:,} earlier "
-               f"ones ({time.perf_counter() - start:.1f} s)", err=True)
+               f"ones" + (f"; {counts['contained_games']:,} games are the start of another"
+                          if contained else "") + f" ({time.perf_counter() - start:.1f} s)", err=True)
     return counts
 
 
 def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
-                     select=None, ignore=(), duplicates_memory=None) -> dict:
+                     select=None, ignore=(), duplicates_memory=None, remote=None) -> dict:
     """``analyze --dask``: run on the cluster, check what the workers wrote, write
     summary.json, return the summary. Every failure is one line and a documented status:
     a bad or unreachable address 2, a task that failed or a scheduler lost 3, a part this
-    process cannot see or write 4."""
+    process cannot see or write 4. ``remote``: the report goes to that object store
+    (:func:`_object_output`), staged in a local folder first."""
     from chessscan.engines.local import tables_for
     from chessscan.reports.parts import PartMissing
     from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output, report_files
@@ -832,20 +931,23 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     engine.quiet_logs()
     shown = _shown(out_dir)
     retried: list = []
+    # (written once the workers are done; moves_key comes with --contained-games)
+    later = (("duplicates",) + (("contained_games",) if options.moves_key else ())) if duplicates_memory else ()
     try:  # before the folder is made (for its lock): a bad or unreachable address leaves nothing
         resolved, _ = engine.resolve_address(address)
         if resolved != "local":
             engine.probe_scheduler(resolved, engine.connect_timeout())
     except (engine.AddressError, engine.SchedulerUnreachable) as exc:
         raise DaskUsageError(f"--dask: {exc}") from None
+    files = report_files(tables_for(paths, options) + later, dataset=True)
+    if remote is not None:
+        out_dir = _prepare_object_output(remote, files, paths)
     try:
         _lock_output(out_dir, folder=True)  # for the whole run: a second run into it is refused
     except OSError as exc:
         raise OutputFailure(f"cannot write the report in {_shown(out_dir)}: {exc}") from exc
     try:
-        prepare_output(out_dir, report_files(tables_for(paths, options) + (("duplicates",) if duplicates_memory
-                                                                           else ()), dataset=True),
-                       check_only=True, inputs=paths)  # before connecting: fail fast
+        prepare_output(out_dir, files, check_only=True, inputs=paths)  # before connecting: fail fast
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except OSError as exc:  # a file where the folder should be
@@ -854,11 +956,11 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
         tally = engine.run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
                                 progress=progress, select=select, ignore=ignore, problems=problems,
                                 say=lambda line: click.echo(line, err=True), retried=retried,
-                                later_tables=("duplicates",) if duplicates_memory else ())
+                                later_tables=later)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
     except KeyboardInterrupt as exc:
-        _exit_stopped(exc, f"the datasets in {shown}/ hold only the parts finished before")
+        _exit_stopped(exc, _kept(remote, f"the datasets in {shown}/ hold only the parts finished before"))
     except (engine.AddressError, engine.SchedulerUnreachable) as exc:
         raise DaskUsageError(f"--dask: {exc}") from None
     except engine.SchedulerLost as exc:
@@ -886,7 +988,7 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     report_input_problems(problems or [], _NoSink(), tally)
     summary = _finish_summary(tally, paths)
     if duplicates_memory and (Path(out_dir) / "games").is_dir():
-        summary["duplicates"] = _search_duplicates(out_dir, fmt, True, duplicates_memory)
+        summary["duplicates"] = _search_duplicates(out_dir, fmt, True, duplicates_memory, options.moves_key)
     if retried:
         summary["retried_shards"] = retried
     try:
@@ -1217,7 +1319,13 @@ def _validate_source(path: str, sink, options: AnalysisOptions, jobs: int | None
 @click.option("--memory", "memory", metavar="SIZE", default="512MB", show_default=True,
               help="DuckDB's memory limit for the search (256MB, 2GB...); beyond it DuckDB spills to a "
                    "new folder in the system's temporary folder, removed when the search ends.")
-def duplicates(report_dirs, out, memory):
+@click.option("--contained-games", "find_contained", is_flag=True,
+              help="Instead of the shared games, write the games whose whole mainline is the start of another "
+                   "game's from the same start position (an unfinished copy), in any of the reports, each with "
+                   "one game that continues it: report, source, game_index, line, plies, then in_report, "
+                   "in_source, in_game_index, in_line, in_plies. Needs reports written with analyze "
+                   "--duplicates --contained-games (games.moves_key).")
+def duplicates(report_dirs, out, memory, find_contained):
     """The games that two or more reports share (a train set and a test set), from their games
     tables' moves_hash alone, without reading the PGN again.
 
@@ -1240,9 +1348,13 @@ def duplicates(report_dirs, out, memory):
 
     try:
         _size(memory)
-        search = Search(report_dirs, memory)
+        search = Search(report_dirs, memory, contained=find_contained)
     except DuplicateError as exc:
         raise InputError(str(exc)) from None
+    if find_contained:
+        with search:
+            _write_contained(search, report_dirs, out)
+        return
     with search:
         found = search.spill_dir / "shared.parquet"
         rows = search.shared(found)
@@ -1274,6 +1386,45 @@ def duplicates(report_dirs, out, memory):
     click.echo(f"{n_hashes:,} games the {what}: {rows:,} rows ("
                + ", ".join(f"{_shown(d)}: {counts.get(i, 0):,}" for i, d in enumerate(report_dirs)) + ")"
                + (f" -> {_shown(out)}" if out else ""), err=True)
+
+
+def _write_contained(search, report_dirs, out) -> None:
+    """``chessscan duplicates --contained-games``: the contained games to ``out`` (None:
+    CSV on stdout) and a summary line to stderr."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    found = search.spill_dir / "contained.parquet"
+    rows = search.contained(found)
+    names = pa.array(list(report_dirs), pa.string())
+    schema = pa.schema([("report", pa.string()), ("source", pa.string()), ("game_index", pa.int64()),
+                        ("line", pa.int64()), ("plies", pa.int32()), ("in_report", pa.string()),
+                        ("in_source", pa.string()), ("in_game_index", pa.int64()), ("in_line", pa.int64()),
+                        ("in_plies", pa.int32())])
+    try:
+        if out is not None and out.endswith(".parquet"):
+            writer = pq.ParquetWriter(out, schema)
+        else:
+            sink = sys.stdout.buffer if out is None else open(out, "wb")
+            writer = pacsv.CSVWriter(sink, schema)
+        for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
+            c = {n: batch.column(n) for n in batch.schema.names}
+            writer.write_batch(pa.record_batch([
+                names.take(c["report"]), c["source"], c["game_index"], c["line"], c["plies"],
+                names.take(c["in_report"]), c["in_source"], c["in_game_index"], c["in_line"], c["in_plies"]],
+                schema=schema))
+        writer.close()
+        if out is not None and not out.endswith(".parquet"):
+            sink.close()
+        elif out is None:
+            sys.stdout.flush()
+    except OSError as exc:
+        if out is None:  # stdout: its own rule (a reader gone, `| head`: a quiet 141)
+            _fail_output(exc)
+        raise OutputFailure(f"cannot write the contained games: {exc}") from None
+    click.echo(f"{rows:,} games are the start of another game's mainline" + (f" -> {_shown(out)}" if out else ""),
+               err=True)
 
 
 def _shared_schema():

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -84,3 +89,49 @@ def writing(out: Path) -> bool:
     except OSError:  # (the folder, or an entry, came or went meanwhile)
         pass
     return False
+
+
+# --------------------------------------------------------------------------- object storage
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint():
+    """moto's S3 server on 127.0.0.1, as a process of its own (ended by pid), with a bucket
+    holding the PGN sample and its Parquet twin (``games``: ``pgn/lichess-magnus-300.pgn.zst``,
+    ``hf/data/year=2022/month=04/train-00000-of-00001.parquet``); yields the environment s3fs reads."""
+    s3fs = pytest.importorskip("s3fs", reason="s3fs (the s3 extra) is not installed")
+    pytest.importorskip("moto.server", reason="moto's server mode (the test extra) is not installed")
+    boto3 = pytest.importorskip("boto3")
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "test",
+           "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            if time.monotonic() > deadline or proc.poll() is not None:
+                pytest.skip("moto's server did not start")
+            time.sleep(0.1)
+        s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id="test",
+                          aws_secret_access_key="test", region_name="us-east-1")
+        s3.create_bucket(Bucket="games")
+        s3.upload_file(str(SAMPLES / "lichess-magnus-300.parquet"), "games", "hf/data/year=2022/month=04/train-00000-of-00001.parquet")
+        s3.upload_file(str(SAMPLES / "lichess-magnus-300.pgn.zst"), "games", "pgn/lichess-magnus-300.pgn.zst")
+        # fsspec keeps one S3FileSystem per set of options, bound to the endpoint it was made
+        # for: one made for another module's server would talk to a server that is gone.
+        s3fs.S3FileSystem.clear_instance_cache()
+        with pytest.MonkeyPatch.context() as mp:
+            for k, v in env.items():
+                mp.setenv(k, v)
+            yield env
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
+        proc.terminate()
+        proc.wait(10)

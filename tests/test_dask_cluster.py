@@ -298,14 +298,15 @@ def test_a_shard_that_kills_every_worker_fails_the_run_in_one_line(cluster, tmp_
         chessscan.read_report(out)
 
 
-def test_a_stopped_client_leaves_no_part_after_its_exit(cluster, tmp_path):
+@pytest.mark.parametrize("source", [MAGNUS, SAMPLES / "lichess-magnus-300.pgn.zst"], ids=["plain", "zst"])
+def test_a_stopped_client_leaves_no_part_after_its_exit(cluster, tmp_path, source):
     """SIGTERM to the client while tasks run: exit 143, and the tasks it had started write
     no part after it exited (they were cancelled; the one closing a part when told removes
-    it), and no part being written is left."""
+    it), and no part being written is left; a compressed file's chunks too."""
     out = tmp_path / "dask"
     cluster.fault(slow=1.0)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "chessscan", "analyze", str(MAGNUS), "--dask", cluster.address,
+        proc = subprocess.Popen([sys.executable, "-m", "chessscan", "analyze", str(source), "--dask", cluster.address,
                                  "--shard-size", "64K", "-o", str(out), "--silent"],
                                 env=_env(), stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
@@ -325,8 +326,91 @@ def test_a_stopped_client_leaves_no_part_after_its_exit(cluster, tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert err.strip().splitlines()[-1] == (f"stopped by SIGTERM: the datasets in {out}/ hold only the parts "
                                             "finished before, and no summary.json is written")
-    shards = dask_engine.plan_shards([str(MAGNUS)], 64 << 10)
-    assert len([p for p in at_exit if p.startswith("games")]) < len(shards) // 2  # stopped early
+    tasks = (len(dask_engine.plan_shards([str(MAGNUS)], 64 << 10)) if source == MAGNUS
+             else len(_chunks(source, 64 << 10)))
+    assert tasks > 8
+    assert len([p for p in at_exit if p.startswith("games")]) < tasks // 2  # stopped early
+
+
+MAGNUS_ZST = SAMPLES / "lichess-magnus-300.pgn.zst"
+
+
+def _chunks(path: Path, size: int) -> list:
+    """The chunks the client cuts a compressed file into (text offsets, in order)."""
+    from chessscan.readers.sources import open_source
+
+    with open_source(str(path)) as stream:
+        return list(iter(dask_engine._Cutter(stream, size).next, None))
+
+
+def test_a_compressed_file_is_cut_by_the_client_and_analyzed_by_both_workers(cluster, tmp_path):
+    """The .zst sample, read and cut here in 32 KiB chunks of text, each chunk a task that
+    carries its text: the tables of one process, a part a chunk, and both workers at work
+    (the scheduler's task stream says which worker ran which chunk, and for how long)."""
+    from distributed import get_task_stream
+
+    local, dask = tmp_path / "local", tmp_path / "dask"
+    _local([MAGNUS_ZST], local)
+    chunks = _chunks(MAGNUS_ZST, 32 << 10)
+    assert len(chunks) > 8
+    with distributed.Client(cluster.address, set_as_default=False) as client:
+        with get_task_stream(client) as stream:
+            result = analyze(MAGNUS_ZST, "--dask", cluster.address, "--shard-size", "32K", "-o", dask)
+        tasks = [t for t in stream.data if str(t["key"]).startswith("analyze_shard-")]
+    assert result.returncode == 0, result.stderr
+    summary = assert_same_report(local, dask)
+    assert "retried_shards" not in summary and summary["games_read"] == 300
+    assert sorted(p.name for p in (dask / "games").glob("part-*.parquet")) == [
+        f"part-{k:06d}.parquet" for k in range(len(chunks))]
+    assert len(tasks) == len(chunks)
+    busy: dict = {}
+    for t in tasks:
+        seconds = sum(s["stop"] - s["start"] for s in t["startstops"] if s["action"] == "compute")
+        busy.setdefault(t["worker"], []).append(seconds)
+    assert len(busy) == 2 and all(len(v) >= 2 and sum(v) > 0 for v in busy.values()), busy
+    assert not _being_written(dask) and not (dask / dask_engine.RUN_MARKER).exists()
+
+
+def test_a_killed_worker_gives_its_chunk_to_the_other(cluster, tmp_path):
+    """The worker analyzing chunk 3 of the .zst sample is killed once: the scheduler, which
+    holds the chunk's text, gives the task to the other worker; the tables are one
+    process's, and the retry is said."""
+    chunk = _chunks(MAGNUS_ZST, 32 << 10)[3]
+    cluster.fault(kill="part-000003", once=str(tmp_path / "killed-once"))
+    try:
+        result = analyze(MAGNUS_ZST, "--dask", cluster.address, "--shard-size", "32K", "-o", tmp_path / "dask")
+    finally:
+        cluster.clear_faults()
+    assert (tmp_path / "killed-once").exists()
+    assert result.returncode == 0, result.stderr
+    _local([MAGNUS_ZST], tmp_path / "local")
+    summary = assert_same_report(tmp_path / "local", tmp_path / "dask")
+    start, end = chunk.offset, chunk.offset + len(chunk.text)
+    assert {"shard": 3, "source": str(MAGNUS_ZST), "bytes": [start, end], "workers_died": 1} in summary["retried_shards"]
+    assert (f"retried: shard 3 ({MAGNUS_ZST}, bytes {start:,}-{end:,}) was run again: the worker it was given to "
+            "died") in result.stderr.splitlines()
+    assert not _being_written(tmp_path / "dask")
+
+
+def test_a_chunk_that_kills_every_worker_fails_the_run_in_one_line(cluster, tmp_path):
+    """Retries used up on a chunk of the .zst sample: exit 3, one line naming the chunk (its
+    bytes of the decompressed text), no part being written left, no summary."""
+    chunk = _chunks(MAGNUS_ZST, 32 << 10)[3]
+    out = tmp_path / "dask"
+    cluster.fault(kill="part-000003")
+    try:
+        result = analyze(MAGNUS_ZST, "--dask", cluster.address, "--shard-size", "32K", "-o", out)
+    finally:
+        cluster.clear_faults()
+    assert result.returncode == 3, result.stderr
+    start, end = chunk.offset, chunk.offset + len(chunk.text)
+    assert _last_line(result).startswith(
+        f"Error: shard 3 ({MAGNUS_ZST}, bytes {start:,}-{end:,} of its text): its worker died each of the 2 times "
+        "it ran it (last on tcp://127.0.0.1:")
+    assert _last_line(result).endswith("; no summary.json is written")
+    assert len(result.stderr.strip().splitlines()) == 3 and not _tracebacks(result)
+    assert not _being_written(out) and not (out / "summary.json").exists()
+    pd.read_parquet(out / "games")
 
 
 @pytest.mark.parametrize("address, message", [

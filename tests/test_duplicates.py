@@ -282,3 +282,166 @@ def test_a_failure_while_games_duplicate_of_is_written_keeps_the_whole_games_tab
             duplicates.add_duplicate_of(search, found, "parquet")
     assert games_file(out).read_bytes() == before
     assert sorted(p.name for p in out.iterdir() if "partial" in p.name) == []
+
+
+# --- --contained-games: games whose whole mainline is the start of another's -------------------
+
+AFTER_E4 = '[SetUp "1"]\n[FEN "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"]'
+
+
+@pytest.fixture
+def prefixes(tmp_path):
+    a = tmp_path / "p.pgn"
+    a.write_text(pgn(("A", "W", "*", "", MOVES),                   # 0: 10 plies
+                     ("A", "W", "*", "", "1. e4 e5 2. Nf3"),       # 1: the start of 0
+                     ("Other", "X", "*", "", "1. e4 e5 2. Nf3"),   # 2: again, other tags: also the start of 0
+                     ("A", "W", "*", "", OTHER),                   # 3: 9 plies of 0 and another 10th: not
+                     ("A", "W", "*", AFTER_E4, "1... e5 2. Nf3"),  # 4: 0's moves after 1. e4, from that FEN: not
+                     ("A", "W", "*", SETUP, "1. e3"),              # 5: from a [FEN]: the start of 6
+                     ("A", "W", "*", SETUP, "1. e3 Kd7"),          # 6
+                     ("A", "W", "*", "", ""),                      # 7: no moves: not counted
+                     ("A", "W", "*", "", "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bxc6 dxc6 5. O-O")))  # 8: 9 plies of 0, 3
+    return a
+
+
+def test_contained_games_with_the_flag(tmp_path, prefixes):
+    out = analyze(tmp_path / "r", prefixes, options=("--duplicates", "--contained-games"))
+    c = table(out, "contained_games").to_pandas()
+    p = str(prefixes)
+    assert c.astype(str).values.tolist() == [
+        # source, game_index, line, plies, in_source, in_game_index, in_line, in_plies, contained_in
+        [p, "1", "8", "3", p, "8", "60", "9", "8"],
+        [p, "2", "15", "3", p, "8", "60", "9", "8"],
+        [p, "5", "37", "1", p, "6", "45", "2", "6"],
+        # (0 and 3 continue it: 3's 10th move, f7f5, comes first in moves_key's order)
+        [p, "8", "60", "9", p, "3", "22", "10", "3"]]
+    g = games(out)
+    # The key: 8 bytes of BLAKE2b of the start FEN, then 2 bytes a move (from << 9 | to << 3 | promotion).
+    start = hashlib.blake2b(START.encode(), digest_size=8).hexdigest()
+    e2e4, e7e5, g1f3 = (12 << 9 | 28 << 3), (52 << 9 | 36 << 3), (6 << 9 | 21 << 3)
+    assert g.moves_key[1] == start + f"{e2e4:04x}{e7e5:04x}{g1f3:04x}"
+    assert g.moves_key[7] == start and g.plies[7] == 0
+    assert g.moves_key[0].startswith(g.moves_key[8]) and g.moves_key.str.len().tolist()[:4] == [56, 28, 28, 56]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["duplicates"] == {"games_hashed": 9, "duplicate_games": 1, "games_repeated": 1,
+                                     "contained_games": 4}
+    # The same in a CSV report.
+    csv = analyze(tmp_path / "csv", prefixes, options=("--duplicates", "--contained-games", "--format", "csv"))
+    assert pd.read_csv(csv / "contained_games.csv").astype(str).values.tolist() == c.astype(str).values.tolist()
+    assert pd.read_csv(csv / "games.csv", dtype={"moves_key": str}).moves_key.fillna("").tolist() == \
+        g.moves_key.fillna("").tolist()
+
+
+def test_without_the_flag_no_contained_games(tmp_path, prefixes):
+    out = analyze(tmp_path / "r", prefixes)
+    assert "moves_key" not in games(out).columns
+    assert not (out / "contained_games").exists() and not (out / "contained_games.parquet").exists()
+    assert "contained_games" not in json.loads((out / "summary.json").read_text())["duplicates"]
+    result = run("analyze", prefixes, "-o", tmp_path / "x", "--contained-games")
+    assert result.exit_code == 2 and "--contained-games is part of the duplicate search" in result.output
+    assert not (tmp_path / "x").exists()
+
+
+def test_an_independent_count_of_the_contained_games(tmp_path):
+    """python-chess's start FEN and UCI moves, each game against every other: the games whose
+    moves are the start of another's from the same FEN, against the contained_games table."""
+    cut = tmp_path / "cut.pgn"
+    games_ = [g for g in MAGNUS.read_text().split("\n\n[Event ") if g.strip()][:60]
+    # The first 60 games of the sample again, cut after 10 + i moves (those longer than that).
+    texts = []
+    for i, text in enumerate(games_):
+        text = text if text.startswith("[Event ") else "[Event " + text
+        head, moves = text.split("\n\n", 1)
+        tokens = [t for t in moves.split() if not t.startswith(("{", "[%")) and "]" not in t and "}" not in t
+                  and t not in ("1-0", "0-1", "1/2-1/2", "*")]
+        texts.append(head + "\n\n" + " ".join(tokens[:10 + i]) + " *\n\n")
+    cut.write_text("".join(texts))
+    out = analyze(tmp_path / "r", MAGNUS, VARIANTS, cut, options=("--duplicates", "--contained-games"))
+    theirs = python_chess_games(MAGNUS, VARIANTS, cut)
+    theirs["moves"] = theirs.uci.str.split()
+    want = set()
+    for _, group in theirs.groupby("fen"):
+        rows = list(group.itertuples())
+        for r in rows:
+            if r.moves and any(len(o.moves) > len(r.moves) and o.moves[:len(r.moves)] == r.moves for o in rows):
+                want.add((r.source, r.game_index))
+    c = table(out, "contained_games").to_pandas()
+    assert 30 < len(want) == len(c)
+    assert set(zip(c.source.astype(str), c.game_index)) == want
+    # Each names a game that continues it.
+    uci = theirs.set_index(["source", "game_index"]).moves
+    for r in c.itertuples():
+        inner, outer = uci[str(r.source), r.game_index], uci[str(r.in_source), r.in_game_index]
+        assert len(outer) == r.in_plies > r.plies == len(inner) and outer[:len(inner)] == inner
+
+
+def test_chessscan_duplicates_lists_the_contained_games_of_reports(tmp_path, prefixes):
+    a = tmp_path / "a.pgn"
+    a.write_text(pgn(("A", "W", "*", "", MOVES)))
+    options = ("--duplicates", "--contained-games")
+    ra, rp = analyze(tmp_path / "ra", a, options=options), analyze(tmp_path / "rp", prefixes, options=options)
+    result = CliRunner().invoke(main, ["duplicates", "--contained-games", str(ra), str(rp)])
+    assert result.exit_code == 0, result.output
+    rows = [[v.strip('"') for v in line.split(",")] for line in result.stdout.splitlines()]
+    assert rows[0] == ["report", "source", "game_index", "line", "plies", "in_report", "in_source",
+                       "in_game_index", "in_line", "in_plies"]
+    p = str(prefixes)
+    assert rows[1:] == [[str(rp), p, "1", "8", "3", str(rp), p, "8", "60", "9"],
+                        [str(rp), p, "2", "15", "3", str(rp), p, "8", "60", "9"],
+                        [str(rp), p, "5", "37", "1", str(rp), p, "6", "45", "2"],
+                        [str(rp), p, "8", "60", "9", str(rp), p, "3", "22", "10"]]
+    assert result.stderr.strip() == "4 games are the start of another game's mainline"
+    # A report written without the flag has no moves_key: one line, exit 2.
+    plain = analyze(tmp_path / "plain", a, options=())
+    result = run("duplicates", "--contained-games", ra, plain)
+    assert result.exit_code == 2
+    assert result.output.strip() == (f"Error: {plain}: its games table has no moves_key column: run analyze "
+                                     "again with --duplicates --contained-games")
+
+
+def contained_keys_report(folder, n, longest, seed=11):
+    """A games table of ``n`` keys of 3 to ``longest`` random moves (distinct in their first
+    two) and, after them, a copy of a quarter of them without the last move: (report, the
+    games copied in the copies' order)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    moves = rng.integers(1, 1 << 15, size=(n, longest)).astype(">u2")
+    moves[:, 0], moves[:, 1] = 1 + (np.arange(n) >> 15), np.arange(n) & 32767
+    lengths = rng.integers(3, longest + 1, size=n)
+    cut = rng.permutation(n)[:n // 4]
+    keys = ["ab" * 8 + moves[i, :lengths[i]].tobytes().hex() for i in range(n)]
+    keys += ["ab" * 8 + moves[i, :lengths[i] - 1].tobytes().hex() for i in cut]
+    folder.mkdir()
+    m = len(keys)
+    pq.write_table(pa.table({"source": ["x.pgn"] * m, "game_index": np.arange(m), "line": np.arange(m) * 20 + 1,
+                             "plies": np.concatenate([lengths, lengths[cut] - 1]).astype(np.int32),
+                             "moves_hash": [hashlib.md5(k.encode()).hexdigest() for k in keys],
+                             "moves_key": keys}), folder / "games.parquet", row_group_size=65_536)
+    return folder, cut
+
+
+def check_contained(found, n, cut):
+    d = pq.read_table(found).to_pandas()
+    assert d.ord.tolist() == list(range(n, n + n // 4))  # the copies, each in the game it was cut from
+    assert d.in_ord.tolist() == cut.tolist() and (d.in_plies == d.plies + 1).all()
+
+
+def test_contained_games_across_batches_within_a_memory_limit(tmp_path):
+    """250,000 keys (the neighbours compared across 65,536-row batches) within 128 MB."""
+    report, cut = contained_keys_report(tmp_path / "r", 200_000, 80)
+    found = tmp_path / "found.parquet"
+    with Search([report], "128MB", spill_dir=tmp_path / "spill", contained=True) as search:
+        assert search.contained(found) == 50_000
+    check_contained(found, 200_000, cut)
+    assert list((tmp_path / "spill").iterdir()) == []  # its files removed
+
+
+@pytest.mark.slow
+def test_a_small_memory_limit_still_finds_every_contained_game(tmp_path):
+    """1,250,000 keys, 230 MB of them, within 256 MB: DuckDB's sort spills and finds them all."""
+    report, cut = contained_keys_report(tmp_path / "r", 1_000_000, 80)
+    found = tmp_path / "found.parquet"
+    with Search([report], "256MB", spill_dir=tmp_path / "spill", contained=True) as search:
+        assert search.contained(found) == 250_000
+    check_contained(found, 1_000_000, cut)

@@ -414,8 +414,12 @@ TRICKY_PGN = "".join([
 ])
 
 
-def shards_inline(paths, out: Path, options, shard_size) -> tuple[Tally, int]:
-    """What run_dask does, task by task in this process (no Dask needed)."""
+def shards_inline(paths, out: Path, options, shard_size, in_flight: int = 3) -> tuple[Tally, int]:
+    """What run_dask does, task by task in this process (no Dask needed): a compressed
+    file read and cut here, its chunks analyzed as tasks (at once: their results are taken
+    ``in_flight`` chunks later, in input order)."""
+    import itertools
+
     shards = dask_engine.plan_shards(paths, shard_size)
 
     def count(needed):
@@ -423,8 +427,21 @@ def shards_inline(paths, out: Path, options, shard_size) -> tuple[Tally, int]:
 
     shards, firsts = dask_engine.settle_shards(shards, count)
     names = tables_for(paths, options)
-    results = [dask_engine.analyze_shard(shard, index0, line0, options, names, str(out), k == 0)
-               for k, (shard, (index0, line0)) in enumerate(zip(shards, firsts))]
+
+    def task(s, index0, line0, text=None, error=None):
+        return dask_engine.analyze_shard(s, index0, line0, options, names, str(out), s.number == 0, text=text,
+                                         error=error)
+
+    numbers = itertools.count()
+    done = []
+    for shard, (index0, line0) in zip(shards, firsts):
+        if shard.kind == "stream":
+            done += dask_engine._stream_source(shard, task, lambda result, s: result, lambda: in_flight, numbers,
+                                               shard_size)
+        else:
+            s = shard._replace(number=next(numbers))
+            done.append((s, task(s, index0, line0)))
+    shards, results = [s for s, _ in done], [r for _, r in done]
     return dask_engine.finish_shards(shards, results, options, str(out)), len(shards)
 
 
@@ -573,11 +590,12 @@ def test_shards_name_sources_as_given(tmp_path, monkeypatch):
 
 
 def test_utf16_file_is_one_shard(tmp_path):
-    """UTF-16 text is read transcoded from its start: never cut into byte ranges."""
+    """UTF-16 text is read transcoded from its start: never cut into byte ranges (the client
+    reads it, and cuts its text)."""
     path = tmp_path / "utf16.pgn"
     path.write_bytes(b"\xff\xfe" + TRICKY_PGN.encode("utf-16-le"))
     shards = dask_engine.plan_shards([str(path)], 97)
-    assert [(s.kind, s.start, s.end) for s in shards] == [("pgn", 0, path.stat().st_size)]
+    assert [(s.kind, s.start, s.end) for s in shards] == [("stream", 0, path.stat().st_size)]
     plain = tmp_path / "plain.pgn"
     plain.write_bytes(TRICKY_PGN.encode())
     assert len(dask_engine.plan_shards([str(plain)], 97)) > 5
@@ -598,16 +616,37 @@ def test_dask_local_cluster_equals_local_run(tmp_path, single):
                                   dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         got = dask_engine.run_dask(paths, str(out), options, client=client, shard_size=64 << 10)
     assert got.as_dict() == summary
-    # variants.pgn in 4 ranges, the EPD file and the .zst whole.
-    assert len(list((out / "games").glob("part-*.parquet"))) == 5
-    assert len(dask_engine.plan_shards(paths, 64 << 10)) == 6
+    # variants.pgn in 4 ranges, the EPD file (no game: no part), and the .zst read here and
+    # cut in chunks of at most 64 KiB of text, a part each: numbered with no gap.
+    assert [s.kind for s in dask_engine.plan_shards(paths, 64 << 10)] == ["range"] * 4 + ["epd", "stream"]
+    from chessscan.readers.sources import open_source
+
+    with open_source(paths[-1]) as stream:
+        cutter = dask_engine._Cutter(stream, 64 << 10)
+        chunks = list(iter(cutter.next, None))
+    assert len(chunks) > 10 and all(len(c.text) <= 64 << 10 for c in chunks)
+    assert b"".join(c.text for c in chunks) == zstd_text(paths[-1])
+    names = sorted(p.name for p in (out / "games").glob("part-*.parquet"))
+    assert names == [f"part-{k:06d}.parquet" for k in range(4)] + [
+        f"part-{k:06d}.parquet" for k in range(5, 5 + len(chunks))]
     # The parts, read in name order, are in input order; sorting is what the documentation promises.
     assert_same_tables(expected, read_report(out, expected), sort=True)
     assert_same_tables(expected, read_report(out, expected))
     import dask.dataframe as dd
 
-    games = dd.read_parquet(str(out / "games")).compute()
+    # The whole folder as the big-data guide reads it: with Arrow dtypes (with pandas 3's
+    # defaults, a dictionary column all null in some parts, "winner" here, has categories of
+    # another dtype there, and dask.dataframe refuses to concatenate them).
+    games = dd.read_parquet(str(out / "games"), dtype_backend="pyarrow").compute()
     assert len(games) == len(expected["games"])
+    assert list(games.game_index) == list(expected["games"].game_index)
+
+
+def zstd_text(path) -> bytes:
+    import zstandard
+
+    with open(path, "rb") as f:
+        return zstandard.ZstdDecompressor().stream_reader(f).read()
 
 
 def test_dask_cli_errors(tmp_path, monkeypatch):
@@ -813,3 +852,145 @@ def test_dask_writes_the_issues_of_a_local_run(tmp_path, monkeypatch):
                 "; 120 games of this file are decoded so (reported once)")
             assert (want["code"] == "uci-move").sum() == 2
             assert list(want[want["code"] == "empty-input"]["source"]) == [str(empty), str(comments)]
+
+
+# --- Dask: a compressed file read and cut by the client -----------------------------------
+
+
+def compressed(path: Path, data: bytes, kind: str) -> Path:
+    import bz2
+    import gzip
+    import lzma
+
+    import zstandard
+
+    pack = {"zst": zstandard.ZstdCompressor().compress, "gz": gzip.compress, "bz2": bz2.compress,
+            "xz": lzma.compress}[kind]
+    out = path.with_name(f"{path.name}.{kind}")
+    out.write_bytes(pack(data))
+    return out
+
+
+class Kept:
+    """Counts the chunks and the tails :func:`dask_engine._stream_source` sends, by kind."""
+
+    def __init__(self, monkeypatch):
+        self.kinds: list[str] = []
+        real = dask_engine.analyze_shard
+
+        def analyze(shard, *args, **kwargs):
+            self.kinds.append(shard.kind)
+            return real(shard, *args, **kwargs)
+
+        monkeypatch.setattr(dask_engine, "analyze_shard", analyze)
+
+
+@pytest.mark.parametrize("kind", ["zst", "gz", "bz2", "xz", "utf16"])
+def test_a_compressed_file_in_chunks_equals_one_process(tmp_path, kind):
+    """The client cuts the decompressed text at sure game starts: one part a chunk, the rows
+    and the tally those of one process, whatever the compression."""
+    if kind == "utf16":  # (read transcoded: its text cannot be cut in byte ranges either)
+        path = tmp_path / "magnus-utf16.pgn"
+        path.write_bytes(b"\xff\xfe" + MAGNUS.read_text().encode("utf-16-le"))
+    else:
+        path = compressed(tmp_path / "magnus.pgn", MAGNUS.read_bytes(), kind)
+    options = AnalysisOptions(cross_check="sample")
+    tally, expected = local_report([str(path)], tmp_path / "local", options)
+    got_tally, n = shards_inline([str(path)], tmp_path / "chunks", options, 48 << 10)
+    assert n >= len(MAGNUS.read_bytes()) // (48 << 10)
+    assert list(json.dumps(tally.as_dict())) == list(json.dumps(got_tally.as_dict()))
+    assert_same_tables(expected, read_report(tmp_path / "chunks", expected))
+    assert len(list((tmp_path / "chunks" / "games").glob("part-*.parquet"))) == n
+
+
+@pytest.mark.parametrize("in_flight", [1, 3])
+@pytest.mark.parametrize("chunk_size", [1, 5, 97])
+def test_chunks_of_a_compressed_file_cut_inside_comments(tmp_path, monkeypatch, chunk_size, in_flight):
+    """The tricky file cut wherever it allows: a chunk that ends inside a comment is analyzed
+    again joined with the next one (its parts and the next one's removed), and one whose first
+    game index proves wrong again with the right one, as --jobs does."""
+    path = compressed(tmp_path / "tricky.pgn", TRICKY_PGN.encode(), "zst")
+    options = AnalysisOptions(cross_check="full")
+    tally, expected = local_report([str(path)], tmp_path / "local", options)
+    kept = Kept(monkeypatch)
+    joins = []
+    join = dask_engine._Chunk.__add__
+    monkeypatch.setattr(dask_engine._Chunk, "__add__", lambda a, b: (joins.append(a.offset), join(a, b))[1])
+    got_tally, n = shards_inline([str(path)], tmp_path / "chunks", options, chunk_size, in_flight)
+    assert len(joins) >= 3
+    # Some chunks analyzed twice (joined, or with the right index), then (an index estimate
+    # wrong: the quoted Event lines) the rest of the file in one task.
+    assert n >= 3 and len(kept.kinds) > n and kept.kinds[-1] == "tail" and kept.kinds.count("chunk") >= 6
+    assert tally.as_dict() == got_tally.as_dict()
+    assert_same_tables(expected, read_report(tmp_path / "chunks", expected))
+
+
+@pytest.mark.parametrize("cross_check", ["sample", "off"])
+def test_chunks_with_wrong_first_game_indexes(tmp_path, monkeypatch, cross_check):
+    """Games without an [Event] line, and Event lines quoted in comments: the estimate of a
+    chunk's first game index proves wrong, the chunk is analyzed again with the right one,
+    and the rest of the file is one task that reads it itself."""
+    path = compressed(tmp_path / "irregular.pgn", irregular_pgn(False), "gz")
+    options = AnalysisOptions(cross_check=cross_check)
+    tally, expected = local_report([str(path)], tmp_path / "local", options)
+    kept = Kept(monkeypatch)
+    got_tally, n = shards_inline([str(path)], tmp_path / "chunks", options, 20_000)
+    assert kept.kinds.count("tail") == 1 and kept.kinds[-1] == "tail" and kept.kinds.count("chunk") > 1
+    assert tally.as_dict() == got_tally.as_dict()
+    assert_same_tables(expected, read_report(tmp_path / "chunks", expected))
+
+
+def test_a_compressed_file_without_sure_game_starts_is_one_tail(tmp_path, monkeypatch):
+    """No line to cut at (no Event tags) within the chunk size and 16 MiB (50 kB here): the
+    file is one task that reads it itself, as a compressed file always was."""
+    monkeypatch.setattr(dask_engine, "_MAX_GROWTH", 50_000)
+    text = b"".join(line for line in MAGNUS.read_bytes().splitlines(True) if not line.startswith(b"[Event "))
+    path = compressed(tmp_path / "no-event.pgn", text, "zst")
+    options = AnalysisOptions(cross_check="sample")
+    tally, expected = local_report([str(path)], tmp_path / "local", options)
+    kept = Kept(monkeypatch)
+    got_tally, n = shards_inline([str(path)], tmp_path / "chunks", options, 20_000)
+    assert kept.kinds == ["tail"] and n == 1
+    assert tally.as_dict() == got_tally.as_dict() and tally.games == 300
+    assert_same_tables(expected, read_report(tmp_path / "chunks", expected))
+
+
+def test_a_truncated_compressed_file_in_chunks(tmp_path):
+    """A .zst file cut short: the last chunk carries the error, reported as by one process."""
+    path = tmp_path / "cut.pgn.zst"
+    path.write_bytes(MAGNUS_ZST.read_bytes()[:100_000])
+    options = AnalysisOptions()
+    tally, expected = local_report([str(path)], tmp_path / "local", options)
+    got_tally, n = shards_inline([str(path)], tmp_path / "chunks", options, 30_000)
+    assert n > 3 and tally.issues["truncated-input"] == 1
+    assert tally.as_dict() == got_tally.as_dict()
+    assert_same_tables(expected, read_report(tmp_path / "chunks", expected))
+
+
+@pytest.mark.parametrize("in_flight", [2, 5])
+def test_a_compressed_file_has_at_most_in_flight_chunks_out(tmp_path, in_flight):
+    """The client sends a chunk only once fewer than ``in_flight`` are out (sent, their
+    result not taken), and takes the results in input order: its memory stays flat."""
+    path = compressed(tmp_path / "magnus.pgn", MAGNUS.read_bytes(), "zst")
+    shard = dask_engine.plan_shards([str(path)])[0]
+    names = tables_for([str(path)], AnalysisOptions())
+    out, taken, most = [], [], [0]
+
+    def task(s, index0, line0, text=None, error=None):
+        out.append(s.number)
+        most[0] = max(most[0], len(out))
+        return s, dask_engine.analyze_shard(s, index0, line0, AnalysisOptions(), names, str(tmp_path / "r"),
+                                            text=text, error=error)
+
+    def take(future, s):
+        assert future[0] == s and out[0] == s.number  # the oldest first
+        out.pop(0)
+        taken.append(s.number)
+        return future[1]
+
+    import itertools
+
+    kept = dask_engine._stream_source(shard, task, take, lambda: in_flight, itertools.count(), 16 << 10)
+    assert len(kept) == len(taken) > 3 * in_flight and most[0] == in_flight and not out
+    assert taken == sorted(taken) == [s.number for s, _ in kept]
+    assert sum(r.games for _, r in kept) == 300

@@ -357,8 +357,16 @@ def _catches(pid: int, sig: int) -> bool:
     return False
 
 
+def _reads(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has ``path`` open (Linux: its /proc fd links)."""
+    try:
+        return any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+
+
 def _stop_midway(tmp_path, command: list[str], sig: int, out: Path | None,
-                 group: bool = True) -> subprocess.CompletedProcess:
+                 group: bool = True, reading: Path | None = None) -> subprocess.CompletedProcess:
     mark = f"{os.getpid()}-{time.monotonic_ns()}"
     env = dict(os.environ, CHESSSCAN_TEST_MARK=mark)
     # SIGINT at its default in the run: a shell's background job (`cmd &`, as a CI step may
@@ -368,10 +376,11 @@ def _stop_midway(tmp_path, command: list[str], sig: int, out: Path | None,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     # Wait until chessscan handles SIGTERM (past Python's start-up) and, for analyze, writes
-    # (a table under its partial name).
+    # (a table under its partial name), or reads ``reading`` (a stop before the input is open
+    # has no counts to print).
     while time.monotonic() < deadline and proc.poll() is None:
-        if _catches(proc.pid, signal.SIGTERM) and (
-                out is None or writing(out)):
+        if _catches(proc.pid, signal.SIGTERM) and (out is None or writing(out)) and (
+                reading is None or _reads(proc.pid, reading)):
             time.sleep(0.3)
             break
         time.sleep(0.05)
@@ -469,7 +478,8 @@ def test_a_stop_while_the_tables_open_closes_them_all(tmp_path, monkeypatch):
 @LINUX_PROC
 def test_signal_stops_validate_cleanly(tmp_path):
     big = _big_input(tmp_path)  # 2 x 12,000 games: validate outlasts the signal's wait
-    done = _stop_midway(tmp_path, [*CHESSSCAN, "validate", str(big), str(big)], signal.SIGTERM, None)
+    done = _stop_midway(tmp_path, [*CHESSSCAN, "validate", str(big), str(big)], signal.SIGTERM, None,
+                        reading=big)
     if done.returncode in (0, 1):
         pytest.skip("the run ended before the signal came")
     assert done.returncode == 143, done.stderr

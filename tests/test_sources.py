@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from chessscan.readers import sources
 from chessscan.readers.sources import (
     CountingReader,
     TruncatedInput,
@@ -103,7 +104,28 @@ def test_empty_files(tmp_path):
         assert read_all(p) == b""
 
 
-def test_zstd_long_window_and_multiple_frames(tmp_path):
+@pytest.fixture(params=["libzstd", "python-calls"])
+def zstd_decoder(request, monkeypatch):
+    """Both zstd decoders: libzstd's streaming API through zstandard's cffi binding (the
+    default), and zstandard's decompressobj fed 1 KiB per Python call (without the binding)."""
+    if request.param == "libzstd":
+        if sources._zstd_lib is None:
+            pytest.skip("zstandard's cffi binding (zstandard.backend_cffi) is not importable here")
+    else:
+        monkeypatch.setattr(sources, "_zstd_lib", None)
+    return request.param
+
+
+def test_the_zstd_decoder_in_use(tmp_path, zstd_decoder):
+    p = tmp_path / "g.pgn.zst"
+    p.write_bytes(zstandard.ZstdCompressor().compress(PGN))
+    with open_source(p) as s:
+        assert s.read() == PGN
+        want = sources._ZstdDirect if zstd_decoder == "libzstd" else sources._ZstdReader
+        assert type(s.raw._inner) is want
+
+
+def test_zstd_long_window_and_multiple_frames(tmp_path, zstd_decoder):
     blob = _zstd_long(PGN, 28)
     with pytest.raises(zstandard.ZstdError):  # the library default refuses this frame
         zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob)).read()
@@ -112,7 +134,7 @@ def test_zstd_long_window_and_multiple_frames(tmp_path):
     assert read_all(p) == PGN + b"tail\nx"
 
 
-def test_zstd_window_27_from_level(tmp_path):
+def test_zstd_window_27_from_level(tmp_path, zstd_decoder):
     cctx = zstandard.ZstdCompressor(
         compression_params=zstandard.ZstdCompressionParameters.from_level(3, window_log=27)
     )
@@ -122,7 +144,7 @@ def test_zstd_window_27_from_level(tmp_path):
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".zst", ".bz2", ".xz"])
-def test_truncated_stream_yields_data_then_raises(tmp_path, suffix):
+def test_truncated_stream_yields_data_then_raises(tmp_path, suffix, zstd_decoder):
     big = PGN * 20
     blob = COMPRESSORS[suffix](big)
     p = tmp_path / ("cut.pgn" + suffix)
@@ -143,7 +165,7 @@ def test_truncated_stream_yields_data_then_raises(tmp_path, suffix):
         assert len(data) > 0
 
 
-def test_corrupt_zstd_raises_truncated_input(tmp_path):
+def test_corrupt_zstd_raises_truncated_input(tmp_path, zstd_decoder):
     blob = bytearray(zstandard.ZstdCompressor(level=3).compress(PGN * 20))
     blob[len(blob) // 2 : len(blob) // 2 + 50] = b"\x00" * 50
     p = tmp_path / "bad.zst"
@@ -255,7 +277,7 @@ def test_nul_padding_after_the_last_stream_is_ignored(tmp_path, suffix):
     assert _read_until_error(p) == (PGN + b"tail\n", None)
 
 
-def test_corrupt_zstd_block_keeps_the_blocks_before_it(tmp_path):
+def test_corrupt_zstd_block_keeps_the_blocks_before_it(tmp_path, zstd_decoder):
     # Within a frame, what the blocks before the corrupt one decoded is kept
     # too: the decoder is fed in slices, an error loses only its own slice's
     # output. Blocks of ~16 KB compressed, the 12th made invalid (reserved

@@ -6,17 +6,14 @@ https:// server give the same tables."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import functools
 import http.server
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import threading
-import time
 import warnings
 from pathlib import Path
 
@@ -296,8 +293,9 @@ def test_jobs_2_and_dask_equal_one_process(tmp_path, pgn_report):
     from chessscan.analysis.options import AnalysisOptions
     from chessscan.engines.dask import plan_shards, run_dask
 
+    # (the .zst file: read by the client, and sent to the workers in chunks)
     assert [(s.kind, s.source) for s in plan_shards([str(TWIN), str(PGN)])] == [("table", str(TWIN)),
-                                                                              ("pgn", str(PGN))]
+                                                                              ("stream", str(PGN))]
     out = tmp_path / "dask"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
@@ -321,46 +319,6 @@ def test_validate_refuses_baselines_of_a_table(tmp_path):
 
 
 # --------------------------------------------------------------------------- URLs
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    """moto's S3 server on 127.0.0.1, as a process of its own (ended by pid), with a bucket
-    holding the PGN sample and its Parquet twin; yields the environment s3fs reads."""
-    pytest.importorskip("s3fs", reason="s3fs (the s3 extra) is not installed")
-    pytest.importorskip("moto.server", reason="moto's server mode (the test extra) is not installed")
-    boto3 = pytest.importorskip("boto3")
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "test",
-           "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.skip("moto's server did not start")
-            time.sleep(0.1)
-        s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id="test",
-                          aws_secret_access_key="test", region_name="us-east-1")
-        s3.create_bucket(Bucket="games")
-        s3.upload_file(str(TWIN), "games", "hf/data/year=2022/month=04/train-00000-of-00001.parquet")
-        s3.upload_file(str(PGN), "games", "pgn/lichess-magnus-300.pgn.zst")
-        with pytest.MonkeyPatch.context() as mp:
-            for k, v in env.items():
-                mp.setenv(k, v)
-            yield env
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def test_s3_inputs_give_the_local_tables(tmp_path, s3_endpoint, pgn_report):

@@ -423,6 +423,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         n_direct + n_discovered + n_double, n_direct, n_discovered, n_double, outcome, winner,
         n_perpetual, result_consistent, error_code, error_ply, base_s, increment_s, state.clock_plies,
         state.eval_plies, None if read_error else state.moves_hash))
+    if options.moves_key:
+        games["moves_key"].append(None if read_error else state.moves_key)
 
     tally.positions += plies
     checks = cython.declare(dict, tally.checks)

@@ -18,12 +18,15 @@ class AnalysisOptions:
     ``sample`` (the rule in :mod:`chessscan.analysis.crosscheck`) or ``full``.
     ``moves_column``: the column of a game table holding the moves (``--moves-column``;
     None: the first of the well-known names, :data:`chessscan.readers.tables.MOVES_COLUMNS`).
+    ``moves_key``: add the games table's ``moves_key`` column
+    (:data:`chessscan.analysis.plies.MOVES_KEY`; ``--contained-games``).
     """
 
     positions: str = "all"
     fen: bool = False
     cross_check: str = "off"
     moves_column: str | None = None
+    moves_key: bool = False
 
     def __post_init__(self) -> None:
         if self.positions not in POSITIONS_CHOICES:

@@ -12,7 +12,7 @@ from chessscan.core.san cimport resolve_known
 
 
 cdef Py_ssize_t _TOKEN_SLOTS, _HASH_BUFFER
-cdef bytes _START_FEN_BYTES, _PROMOTION_LETTERS
+cdef bytes _START_FEN_BYTES, _PROMOTION_LETTERS, _START_KEY
 cdef int _TOKEN_SLOT_BITS
 cdef uint64_t _GOLDEN
 
@@ -67,7 +67,7 @@ cdef class GameState:
     cdef public int plies, final_repetition, final_clock, mate_move_number, mate_kind, clock_plies, eval_plies
     cdef public int direct, discovered, double, en_passant, castling, promotion
     cdef public bint repeated, white_first
-    cdef public object outcome, winner, error, keys, gave_check, perpetuals, ended, moves_hash
+    cdef public object outcome, winner, error, keys, gave_check, perpetuals, ended, moves_hash, moves_key
 
 
 cdef dict _TOKENS
@@ -88,7 +88,8 @@ cdef tuple _scratch()
                king=int, blockers=uint64_t, keys=bytes, kp=ccharp, key=uint64_t,
                checks_by_move=dict, check_routes=dict, route=int, n_notes=Py_ssize_t, n_clock=int, n_eval=int,
                np_=ccharp, note_clock=int64_t, note_emt=int64_t, note_cp=int64_t, note_mate=int64_t,
-               row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object)
+               row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object,
+               want_key=bint, key_bytes=uint8_t[::1], kn=Py_ssize_t, kv=int, start_fen=bytes)
 cpdef play_plies(raw, Position pos, tables, options, tally, GameState state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)

@@ -26,7 +26,8 @@ For each token, in order (compiled, this is C; the same source runs uncompiled):
    evaluation annotations when the reader found any (``raw.notes``), which are also counted.
 9. The move's UCI text goes into the game's moves hash (:data:`MOVES_HASH`), written as
    bytes into a scratch buffer that is fed to :mod:`hashlib` 64 KiB at a time: no object
-   per ply.
+   per ply. With ``options.moves_key`` the move's two bytes also go into the game's moves
+   key (:data:`MOVES_KEY`).
 """
 
 from __future__ import annotations
@@ -245,8 +246,17 @@ class _History:
 #: null move ``0000``); written as 32 lowercase hex digits. In Python:
 #: ``blake2b(" ".join([fen, *ucis]).encode(), digest_size=16).hexdigest()``.
 MOVES_HASH = "blake2b-128"
+#: The games table's ``moves_key`` (``--contained-games``): a game's mainline as bytes whose
+#: prefixes are its unfinished copies' keys. The first 8 bytes are BLAKE2b with an 8-byte
+#: digest of the start FEN's ASCII bytes (the FEN as :data:`MOVES_HASH` takes it); then 2
+#: bytes a move, big-endian ``from << 9 | to << 3 | promotion`` (squares a1=0 .. h8=63, the
+#: UCI text's squares; promotion 2 knight, 3 bishop, 4 rook, 5 queen, 6 king, else 0; a null
+#: move 0), written as lowercase hex digits (4 a move). One game's mainline is a prefix of
+#: another's from the same position exactly when its key is a prefix of the other's key.
+MOVES_KEY = "blake2b-64 start, 2 bytes a move"
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 _START_FEN_BYTES = START_FEN.encode("ascii")
+_START_KEY = blake2b(_START_FEN_BYTES, digest_size=8).digest()
 _HASH_BUFFER = 1 << 16  # bytes of UCI text handed to the hash at once
 _PROMOTION_LETTERS = b"..nbrqk"  # UCI promotion letter by piece type (2 knight .. 5 queen)
 
@@ -277,6 +287,7 @@ class GameState:
         self.clock_plies = 0       # plies played whose move carries a clock annotation
         self.eval_plies = 0        # ... an evaluation annotation
         self.moves_hash = None     # games.moves_hash (MOVES_HASH), None when an error stopped the replay
+        self.moves_key = None      # games.moves_key (MOVES_KEY) with options.moves_key, None likewise
         # Checks given, by kind (direct, discovered, double) and by route.
         self.direct = self.discovered = self.double = 0
         self.en_passant = self.castling = self.promotion = 0
@@ -285,6 +296,14 @@ class GameState:
 # Scratch space kept from game to game, one per thread: Dask runs tasks on threads, and
 # play_plies calls Python code (add_issue) where another thread may run a game meanwhile.
 _LOCAL = threading.local()
+
+
+def _key_scratch(n: int):
+    """This thread's byte buffer for a moves key of at least ``n`` bytes."""
+    buf = getattr(_LOCAL, "key_bytes", None)
+    if buf is None or len(buf) < n:
+        buf = _LOCAL.key_bytes = np.zeros(max(n, 4096), dtype=np.uint8)
+    return buf
 
 
 def _scratch() -> tuple:
@@ -305,7 +324,8 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     ``state`` (a :class:`~chessscan.analysis.game.GameState`): plies, outcome-relevant end,
     winner, error, check counts, repetition keys (when a position repeated), checks given,
     plies with a clock and with an evaluation annotation, and ``moves_hash`` (:data:`MOVES_HASH`;
-    None when an error stopped the replay)."""
+    None when an error stopped the replay) and, with ``options.moves_key``, ``moves_key``
+    (:data:`MOVES_KEY`, hex text; None likewise)."""
     source = raw.source
     gi = raw.index
     issues = tables["issues"]
@@ -323,9 +343,13 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     history.n = 0
     seen.reset()
     # The moves hash: the start FEN first (the position as given, before any move).
-    hasher = blake2b(_START_FEN_BYTES if raw.tags.get("FEN") is None else pos.fen().encode("ascii"),
-                     digest_size=16)
+    start_fen = _START_FEN_BYTES if raw.tags.get("FEN") is None else pos.fen().encode("ascii")
+    hasher = blake2b(start_fen, digest_size=16)
     hn = 0
+    want_key = options.moves_key
+    kn = 0
+    if want_key:
+        key_bytes = _key_scratch(2 * (len(raw.keys) // 8))
 
     us = pos.turn
     state.white_first = us
@@ -467,6 +491,11 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         else:
             hash_bytes[hn + 1] = hash_bytes[hn + 2] = hash_bytes[hn + 3] = hash_bytes[hn + 4] = 48  # '0000'
             hn += 5
+        if want_key:  # the move's two bytes (MOVES_KEY)
+            kv = frm << 9 | uto << 3 | promotion if move else 0
+            key_bytes[kn] = kv >> 8
+            key_bytes[kn + 1] = kv & 255
+            kn += 2
         mover = us
         us = pos.turn
 
@@ -590,6 +619,9 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         if hn:
             hasher.update(hash_bytes[:hn])
         state.moves_hash = hasher.hexdigest()
+        if want_key:
+            state.moves_key = ((_START_KEY if raw.tags.get("FEN") is None else
+                                blake2b(start_fen, digest_size=8).digest()) + bytes(key_bytes[:kn])).hex()
 
 
 def _suffix_problem(suffix: int, check: bool, mate: bool):

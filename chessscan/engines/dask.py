@@ -7,9 +7,9 @@ command when they are missing.
 How a run goes:
 
 1. **Shards** (:func:`plan_shards`, on the client): an uncompressed PGN file larger than
-   ``shard_size`` is cut into byte ranges, each starting at a game boundary; a compressed
-   file (no random access), a UTF-16 one (read transcoded) and an EPD file are one shard
-   each. A cut is made only where the reader starts a game whatever state it is in, unless
+   ``shard_size`` is cut into byte ranges, each starting at a game boundary; an EPD file is
+   one shard; a compressed file (no random access) and a UTF-16 one (read transcoded) are a
+   ``'stream'``, read by the client (5.). A cut is made only where the reader starts a game whatever state it is in, unless
    a comment opened before is still open there (see 2.)
    (:func:`chessscan.readers.pgn.sure_game_start`, the rule ``--jobs`` cuts chunks by): a
    line beginning ``[Event "`` after one or more blank lines, where the last non-blank line
@@ -33,10 +33,27 @@ How a run goes:
    sees it, with those rows (:func:`chessscan.reports.parts.check_parts`); then the client
    merges the shards' tallies in shard order into summary.json.
 
+5. **Streams** (:func:`_stream_source`): the client reads a compressed file, decompressing
+   it, and cuts its text into chunks of about ``shard_size`` bytes at sure game starts, with
+   the compiled cutter of ``--jobs`` (:class:`_Cutter`); each chunk is a task that carries its
+   text (the scheduler holds it until the task's result is taken, and hands it to another
+   worker should the first die), with its first game index estimated from the ``[Event "``
+   lines before it. At most twice the cluster's threads of chunks are in flight, and their
+   results are taken in input order, so the client holds at most that many chunks. As
+   ``--jobs`` does, a chunk whose text ends inside a comment is analyzed again joined with
+   the next one, and one whose first game index proves wrong again with the right one; from
+   then on (or where no sure game start comes within 16 MiB) the rest of the file is one
+   task that reads it itself. Part numbers are handed out in input order as tasks are sent:
+   a chunk joined with the one before leaves its number unused.
+
 Workers open the input files and write the output folder themselves: on a real cluster both
 must be on a filesystem every worker sees under the same path (relative paths are made
 absolute on the client; the ``source`` column keeps the path as given), or the inputs are
-URLs, which each worker opens through fsspec. A URL, and a game table, is one shard.
+URLs, which each worker opens through fsspec. A PGN or EPD URL is one shard; a Parquet game table is cut
+by row group (``shard_size`` uncompressed bytes a shard, from its footer: no counting pass),
+its games numbered by their rows in the file; a range whose read stops at a fault ends the
+table there (the parts of the ranges after it are removed, their tallies not merged), as a
+local read does. Another game table is one shard.
 While the run goes on, ``<out_dir>/`` :data:`RUN_MARKER` holds its id: a task publishes a
 part only while it finds it there, so a worker that does not see the folder stops at once, and a task still
 running after its run was stopped or failed (a cancelled task runs on to its end) leaves
@@ -49,8 +66,11 @@ sees (:func:`sweep_parts`). A failure is one exception naming what failed
 
 from __future__ import annotations
 
+import contextlib
 import io
+import itertools
 import os
+import pickle
 import re
 from typing import Iterable, NamedTuple, Sequence
 
@@ -70,9 +90,13 @@ from chessscan.engines.local import (
     run_epd_source,
     tables_for,
 )
-from chessscan.readers.pgn import ReadEnd, count_line_ends, line_at, read_games, sure_game_start
-from chessscan.readers.sources import detect_compression, detect_utf16, source_name, source_size
-from chessscan.readers.tables import is_table
+from chessscan.engines.chunks import ChunkStream
+from chessscan.readers.counts import text_counts
+from chessscan.readers.pgn import (ReadEnd, count_line_ends, last_sure_game_start, line_at, read_games,
+                                   sure_game_start)
+from chessscan.readers.sources import (TruncatedInput, detect_compression, detect_utf16, open_source, source_name,
+                                       source_size)
+from chessscan.readers.tables import TableReader, is_table, row_group_ranges
 from chessscan.readers.urls import is_url
 from chessscan.reports.filters import IssueFilter, held_row
 from chessscan.reports.schema import schema_for
@@ -101,8 +125,16 @@ class Shard(NamedTuple):
     ``number``: position in the run (part files are named after it); ``path``: the file to
     open (absolute); ``source``: the name written in the rows (the path as given);
     ``kind``: ``'range'`` (bytes ``start``..``end`` of an uncompressed PGN file), ``'pgn'``
-    (a whole PGN file), ``'epd'`` (a whole EPD file) or ``'table'`` (a whole game table); ``size``: bytes on disk, for
-    progress; ``first``: whether it is the first shard of its file.
+    (a whole PGN file), ``'epd'`` (a whole EPD file), ``'table'`` (a whole game table) or
+    ``'rows'`` (row groups ``start``..``end`` of a Parquet table); ``size``: bytes on disk, for
+    progress (of a ``'rows'`` shard: its share of the file); ``first``: whether it is the
+    first shard of its file.
+
+    A compressed or UTF-16 PGN file is planned as one ``'stream'`` shard, which the client
+    reads and cuts into ``'chunk'`` shards (text bytes ``start``..``end`` of the decompressed
+    text, sent with the task; ``size``: the bytes of the file read for it) and, where the
+    chunks cannot go on, one ``'tail'`` shard (the text from ``start`` to the end, which the
+    task reads from the file itself): see :func:`run_dask`.
     """
 
     number: int
@@ -147,8 +179,12 @@ def _find_start(f, target: int, limit: int, size: int) -> int | None:
     return None
 
 
-def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE) -> list[Shard]:
-    """Cut the sources into shards, in input order (see the module doc).
+def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE,
+                moves_column: str | None = None) -> list[Shard]:
+    """Cut the sources into shards, in input order (see the module doc). A Parquet table is
+    cut by row group, ``shard_size`` uncompressed bytes a shard, from its footer alone
+    (:func:`~chessscan.readers.tables.row_group_ranges`; ``moves_column`` as
+    ``--moves-column``).
 
     Raises ``ValueError`` for ``'-'`` (stdin cannot be shared out) or ``shard_size`` < 1,
     ``OSError`` when a file cannot be opened.
@@ -162,16 +198,26 @@ def plan_shards(paths: Iterable[str], shard_size: int = DEFAULT_SHARD_SIZE) -> l
             raise ValueError("stdin ('-') cannot be analyzed on a Dask cluster: give files")
         name = source_name(p)
         if is_url(p) or is_table(p):
-            # One task a file: the workers open it themselves (a URL through fsspec), and a
-            # table's reader numbers its rows.
+            # One task a file, or a range of a Parquet table's row groups: the workers open it
+            # themselves (a URL through fsspec), and a table's reader numbers its rows.
             kind = "table" if is_table(p) else "epd" if is_epd(p) else "pgn"
             size = source_size(p) or 0
+            ranges = row_group_ranges(p, moves_column, size=shard_size, source=name) if kind == "table" else None
+            if ranges is not None and len(ranges) > 1:
+                total, seen = sum(n for _, n, _ in ranges), 0
+                for groups, rows, _ in ranges:
+                    share = size * (seen + rows) // total - size * seen // total
+                    seen += rows
+                    shards.append(Shard(len(shards), p if is_url(p) else os.path.abspath(p), name, "rows",
+                                        groups.start, groups.stop, share, groups.start == 0))
+                continue
             shards.append(Shard(len(shards), p if is_url(p) else os.path.abspath(p), name, kind, 0, size, size, True))
             continue
         path = os.path.abspath(p)
         size = os.path.getsize(path)
         if is_epd(p) or size <= shard_size or _whole_file(path):
-            kind = "epd" if is_epd(p) else "pgn"
+            # (a compressed or UTF-16 PGN file: read here, in chunks; see _stream_source)
+            kind = "epd" if is_epd(p) else "stream" if _whole_file(path) else "pgn"
             shards.append(Shard(len(shards), path, name, kind, 0, size, size, True))
             continue
         cuts = [0]
@@ -277,7 +323,7 @@ def settle_shards(shards: list[Shard], count) -> tuple[list[Shard], list[tuple[i
         if s.first:
             index0 = line0 = 0
         firsts.append((index0, line0))
-        if k + 1 < len(shards) and not shards[k + 1].first:
+        if s.kind == "range" and k + 1 < len(shards) and not shards[k + 1].first:
             games, lines, _ = counts[key(s)]
             index0 += games
             line0 += lines
@@ -327,13 +373,19 @@ class RunGone(Exception):
 
 class ShardResult(NamedTuple):
     """What :func:`analyze_shard` returns: the shard's tally; with ``--cross-check sample``,
-    the games a rare kind may sample (else None); the held once-a-file rows; and the parts
-    it wrote, as ``(path, rows)`` with the rows their Parquet footers hold."""
+    the games a rare kind may sample (else None); the held once-a-file rows; the parts it
+    wrote, as ``(path, rows)`` with the rows their Parquet footers hold; the games read; and
+    whether the text ended inside a comment (:class:`~chessscan.readers.pgn.ReadEnd`; for a
+    ``'chunk'`` shard: the cut after it may lie inside that comment)."""
 
     tally: Tally
     deferred: Deferred | None
     held: dict
     parts: list
+    games: int = 0
+    open: bool = False
+    #: A ``'rows'`` shard whose read stopped at a fault: its table ends there.
+    ended: bool = False
 
 
 def _worker_address() -> str | None:
@@ -359,12 +411,16 @@ def _check_run(marker: str, run_id: str) -> None:
 def analyze_shard(shard: Shard, first_index: int, first_line: int, options: AnalysisOptions,
                   names: Sequence[str], out_dir: str, write_empty: bool = False,
                   batch_rows: int = DEFAULT_BATCH_ROWS, select: Iterable[str] | None = None,
-                  ignore: Iterable[str] = (), run_id: str | None = None) -> ShardResult:
+                  ignore: Iterable[str] = (), run_id: str | None = None, text: bytes | None = None,
+                  error: BaseException | None = None) -> ShardResult:
     """Analyze one shard and write its part of each table in ``names`` to
     ``<out_dir>/<table>/part-<number>.parquet``; what a Dask task runs.
 
     ``first_index``, ``first_line``: game index and number of lines before the shard in its
-    file (0 for a whole file). A table that gets no row has no part, unless ``write_empty``
+    file (0 for a whole file). A ``'chunk'`` shard's text is ``text`` (then ``error``, if
+    given, is raised by the stream after its last byte, as the source raised it); a
+    ``'tail'`` shard's is its file's text from byte ``shard.start`` of the decompressed text
+    to the end. A table that gets no row has no part, unless ``write_empty``
     (so the first shard of a run gives every folder its schema). The issues go through
     :class:`~chessscan.reports.filters.IssueFilter` (``select``, ``ignore``, one row a game
     for ``uci-move``), as in a local run; the one row a file of ``decode-fallback`` is held
@@ -418,19 +474,32 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
 
     published: list[str] = []
     done = False
+    read_end = ReadEnd()
+    count = 0
     try:
         if shard.kind == "epd":
             run_epd_source(shard.path, tables, tally, flush, None, batch_rows, source=shard.source)
         else:
             if shard.kind == "range":
                 stream = _open_range(shard.path, shard.start, shard.end)
+            elif shard.kind == "chunk":
+                # (bytes: a chunk's text may arrive as a view of the frame it came in)
+                stream = contextlib.nullcontext(ChunkStream(bytes(text) if text is not None else b"", error))
+            elif shard.kind == "tail":
+                stream = _open_tail(shard.path, shard.source, shard.start)
+            elif shard.kind == "rows":  # its games numbered by their rows in the file
+                stream = TableReader(shard.path, options.moves_column, row_groups=range(shard.start, shard.end),
+                                     source=shard.source)
             else:  # a whole PGN file or game table
                 stream = game_source(shard.path, options, shard.source)
             positions = tables["positions"]
             games = tables["games"]["game_index"]
-            with stream:
-                for raw in (read_games(stream, source=shard.source) if shard.kind == "range" else stream):
-                    if shard.start:
+            with stream as opened:
+                raws = (read_games(opened, source=shard.source, end=read_end)
+                        if shard.kind in ("range", "chunk", "tail") else opened)
+                for raw in raws:
+                    count += 1
+                    if shard.start and shard.kind != "rows":
                         raw.rebase(first_index, shard.start, first_line)
                     analyze_one(raw, tables, options, tally, None, deferred)
                     if len(positions) >= batch_rows or len(games) >= batch_rows:
@@ -456,7 +525,25 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                     os.unlink(path)
                 except OSError:
                     pass
-    return ShardResult(tally, deferred, held, parts)
+    return ShardResult(tally, deferred, held, parts, count, read_end.open, shard.kind == "rows" and stream.ended)
+
+
+def _open_tail(path: str, source: str, start: int):
+    """The source ``path`` opened (:func:`~chessscan.readers.sources.open_source`) and read
+    up to byte ``start`` of its decompressed text: what a ``'tail'`` shard reads on from.
+    Raises ``OSError`` when it cannot be opened, or holds fewer than ``start`` bytes."""
+    stream = open_source(path, name=source)
+    try:
+        left = start
+        while left > 0:
+            data = stream.read(min(left, _SCAN_CHUNK))
+            if not data:
+                raise OSError(f"{source} is shorter than it was: its text ends before byte {start:,}")
+            left -= len(data)
+    except BaseException:
+        stream.close()
+        raise
+    return stream
 
 
 def _publish(writers: dict, out_dir: str, check, published: list[str]) -> list[tuple[str, int]]:
@@ -468,7 +555,8 @@ def _publish(writers: dict, out_dir: str, check, published: list[str]) -> list[t
     parts = []
     for name, w in writers.items():
         temp = str(w.path)
-        rows = pq.read_metadata(temp).num_rows
+        with open(temp, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
+            rows = pq.read_metadata(f).num_rows
         final = os.path.join(out_dir, name, os.path.basename(temp)[1:].rsplit(".", 1)[0])
         check(now=True)
         try:
@@ -499,18 +587,25 @@ def finish_shards(shards: Sequence[Shard], results: Sequence[tuple], options: An
     wanted = IssueFilter(None, select, ignore).wanted
     games = 0  # of the PGN source being merged
     held: dict[str, list] = {}  # of the PGN source being merged: source -> [first row, count]
+    ended = False  # the table being merged stopped at a fault (a 'rows' shard's read did)
     for k, (shard, result) in enumerate(zip(shards, results)):  # in shard order: see run_dask
-        shard_tally, deferred, shard_held = result[:3]
-        tally.merge(shard_tally)
-        games = shard_tally.games + (0 if shard.first else games)
         if shard.first:
-            held = {}
-        for source, (row, count) in shard_held.items():
-            held.setdefault(source, [row, 0])[1] += count
-        if deferred is not None:
-            found = replay_deferred(deferred, sampler, tally)
-            if found is not None:
-                _add_part_rows(os.path.join(out_dir, "disagreements", part_name(shard.number)), found)
+            held, ended = {}, False
+        if ended:  # rows after the fault, which a read of the whole table never reaches
+            for path, _ in result.parts:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        else:
+            shard_tally, deferred, shard_held = result[:3]
+            tally.merge(shard_tally)
+            games = shard_tally.games + (0 if shard.first else games)
+            for source, (row, count) in shard_held.items():
+                held.setdefault(source, [row, 0])[1] += count
+            if deferred is not None:
+                found = replay_deferred(deferred, sampler, tally)
+                if found is not None:
+                    _add_part_rows(os.path.join(out_dir, "disagreements", part_name(shard.number)), found)
+            ended = bool(getattr(result, "ended", False))
         if not (k + 1 == len(shards) or shards[k + 1].first):
             continue  # the file goes on in the next shard
         issues = new_buffers("issues")
@@ -540,7 +635,8 @@ def _add_part_rows(path: str, rows: dict[str, list], table: str = "disagreements
 
     schema = schema_for(table, ())
     if os.path.exists(path):
-        have = pq.read_table(path).to_pydict()
+        with open(path, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
+            have = pq.read_table(f).to_pydict()
         rows = {k: rows[k] + have[k] if first else have[k] + rows[k] for k in have}
         if table == "disagreements":
             order = sorted(range(len(rows["game_index"])), key=rows["game_index"].__getitem__)
@@ -594,7 +690,9 @@ class ShardFailed(Exception):
 
 def describe_shard(shard: Shard) -> str:
     """A shard in words, for messages: ``shard 3 (games.pgn, bytes 1,048,576-2,097,152)``."""
-    where = (f"bytes {shard.start:,}-{shard.end:,}" if shard.kind == "range" else "the whole file")
+    where = (f"bytes {shard.start:,}-{shard.end:,}" if shard.kind == "range"
+             else f"bytes {shard.start:,}-{shard.end:,} of its text" if shard.kind == "chunk"
+             else f"its text from byte {shard.start:,}" if shard.kind == "tail" else "the whole file")
     return f"shard {shard.number} ({shard.source}, {where})"
 
 
@@ -875,6 +973,279 @@ def sweep_parts(out_dir: str, names: Iterable[str]) -> int:
     return removed
 
 
+# ---------------------------------------------------------------------------
+# A compressed source on the cluster: read and cut here, analyzed there
+# ---------------------------------------------------------------------------
+_READ_SIZE = 1 << 20
+#: Bytes of text past a chunk's target size searched for a sure game start before the rest of
+#: the source goes to one task (``--jobs``' limit, :data:`~chessscan.engines.parallel.MAX_CHUNK_BYTES`).
+_MAX_GROWTH = 16 << 20
+
+
+class _Chunk(NamedTuple):
+    """A piece of a source's text cut at a sure game start: ``text`` (then ``error``, the
+    one the source ended with, if ``last``); ``offset``, ``line``: text bytes and lines
+    before it; ``index``: its first game index as estimated (``[Event "`` lines before it);
+    ``lines``, ``events``: its own; ``advance``: the bytes of the file read for it."""
+
+    text: bytes
+    error: BaseException | None
+    last: bool
+    offset: int
+    line: int
+    index: int
+    lines: int
+    events: int
+    advance: int
+
+    def __add__(self, after: "_Chunk") -> "_Chunk":  # two chunks read as one
+        return _Chunk(self.text + after.text, after.error, after.last, self.offset, self.line, self.index,
+                      self.lines + after.lines, self.events + after.events, self.advance + after.advance)
+
+
+class _Cutter:
+    """Cuts the text of an open source (:func:`~chessscan.readers.sources.open_source`) into
+    :class:`_Chunk` of about ``want`` bytes, as the ``--jobs`` main process does: read in
+    blocks of 1 MiB into one buffer (a plain or zstd stream straight into it), each chunk
+    ending at the last sure game start within ``want`` bytes, or within twice, four times...
+    that (:func:`~chessscan.readers.pgn.last_sure_game_start`, a compiled scan back from the
+    end), its lines and ``[Event "`` lines counted in one compiled pass
+    (:func:`~chessscan.readers.counts.text_counts`). No work per game: the text is copied
+    once more, into the ``bytes`` a task carries."""
+
+    def __init__(self, stream, want: int) -> None:
+        self.stream = stream
+        self.want = max(1, want)
+        self.buf = bytearray(min(self.want, _MAX_GROWTH) + 2 * _READ_SIZE)
+        self.start = self.held = 0  # buf[start:held]: the text read, not cut yet
+        self.searched = 0  # bytes of it known to hold no sure game start
+        self.offset = self.line = self.index = 0  # text bytes, lines, [Event " lines cut so far
+        self.seen = 0  # bytes of the file accounted for
+        self.error: BaseException | None = None
+        self.ended = self.done = False  # the stream gave its last byte; the last chunk was cut
+        # As --jobs reads: a gzip, bzip2 or xz stream always in whole blocks (what a corrupt
+        # one gives before its error depends on the read size; one process reads the same).
+        self.direct = stream.compression in (None, "zstd") and stream.text_encoding is None
+
+    def _read(self) -> None:
+        if self.held + _READ_SIZE > len(self.buf):
+            keep = self.held - self.start
+            if self.start:
+                self.buf[:keep] = self.buf[self.start:self.held]
+                self.start, self.held = 0, keep
+            if keep + _READ_SIZE > len(self.buf):
+                self.buf.extend(bytes(keep + _READ_SIZE - len(self.buf)))
+        n = 0
+        try:
+            if self.direct:
+                n = self.stream.readinto(memoryview(self.buf)[self.held:self.held + _READ_SIZE])
+            if not n:  # (after a direct read that gave nothing: the end, or the error it ended with)
+                data = self.stream.read(_READ_SIZE)
+                n = len(data)
+                self.buf[self.held:self.held + n] = data
+        except TruncatedInput as exc:
+            self.error, n = exc, 0
+        self.held += n
+        self.ended = not n
+
+    def next(self) -> _Chunk | None:
+        """The next chunk; None once the last one was given, or when no sure game start
+        lies within ``want`` + 16 MiB bytes (:attr:`done` is then False: the rest of the
+        source, from :attr:`offset`, cannot be cut)."""
+        while not self.done:
+            if self.ended:
+                self.done = True
+                return self._cut(self.held, True)
+            if self.held - self.start >= self.want:
+                hi = self.start + self.want
+                lo = self.start + max(0, self.searched - (1 << 16))
+                with memoryview(self.buf)[:self.held] as view:
+                    while (cut := last_sure_game_start(view, lo, hi)) < 0 and hi < self.held:
+                        hi = min(self.held, self.start + 2 * (hi - self.start))
+                if cut >= 0:
+                    self.searched = 0
+                    return self._cut(cut, False)
+                self.searched = self.held - self.start
+                if self.searched >= self.want + _MAX_GROWTH:
+                    return None
+            self._read()
+        return None
+
+    def _cut(self, end: int, last: bool) -> _Chunk:
+        start = self.start
+        lines, events = text_counts(self.buf, start, end) if end > start else (0, 0)
+        now = self.stream.bytes_read
+        chunk = _Chunk(bytes(memoryview(self.buf)[start:end]), self.error if last else None, last, self.offset,
+                       self.line, self.index, lines, events, now - self.seen)
+        self.seen = now
+        self.offset += end - start
+        self.line += lines
+        self.index += events
+        self.start = end
+        return chunk
+
+
+def _unlink_parts(result) -> None:
+    """Remove the parts a result reported (a result dropped: its chunk is analyzed again)."""
+    for path, _ in result.parts:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _stream_source(shard: Shard, task, take, in_flight, numbers, chunk_size: int) -> list[tuple[Shard, ShardResult]]:
+    """Analyze the ``'stream'`` shard ``shard`` (a compressed or UTF-16 PGN file) on the
+    cluster: read and cut here (:class:`_Cutter`), each chunk a task carrying its text, at
+    most ``in_flight()`` of them at a time, their results taken in input order. Returns
+    ``(shard, result)`` per task kept, in input order.
+
+    ``task(shard, index, line, text, error)`` submits a task (:func:`analyze_shard`) and
+    returns its future; ``take(future, shard)`` waits for its result (raising as
+    :func:`_wait` does); ``numbers``: the run's part numbers, handed out in input order.
+
+    As ``--jobs`` does: a chunk whose text ended inside a comment (the cut after it may lie
+    inside it) is analyzed again joined with the next chunk, and its and the next one's
+    parts removed; a chunk whose first game index proves wrong (a game without an
+    ``[Event "`` line, or one inside a comment) is analyzed again with the right one. From
+    then on, or where no sure game start lies within 16 MiB past the target (or joined chunks
+    reach that size), the rest of the source is one ``'tail'`` task, which reads it from the
+    file itself (on a cluster: a file the workers see).
+    """
+    from collections import deque
+
+    out: list[tuple[Shard, ShardResult]] = []
+    pending: deque = deque()  # [future, shard, chunk] in input order
+    exact = 0  # the first game index of the next chunk whose result is taken (exact)
+
+    def chunk_shard(number: int, chunk: _Chunk) -> Shard:
+        return Shard(number, shard.path, shard.source, "chunk", chunk.offset, chunk.offset + len(chunk.text),
+                     chunk.advance, chunk.offset == 0)
+
+    def send(chunk: _Chunk, number: int | None = None) -> list:
+        s = chunk_shard(next(numbers) if number is None else number, chunk)
+        return [task(s, chunk.index, chunk.line, chunk.text, chunk.error), s, chunk]
+
+    def deliver(cutter: _Cutter):
+        """Take the oldest result. Returns None, or ``(offset, line)`` where the rest of
+        the source must go to one task."""
+        nonlocal exact
+        fut, s, chunk = pending.popleft()
+        result = take(fut, s)
+        rest = False
+        while result.open and not chunk.last:
+            if pending:
+                fut2, s2, after = pending.popleft()
+                _unlink_parts(take(fut2, s2))
+            else:
+                after = cutter.next()
+                if after is None:  # no sure game start after it: it goes with the rest
+                    _unlink_parts(result)
+                    return chunk.offset, chunk.line
+            _unlink_parts(result)
+            fut, s, chunk = send((chunk + after)._replace(index=exact), s.number)
+            result = take(fut, s)
+            rest = rest or len(chunk.text) >= _MAX_GROWTH
+        if exact != chunk.index:
+            _unlink_parts(result)
+            fut, s, chunk = send(chunk._replace(index=exact), s.number)
+            result = take(fut, s)
+            rest = True
+        exact += result.games
+        out.append((s, result))
+        if rest and not chunk.last:
+            return chunk.offset + len(chunk.text), chunk.line + chunk.lines
+        return None
+
+    tail = None
+    with open_source(shard.path, name=shard.source) as stream:
+        cutter = _Cutter(stream, chunk_size)
+        while tail is None:
+            if len(pending) >= max(1, in_flight()):
+                tail = deliver(cutter)
+                continue
+            chunk = cutter.next()
+            if chunk is None:
+                if not cutter.done:
+                    tail = (cutter.offset, cutter.line)
+                break
+            pending.append(send(chunk))
+        while pending and tail is None:
+            tail = deliver(cutter)
+        # What was sent after the rest's start is dropped (waited for: a task still running
+        # would publish its parts after they were removed).
+        while pending:
+            fut, s, _ = pending.popleft()
+            _unlink_parts(take(fut, s))
+    if tail is not None:
+        offset, line = tail
+        advance = max(0, shard.size - sum(s.size for s, _ in out))
+        s = Shard(next(numbers), shard.path, shard.source, "tail", offset, shard.size, advance, offset == 0)
+        out.append((s, take(task(s, exact, line, None, None), s)))
+    return out
+
+
+def _analyze_in_order(client, shards: list[Shard], firsts: list, task, futures: list, chunk_size: int,
+                      on_done=None, retried: list | None = None) -> tuple[list[Shard], list]:
+    """:func:`run_dask`'s analysis when some shard is a ``'stream'`` (:func:`_stream_source`):
+    the shards in input order, each numbered (its part number) as it is sent, so that a
+    stream's chunks, whose count is known only once it is read, come between the shards
+    before and after it. The other shards are sent at once, and waited for at the end.
+    Returns the shards analyzed and their results, in input order."""
+    import itertools
+    import time
+
+    numbers = itertools.count()
+    order: list = []  # (shard, future) or (shard, result)
+    waiting: list = []  # (position in order, shard, future)
+    threads = [0, 0.0]  # the cluster's threads, and when they were last asked
+
+    def in_flight() -> int:
+        """At most twice the cluster's threads of chunks at a time (asked again every second:
+        workers come and go)."""
+        if time.monotonic() - threads[1] >= 1.0:
+            try:
+                threads[0] = sum(client.nthreads().values())
+            except Exception:  # noqa: BLE001 (the scheduler gone: the next wait says so)
+                pass
+            threads[1] = time.monotonic()
+        return max(2, 2 * threads[0])
+
+    def take(fut, s: Shard):
+        result = _wait(client, [fut], [s])[0]
+        if retried is not None:
+            retried.extend(_retried(client, [fut], [s]))
+        if on_done is not None:
+            on_done(s, result)
+        futures.remove(fut)
+        fut.release()  # (the scheduler drops its text)
+        return result
+
+    def send(s: Shard, index: int, line: int, text=None, error=None):
+        fut = task(s, index, line, text, error)
+        futures.append(fut)
+        return fut
+
+    for shard, (i0, l0) in zip(shards, firsts):
+        if shard.kind != "stream":
+            s = shard._replace(number=next(numbers))
+            waiting.append((len(order), s, send(s, i0, l0)))
+            order.append((s, None))
+            continue
+        order.extend(_stream_source(shard, send, take, in_flight, numbers, chunk_size))
+    if waiting:
+        wanted = [f for _, _, f in waiting]
+        got = _wait(client, wanted, [s for _, s, _ in waiting],
+                    None if on_done is None else lambda k, r: on_done(waiting[k][1], r))
+        if retried is not None:
+            retried.extend(_retried(client, wanted, [s for _, s, _ in waiting]))
+        for (k, s, _), result in zip(waiting, got):
+            order[k] = (s, result)
+    if retried is not None:
+        retried.sort(key=lambda r: r["shard"])
+    return [s for s, _ in order], [r for _, r in order]
+
+
 SHARED_FOLDER_HINT = ("the workers and this client must see the output folder under the same path "
                       "(a shared filesystem such as NFS, mounted alike everywhere)")
 
@@ -894,7 +1265,9 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     for Dask's configured one, or ``'local'`` for a LocalCluster of ``jobs`` workers,
     default every core) and closed at the end. What an earlier run wrote to ``out_dir`` is
     removed first, and nothing else (:func:`~chessscan.reports.writers.prepare_output`;
-    raises its ``OutputFolderError``). The rows equal a local run's once sorted by
+    raises its ``OutputFolderError``). A compressed or UTF-16 PGN file is read here and sent
+    to the workers in chunks of about ``shard_size`` bytes of text, at most twice the
+    cluster's threads of them at a time (module doc, 5.). The rows equal a local run's once sorted by
     (source, game_index, ply); read in part order they are in input order too. The issues
     are those a local run writes: ``select`` and ``ignore`` as ``--select``/``--ignore``,
     and ``problems`` (the :class:`~chessscan.readers.inputs.InputProblem` of the paths left
@@ -922,7 +1295,7 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     from chessscan.reports.parts import check_parts
 
     paths = [os.fspath(p) for p in paths]
-    shards = plan_shards(paths, shard_size)
+    shards = plan_shards(paths, shard_size, options.moves_column)
     out_dir = os.path.abspath(out_dir)
     names = tables_for(paths, options)
     say = say or (lambda line: None)
@@ -987,10 +1360,6 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
 
         shards, firsts = settle_shards(shards, count)
 
-        futures[:] = [client.submit(analyze_shard, s, i0, l0, options, names, out_dir, s.number == 0,
-                                    select=select, ignore=ignore, run_id=run_id,
-                                    key=f"analyze_shard-{run_id}-{s.number:06d}")
-                      for s, (i0, l0) in zip(shards, firsts)]
         bar = None
         if progress:
             from chessscan.engines.progress import Progress
@@ -998,19 +1367,41 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
             bar = Progress(sum(s.size for s in shards), "analyze (dask)")
         seen = Tally()
 
-        def analyzed(k: int, result) -> None:
+        def analyzed(shard: Shard, result) -> None:
             if bar is not None:
                 seen.merge(result[0])
-                bar.update(shards[k].size)
+                bar.update(shard.size)
                 bar.count(seen.games, seen.games_with_errors)
 
+        attempts = itertools.count()
+
+        def task(s: Shard, i0: int, l0: int, text: bytes | None = None, error=None):
+            # (a chunk analyzed again is a task of its own: one key per attempt)
+            key = f"analyze_shard-{run_id}-{s.number:06d}" + (f"-{next(attempts)}" if s.kind in ("chunk", "tail")
+                                                               else "")
+            return client.submit(analyze_shard, s, i0, l0, options, names, out_dir, s.number == 0, select=select,
+                                 ignore=ignore, run_id=run_id, error=error, key=key,
+                                 # (out of band: Dask then sends the text as a frame of its own,
+                                 # not copied into the task's pickle and scanned there)
+                                 text=None if text is None else pickle.PickleBuffer(text))
+
         try:
-            results = _wait(client, futures, shards, analyzed)
+            if any(s.kind == "stream" for s in shards):
+                import dask
+
+                # A chunk's text travels in its task (the scheduler holds it until the result is
+                # taken, and gives it to another worker should the first one die): a large "graph".
+                with dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GiB"}):
+                    shards, results = _analyze_in_order(client, shards, firsts, task, futures, shard_size,
+                                                        analyzed, retried)
+            else:
+                futures[:] = [task(s, i0, l0) for s, (i0, l0) in zip(shards, firsts)]
+                results = _wait(client, futures, shards, lambda k, result: analyzed(shards[k], result))
+                if retried is not None:
+                    retried.extend(_retried(client, futures, shards))
         finally:
             if bar is not None:
                 bar.close()
-        if retried is not None:
-            retried.extend(_retried(client, futures, shards))
         # Before the client touches a part (finish_shards adds rows to some): a part a worker
         # wrote where this process does not see it fails the run here, not as a missing row.
         check_parts([p for r in results for p in r.parts], SHARED_FOLDER_HINT)

@@ -55,7 +55,9 @@ def tables_for(paths: Iterable[str], options: AnalysisOptions) -> tuple[str, ...
 
 def optional_columns(table: str, options: AnalysisOptions) -> tuple[str, ...]:
     """Optional columns ``options`` enables in ``table`` (``("fen",)`` for positions with
-    ``fen=True``, else none)."""
+    ``fen=True``, ``("moves_key",)`` for games with ``moves_key=True``, else none)."""
+    if table == "games":
+        return ("moves_key",) if options.moves_key else ()
     return ("fen",) if options.fen and table == "positions" else ()
 
 

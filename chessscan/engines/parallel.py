@@ -92,7 +92,13 @@ waited for it forever). On a stop, the pool's thread finishes what it is doing b
 pool is stopped, so the pool knows every worker it has.
 
 Game tables (Parquet, Arrow: :mod:`chessscan.readers.tables`) are read in the main process,
-row group batch by batch, and their games sent to the workers in batches of ``batch_games``.
+row group batch by batch, and their games sent to the workers in batches of ``batch_games``;
+but when the workers write the parts, a Parquet table of at least ``jobs`` ranges of
+``batch_games`` rows (:func:`~chessscan.readers.tables.row_group_ranges`: from the footer,
+no counting pass) is spread by row group: each task reads its range itself
+(:func:`~chessscan.readers.tables.read_row_groups`), its games numbered by their rows in the
+file. A range whose read stops at a fault ends the table there, as one process's read does:
+the results of the ranges after it are dropped, their parts removed.
 
 Faults. A process of the run that dies (killed, out of memory) raises BrokenProcessPool
 from :func:`run_parallel`, whichever it is: a worker (the pool sees it; one killed while it
@@ -149,7 +155,7 @@ from chessscan.engines.chunks import ChunkStream, ChunkText, Slots
 from chessscan.readers.counts import termination_marks, text_counts
 from chessscan.readers.pgn import ReadEnd, last_sure_game_start, read_games
 from chessscan.readers.sources import TruncatedInput, open_source, source_name, source_size
-from chessscan.readers.tables import is_table
+from chessscan.readers.tables import is_table, read_row_groups, row_group_ranges
 from chessscan.reports.dataset import PartTarget, add_rows, discard_parts, sweep
 from chessscan.reports.writers import buffered_rows, new_buffers
 
@@ -737,13 +743,14 @@ class _Task:
     for a chunk its source's state, arguments and whether it is the source's last (its cut
     and game index estimate are checked when it is written), and the slots its text is in."""
 
-    __slots__ = ("fut", "advance", "state", "args", "last", "slots", "source")
+    __slots__ = ("fut", "advance", "state", "args", "last", "slots", "source", "table")
 
     def __init__(self, fut, advance: int, state=None, args=None, last: bool = False, slots=(),
-                 source: str | None = None) -> None:
+                 source: str | None = None, table=None) -> None:
         self.fut, self.advance, self.state, self.args, self.last = fut, advance, state, args, last
         self.slots = list(slots)
         self.source = source  # the source its games are of (None: it has none)
+        self.table = table  # a range of a table's row groups: that read of the table (see read_table)
 
 
 def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),
@@ -809,6 +816,7 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
     pool_thread: ThreadPoolExecutor | None = None  # runs every call that changes the pool (module doc)
     starting: Future | None = None  # the pool, while the pool's thread starts it
     pending: deque[_Task] = deque()
+    ended: set = set()  # the reads of tables whose row groups stopped at a fault
     slots = Slots()
     numbers = itertools.count()  # provisional part numbers (the temporary names of a task's parts)
     chunk_fn = write_chunk if parts else analyze_chunk
@@ -848,6 +856,14 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
                 raise
             if pool is not None and (dead := _dead_helpers()):
                 raise BrokenProcessPool(f"{dead} process died")
+            if task.table is not None:
+                if task.table in ended:  # after a fault of its table: a read of it stops there
+                    drop(_Done(result))
+                    if bar is not None:
+                        bar.update(task.advance)
+                    continue
+                if result.ended:
+                    ended.add(task.table)
             if task.state is not None:
                 state, args, last = task.state, task.args, task.last
                 while result[3] and not last:
@@ -945,14 +961,19 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
             starting = None
         return True
 
-    def submit(fn, args: tuple, advance: int, full: bool, state=None, last: bool = False, held=()) -> None:
-        """Queue a task (a chunk or batch); ``full``: a whole batch or chunk (else the last of
+    def submit(fn, args: tuple, advance: int, full: bool, state=None, last: bool = False, held=(),
+               table=None) -> None:
+        """Queue a task (a chunk or batch, or with ``table`` a range of that table's row
+        groups, ``args[1]`` its source); ``full``: a whole batch or chunk (else the last of
         its source); ``held``: the slots its text is in. Until the pool is up, or when all
         the input is less than one chunk, the main process runs the task itself."""
         if full:
             start_pool()
-        source = args[2] if state is not None else (args[0][0].source if args[0] else None)
-        task = _Task(None, advance, state, args if state is not None else None, last, held, source)
+        if table is not None:
+            source = args[1]
+        else:
+            source = args[2] if state is not None else (args[0][0].source if args[0] else None)
+        task = _Task(None, advance, state, args if state is not None else None, last, held, source, table)
         # (With parts, the main process analyzes nothing itself once a pool is coming: it
         # waits for the pool, reading on meanwhile is not worth what one game's analysis costs.)
         if pool_ready(wait=not _WORK_WHILE_POOL_STARTS or (parts and starting is not None)):
@@ -1121,7 +1142,23 @@ def run_parallel(paths: Iterable[str], sink, options: AnalysisOptions = Analysis
 
     def read_table(path: str) -> None:
         """A game table: the main process reads its rows and sends its games in batches of
-        ``batch_games`` (module doc)."""
+        ``batch_games``; or, for a Parquet table of at least ``jobs`` ranges of
+        ``batch_games`` rows whose parts the workers write, each worker reads a range of its
+        row groups itself (module doc)."""
+        ranges = row_group_ranges(path, options.moves_column, batch_games) if parts else None
+        if ranges is not None and len(ranges) >= jobs:
+            name = source_name(path)
+            size = source_size(path) or 0
+            total = sum(rows for _, rows, _ in ranges)
+            read = object()  # this read of the table (the same file may be given twice)
+            seen = 0
+            for groups, rows, _ in ranges:
+                advance = size * (seen + rows) // total - size * seen // total
+                seen += rows
+                full = sampler.full() if sampler is not None else 0
+                submit(read_row_groups, (path, name, groups, options.moves_column, batch_fn, options, pgn_names,
+                                         *tail, *numbered(), full), advance, True, table=read)
+            return
         with game_source(path, options) as reader:
             batch: list = []
             seen = read = 0

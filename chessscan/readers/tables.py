@@ -50,7 +50,8 @@ from .sources import STDIN, source_name, source_size
 from .urls import is_url, open_url
 
 __all__ = ["TABLE_SUFFIXES", "MOVES_COLUMNS", "KNOWN_TAGS", "BATCH_ROWS", "TableError", "TableInfo",
-           "table_kind", "is_table", "table_schema", "parquet_codec", "inspect_table", "TableReader", "row_batches"]
+           "table_kind", "is_table", "table_schema", "parquet_codec", "inspect_table", "TableReader", "row_batches",
+           "row_group_ranges", "read_row_groups", "RowsResult"]
 
 #: Names a folder's table files end with (a file given by name is told by its content).
 TABLE_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc")
@@ -499,6 +500,9 @@ class TableReader:
         self.row_groups = row_groups
         self.batch_rows = batch_rows
         self.bytes_read = 0
+        #: Whether the read stopped at a fault (its last game carries the error): the rows
+        #: after it are not read, nor, in a read of the whole file, those of later row groups.
+        self.ended = False
 
     def __enter__(self) -> "TableReader":
         return self
@@ -515,6 +519,7 @@ class TableReader:
         try:
             info = inspect_table(self.path, self.moves_column, self.name)
         except TableError as exc:
+            self.ended = True
             yield _empty_game(self.name, 0, exc.code, str(exc))
             return
         size = source_size(self.path)
@@ -529,6 +534,7 @@ class TableReader:
                     self.bytes_read = size * index // total
                 yield from games
         except (pa.ArrowException, OSError, ValueError) as exc:
+            self.ended = True
             yield _empty_game(self.name, index, "truncated-input",
                               f"{self.name}: the {_WHAT[info.kind]} is truncated or corrupt at row {index + 1} "
                               f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}); "
@@ -538,7 +544,62 @@ class TableReader:
 
     def _batches(self, info: TableInfo, columns: list[str]):
         """``(first row index, rows in all, record batch)`` of the rows to read."""
-        return row_batches(self.path, info.kind, info.rows, columns, self.row_groups, self.batch_rows)
+        # Page by page from a local file (memory: the batch, not the row group's column chunks;
+        # no more CPU); a URL's column chunks in few requests, as an object store wants.
+        return row_batches(self.path, info.kind, info.rows, columns, self.row_groups, self.batch_rows,
+                           pre_buffer=is_url(self.path))
+
+
+def row_group_ranges(path, moves_column: str | None = None, rows: int | None = None,
+                     size: int | None = None, source: str | None = None) -> list[tuple[range, int, int]] | None:
+    """How to spread the Parquet table ``path`` over tasks by row group, from its footer
+    alone (no row is read, no counting pass): ``[(row groups, rows, bytes), ...]``,
+    consecutive ranges in file order, each closed once it holds ``rows`` rows or ``size``
+    uncompressed bytes (whichever comes first; the last may hold less). None for a table
+    that is not Parquet or has no row, or that :func:`inspect_table` refuses (read whole,
+    its error is then the one game it gives)."""
+    try:
+        info = inspect_table(path, moves_column, source)
+    except TableError:
+        return None
+    if info.kind != "parquet" or not info.rows or not sum(info.rows):
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        with _open(os.fspath(path)) as f:
+            meta = pq.ParquetFile(f).metadata
+            sizes = [meta.row_group(g).total_byte_size for g in range(meta.num_row_groups)]
+    except Exception:  # (read whole then: its reader reports what is wrong)
+        return None
+    ranges = []
+    start = held = held_bytes = 0
+    for g, n in enumerate(info.rows):
+        held += n
+        held_bytes += sizes[g]
+        if (rows is not None and held >= rows) or (size is not None and held_bytes >= size) \
+                or g + 1 == len(info.rows):
+            ranges.append((range(start, g + 1), held, held_bytes))
+            start, held, held_bytes = g + 1, 0, 0
+    return ranges
+
+
+def read_row_groups(path: str, source: str, row_groups: range, moves_column: str | None, fn, *args):
+    """``fn(games, *args)`` with ``games`` the games of ``row_groups`` of the table ``path``
+    (:class:`TableReader`, streamed: memory holds a batch of rows); what a ``--jobs``
+    worker runs for a range of row groups. The result is ``fn``'s, as a :class:`RowsResult`
+    whose ``ended`` says whether the read stopped at a fault (the ranges after it are then
+    not the file's: a read of the whole file stops there)."""
+    with TableReader(path, moves_column, row_groups=row_groups, source=source) as reader:
+        result = RowsResult(fn(reader, *args))
+    result.ended = reader.ended
+    return result
+
+
+class RowsResult(tuple):
+    """A task's result tuple, with ``ended`` (see :func:`read_row_groups`)."""
+
+    ended = False
 
 
 def row_batches(path: str, kind: str, rows: tuple | None, columns: list[str] | None = None,

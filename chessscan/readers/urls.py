@@ -33,9 +33,10 @@ def is_url(path) -> bool:
     return isinstance(path, str) and _URL.match(path) is not None
 
 
-def url_fs(url: str):
+def url_fs(url: str, doing: str = "reading"):
     """``(filesystem, path)`` of ``url`` (an ``fsspec`` file system and the path it takes).
-    Raises :class:`MissingFileSystem` when the scheme's package is not installed, ``OSError``
+    ``doing`` (``"reading"``, ``"writing"``) words the messages. Raises
+    :class:`MissingFileSystem` when the scheme's package is not installed, ``OSError``
     (``ValueError`` mapped) for a scheme fsspec does not know."""
     import fsspec.core
 
@@ -46,9 +47,9 @@ def url_fs(url: str):
         extra = EXTRAS.get(scheme)
         hint = (f"pip install 'chessscan[{extra}]' (from a checkout: pip install '.[{extra}]')" if extra
                 else "install the fsspec file system for it")
-        raise MissingFileSystem(f"reading {scheme}:// needs its file system: {hint} ({exc})") from None
+        raise MissingFileSystem(f"{doing} {scheme}:// needs its file system: {hint} ({exc})") from None
     except ValueError as exc:
-        raise OSError(f"not a URL fsspec can read: {exc}") from None
+        raise OSError(f"not a URL fsspec can {'write' if doing == 'writing' else 'read'}: {exc}") from None
 
 
 def open_url(url: str):

@@ -32,6 +32,8 @@ DEFAULT_MEMORY_LIMIT = "512MB"
 #: The temporary folder DuckDB spills to, inside the output folder during ``analyze
 #: --duplicates`` (removed afterwards).
 SPILL_DIR_NAME = ".chessscan-duplicates.tmp"
+#: The start position's bytes at the head of a ``moves_key`` (:data:`chessscan.analysis.plies.MOVES_KEY`).
+_START_KEY_BYTES = 8
 
 
 class DuplicateError(Exception):
@@ -49,10 +51,11 @@ def need_duckdb():
     return duckdb
 
 
-def games_files(report_dir: str | os.PathLike) -> tuple[str, list[Path]]:
+def games_files(report_dir: str | os.PathLike, also: str | None = None) -> tuple[str, list[Path]]:
     """The games table of the report folder ``report_dir``: its format (``"parquet"`` or
     ``"csv"``) and its files in order (one file, or a dataset folder's parts by name).
-    Raises :class:`DuplicateError` when there is none, or when it has no ``moves_hash``."""
+    Raises :class:`DuplicateError` when there is none, or when it has no ``moves_hash`` (or
+    no column ``also``, ``"moves_key"`` for the contained-games search)."""
     folder = Path(report_dir)
     if not folder.is_dir():
         raise DuplicateError(f"{report_dir}: not a folder")
@@ -69,6 +72,9 @@ def games_files(report_dir: str | os.PathLike) -> tuple[str, list[Path]]:
         if "moves_hash" not in names:
             raise DuplicateError(f"{report_dir}: its games table has no moves_hash column (a report "
                                  "written by an older chessscan): run analyze again")
+        if also is not None and also not in names:
+            raise DuplicateError(f"{report_dir}: its games table has no {also} column: run analyze again with "
+                                 "--duplicates --contained-games")
         return fmt, files
     raise DuplicateError(f"{report_dir}: not a chessscan report (no games.parquet, games.csv or "
                          "games/part-*.parquet in it)")
@@ -82,10 +88,15 @@ class Search:
     ``ord`` (the run's order, across the reports), ``source``, ``game_index``, ``line``,
     ``moves_hash``, for every game with a hash."""
 
-    def __init__(self, reports, memory_limit: str = DEFAULT_MEMORY_LIMIT, spill_dir=None) -> None:
+    def __init__(self, reports, memory_limit: str = DEFAULT_MEMORY_LIMIT, spill_dir=None,
+                 contained: bool = False) -> None:
         duckdb = need_duckdb()
         self.reports = [str(r) for r in reports]
-        tables = [games_files(r) for r in self.reports]
+        tables = [games_files(r, "moves_key" if contained else None) for r in self.reports]
+        # (the contained-games search reads two more columns; the others do not need them)
+        extra = ", plies, moves_key" if contained else ""
+        extra_cast = (", CAST(plies AS INTEGER) AS plies, CAST(moves_key AS VARCHAR) AS moves_key"
+                      if contained else "")
         self._own_spill = spill_dir is None
         self.spill_dir = Path(tempfile.mkdtemp(prefix="chessscan-duplicates-")) if spill_dir is None else Path(spill_dir)
         self.spill_dir.mkdir(parents=True, exist_ok=True)
@@ -102,24 +113,32 @@ class Search:
             parts = []
             base = 0
             self.files: list[tuple[int, str, Path, int]] = []  # (report, fmt, path, rows before it)
+            parquet_files = []  # (path, report, rows before it)
             for r, (fmt, files) in enumerate(tables):
                 for path in files:
                     if fmt == "parquet":
                         n = pq.ParquetFile(path).metadata.num_rows
-                        scan = (f"SELECT file_row_number AS row, source, game_index, line, moves_hash "
-                                f"FROM read_parquet({_quote(str(path))}, file_row_number = true)")
+                        parquet_files.append((str(path), r, base))
                     else:
-                        n = None
-                        scan = (f"SELECT row_number() OVER () - 1 AS row, source, game_index, line, moves_hash "
+                        scan = (f"SELECT row_number() OVER () - 1 AS row, source, game_index, line, moves_hash{extra} "
                                 f"FROM read_csv({_quote(str(path))}, header = true, all_varchar = true)")
                         n = con.execute(f"SELECT count(*) FROM read_csv({_quote(str(path))}, header = true, "
                                         "all_varchar = true)").fetchone()[0]
-                    parts.append(f"SELECT {r} AS report, {base} + row AS ord, CAST(source AS VARCHAR) AS source, "
-                                 f"CAST(game_index AS BIGINT) AS game_index, CAST(line AS BIGINT) AS line, "
-                                 f"CAST(moves_hash AS VARCHAR) AS moves_hash FROM ({scan}) "
-                                 f"WHERE moves_hash IS NOT NULL AND moves_hash <> ''")
+                        parts.append(f"SELECT {r} AS report, {base} + row AS ord, {_columns(extra_cast)} "
+                                     f"FROM ({scan}) WHERE moves_hash IS NOT NULL AND moves_hash <> ''")
                     self.files.append((r, fmt, path, base))
                     base += n
+            if parquet_files:
+                # One scan of every Parquet file, each row's run order from its file's first:
+                # a UNION ALL of one scan a file held buffers for each, and a dataset has a part
+                # a chunk (25 files of 10M games ran out of 256MB where one scan did not).
+                con.execute("CREATE TEMP TABLE files (filename VARCHAR, report INTEGER, base BIGINT)")
+                con.executemany("INSERT INTO files VALUES (?, ?, ?)", parquet_files)
+                listed = ", ".join(_quote(f) for f, _, _ in parquet_files)
+                parts.append(f"SELECT files.report AS report, files.base + t.file_row_number AS ord, "
+                             f"{_columns(extra_cast)} FROM read_parquet([{listed}], file_row_number = true, "
+                             f"filename = true, union_by_name = true) AS t JOIN files USING (filename) "
+                             f"WHERE moves_hash IS NOT NULL AND moves_hash <> ''")
             self.rows = base
             con.execute("CREATE TEMP VIEW g AS " + " UNION ALL ".join(parts))
         except BaseException:
@@ -180,6 +199,55 @@ class Search:
             ) TO {_quote(str(out))} (FORMAT parquet)""")
         return pq.ParquetFile(out).metadata.num_rows
 
+    def contained(self, out: Path) -> int:
+        """Write every game whose whole mainline is the start of another game's from the
+        same start position (its ``moves_key`` a proper prefix of the other's) to the
+        Parquet file ``out``, in the run's order: ``ord``, ``report``, ``source``,
+        ``game_index``, ``line``, ``plies``, then ``in_ord``, ``in_report``, ``in_source``,
+        ``in_game_index``, ``in_line``, ``in_plies`` of one game that continues it: of those,
+        the ones whose ``moves_key`` comes first in order, and of these the first in the run's
+        order. A game with no moves (its key only the start's) is not counted. Needs the view
+        with ``moves_key`` (``contained=True``). Returns the rows written."""
+        # Sorted by key, a key that is the start of any other key is the start of the next
+        # different one; with the run's order within a key, the row before a change of key is
+        # its last copy and the row after is the next key's first. DuckDB sorts out of core
+        # (a window's lead() over the one partition, and a GROUP BY over the keys, ran out of
+        # memory where the sort did not); the neighbours are compared here a batch at a time;
+        # the copies of a found key are joined again with the few keys found as build side.
+        ordered = self.spill_dir / "contained-sorted.parquet"
+        keys = self.spill_dir / "contained-keys.parquet"
+        inner = self.spill_dir / "contained-games.parquet"
+        threads = self.con.execute("SELECT current_setting('threads')").fetchone()[0]
+        try:
+            # One thread: each thread holds its own buffers of these long keys (a sort's runs,
+            # a scan's row groups); on 4M games of the shared corpora 256MB ran out with two
+            # threads, in the sort and in the join, and did not with one.
+            self.con.execute("SET threads = 1")
+            self.con.execute(f"""
+                COPY (SELECT moves_key, ord FROM g WHERE moves_key IS NOT NULL ORDER BY moves_key, ord)
+                TO {_quote(str(ordered))} (FORMAT parquet)""")
+            _next_keys(ordered, keys)
+            ordered.unlink()
+            # Two joins, each with the few found rows as its build side: the games with a found
+            # key, then the games that continue them.
+            self.con.execute(f"""
+                COPY (SELECT a.ord, a.report, a.source, a.game_index, a.line, a.plies, found.next_ord
+                      FROM g AS a JOIN read_parquet({_quote(str(keys))}) AS found USING (moves_key))
+                TO {_quote(str(inner))} (FORMAT parquet)""")
+            self.con.execute(f"""
+                COPY (
+                    SELECT a.ord, a.report, a.source, a.game_index, a.line, a.plies, b.ord AS in_ord,
+                           b.report AS in_report, b.source AS in_source, b.game_index AS in_game_index,
+                           b.line AS in_line, b.plies AS in_plies
+                    FROM g AS b JOIN read_parquet({_quote(str(inner))}) AS a ON b.ord = a.next_ord
+                    ORDER BY a.ord
+                ) TO {_quote(str(out))} (FORMAT parquet)""")
+        finally:
+            self.con.execute(f"SET threads = {int(threads)}")
+            for f in (ordered, keys, inner):
+                f.unlink(missing_ok=True)
+        return pq.ParquetFile(out).metadata.num_rows
+
     def counts(self, found: Path) -> dict:
         """Counts for a ``found`` file of :meth:`duplicates`: games with a hash, duplicate
         games, distinct games repeated."""
@@ -187,6 +255,39 @@ class Search:
         dups, repeated = self.con.execute(
             f"SELECT count(*), count(DISTINCT first_ord) FROM read_parquet({_quote(str(found))})").fetchone()
         return {"games_hashed": hashed, "duplicate_games": dups, "games_repeated": repeated}
+
+
+def _next_keys(ordered: Path, out: Path) -> None:
+    """From ``ordered`` (``moves_key``, ``ord`` sorted by both), write to ``out`` each key
+    that is the start of the next different key, with that one's first ``ord``
+    (``moves_key``, ``next_ord``), a batch in memory at a time. A key with no moves (only the
+    start's bytes) is not written."""
+    import pyarrow.compute as pc
+
+    schema = pa.schema([("moves_key", pa.string()), ("next_ord", pa.int64())])
+    last = None  # the previous batch's last row: (key, ord) as one-row arrays
+    with pq.ParquetWriter(out, schema) as writer:
+        # (pre_buffer off: on, pyarrow read the whole file ahead, 1 GiB at peak on 4M games)
+        for batch in pq.ParquetFile(ordered, pre_buffer=False).iter_batches(batch_size=65_536,
+                                                                           columns=["moves_key", "ord"]):
+            key, ord_ = batch.column(0), batch.column(1)
+            if last is not None:
+                key, ord_ = pa.concat_arrays([last[0], key]), pa.concat_arrays([last[1], ord_])
+            last = key.slice(len(key) - 1), ord_.slice(len(ord_) - 1)
+            this, after = key.slice(0, len(key) - 1), key.slice(1)
+            # (sorted: 'after' starts with 'this' exactly when it sorts before 'this' + 'g', a
+            # letter after every hex digit)
+            hit = pc.and_(pc.and_(pc.not_equal(this, after),
+                                  pc.less(after, pc.binary_join_element_wise(this, "g", ""))),
+                          pc.greater(pc.binary_length(this), 2 * _START_KEY_BYTES))
+            if pc.any(hit).as_py():
+                writer.write_table(pa.table([this.filter(hit), ord_.slice(1).filter(hit)], schema=schema))
+
+
+def _columns(extra_cast: str) -> str:
+    """The view's columns after ``report`` and ``ord``, cast to their types."""
+    return ("CAST(source AS VARCHAR) AS source, CAST(game_index AS BIGINT) AS game_index, "
+            f"CAST(line AS BIGINT) AS line, CAST(moves_hash AS VARCHAR) AS moves_hash{extra_cast}")
 
 
 def _quote(text: str) -> str:
@@ -217,12 +318,33 @@ def write_duplicates_table(found: Path, out_dir: Path, fmt: str, dataset: bool) 
         for old in path.parent.glob("part-*.parquet"):
             old.unlink()
     with _whole(TableWriter(path, schema, fmt, table="duplicates")) as writer:
-        for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
+        for batch in pq.ParquetFile(found, pre_buffer=False).iter_batches(batch_size=65_536):
             cols = {name: batch.column(name) for name in batch.schema.names}
             writer.write({"source": cols["source"], "game_index": cols["game_index"], "line": cols["line"],
                           "first_source": cols["first_source"], "first_game_index": cols["first_game_index"],
                           "first_line": cols["first_line"], "duplicate_of": cols["first_ord"],
                           "moves_hash": cols["moves_hash"]})
+
+
+def write_contained_table(found: Path, out_dir: Path, fmt: str, dataset: bool) -> None:
+    """The report's ``contained_games`` table, from the :meth:`Search.contained` file
+    ``found``."""
+    from chessscan.reports.schema import schema_for
+    from chessscan.reports.writers import EXTENSIONS, TableWriter, part_name
+
+    schema = schema_for("contained_games")
+    name = "contained_games"
+    path = out_dir / name / part_name(0) if dataset else out_dir / f"{name}{EXTENSIONS[fmt]}"
+    if dataset and path.parent.is_dir():
+        for old in path.parent.glob("part-*.parquet"):
+            old.unlink()
+    with _whole(TableWriter(path, schema, fmt, table=name)) as writer:
+        for batch in pq.ParquetFile(found, pre_buffer=False).iter_batches(batch_size=65_536):
+            cols = {n: batch.column(n) for n in batch.schema.names}
+            writer.write({"source": cols["source"], "game_index": cols["game_index"], "line": cols["line"],
+                          "plies": cols["plies"], "in_source": cols["in_source"],
+                          "in_game_index": cols["in_game_index"], "in_line": cols["in_line"],
+                          "in_plies": cols["in_plies"], "contained_in": cols["in_ord"]})
 
 
 class _whole:
@@ -252,8 +374,10 @@ def add_duplicate_of(search: Search, found: Path, fmt: str) -> None:
     from chessscan.reports.schema import schema_for
     from chessscan.reports.writers import TableWriter
 
-    schema = schema_for("games", ("duplicate_of",))
-    dup_batches = pq.ParquetFile(found).iter_batches(batch_size=65_536, columns=["ord", "first_ord"])
+    kept = ("moves_key",) if "moves_key" in _games_names(search.files[0]) else ()
+    schema = schema_for("games", kept + ("duplicate_of",))
+    dup_batches = pq.ParquetFile(found, pre_buffer=False).iter_batches(batch_size=65_536,
+                                                                       columns=["ord", "first_ord"])
     pending = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
 
     def take(until: int):
@@ -287,16 +411,25 @@ def add_duplicate_of(search: Search, found: Path, fmt: str) -> None:
                 start += n
 
 
+def _games_names(file) -> list[str]:
+    """The column names of a :attr:`Search.files` entry's games table file."""
+    _report, fmt, path, _base = file
+    if fmt == "parquet":
+        return pq.read_schema(path).names
+    with open(path, encoding="utf-8") as f:
+        return [n.strip('"') for n in f.readline().strip().split(",")]
+
+
 def _games_batches(path: Path, fmt: str):
     """The record batches of a games table file as written (the declared types)."""
     from chessscan.reports.schema import schema_for
 
-    if fmt == "parquet":
-        yield from pq.ParquetFile(path).iter_batches(batch_size=65_536)
+    if fmt == "parquet":  # (every file here read a batch at a time, not read ahead whole)
+        yield from pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=65_536)
         return
     import pyarrow.csv as pacsv
 
-    schema = schema_for("games")
+    schema = schema_for("games", ("moves_key",))  # (hex digits are text, whatever they look like)
     # Read as written: an empty unquoted field is null, "" the empty string; the text keeps
     # the formula guard it was written with (written again as read).
     types = {f.name: (pa.string() if pa.types.is_dictionary(f.type) else f.type) for f in schema}
@@ -353,7 +486,7 @@ def duplicate_diagnostics(found: Path):
     repeats an earlier one, naming that one's file and line."""
     from chessscan.reports.diagnostics import Diagnostic
 
-    for batch in pq.ParquetFile(found).iter_batches(
+    for batch in pq.ParquetFile(found, pre_buffer=False).iter_batches(
             batch_size=8192, columns=["source", "game_index", "line", "first_source", "first_game_index",
                                       "first_line"]):
         for source, gi, line, first_source, first_gi, first_line in zip(*(c.to_pylist() for c in batch.columns)):

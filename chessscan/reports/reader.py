@@ -145,6 +145,63 @@ def _columns_of(kind: str, path: Path) -> list[str]:
     return list(json.loads(line)) if line.strip() else []
 
 
+def _read_url_report(url: str, incomplete: str) -> Report:
+    """:func:`read_report` of a report under a URL (``s3://bucket/prefix``...: what
+    ``analyze -o URL`` put there), read through its fsspec file system."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from chessscan.readers.urls import url_fs
+    from chessscan.reports.writers import _PART, read_table
+
+    fs, root = url_fs(url)
+    root = root.rstrip("/")
+    shown = url.rstrip("/")
+    fs.invalidate_cache()
+    if not fs.isdir(root):
+        raise FileNotFoundError(f"no report folder: {shown}")
+    found_files: dict[str, tuple[str, list[str]]] = {}
+    for name in TABLE_NAMES:
+        for ext in ("parquet", "csv", "jsonl"):
+            if fs.isfile(f"{root}/{name}.{ext}"):
+                found_files[name] = (ext, [f"{root}/{name}.{ext}"])
+                break
+        else:
+            if fs.isdir(f"{root}/{name}"):
+                parts = sorted(p for p in fs.ls(f"{root}/{name}", detail=False)
+                               if _PART.match(p.rsplit("/", 1)[-1]) and p.rsplit("/", 1)[-1].startswith("part-")
+                               and p.endswith(".parquet"))
+                found_files[name] = ("parquet", parts)
+    if not found_files:
+        raise FileNotFoundError(f"{shown} holds no chessscan report table")
+    summary = json.loads(fs.cat_file(f"{root}/summary.json")) if fs.isfile(f"{root}/summary.json") else None
+    parts = {name: len(files) for name, (_, files) in found_files.items()}
+    if summary is None:
+        if incomplete == "raise":
+            raise IncompleteReport(shown, parts)
+        import warnings
+
+        warnings.warn(f"{shown} has no summary.json: read what is there ({_count_parts(parts)})",
+                      IncompleteReportWarning, stacklevel=3)
+    tables = {}
+    for name, (kind, files) in found_files.items():
+        columns: list[str] = []
+        if files:
+            with fs.open(files[0], "rb") as f:
+                if kind == "parquet":
+                    columns = pq.read_schema(f).names
+                else:
+                    line = f.readline().decode("utf-8")
+                    columns = line.rstrip("\r\n").split(",") if kind == "csv" else list(json.loads(line or "{}"))
+        schema = schema_for(name, [c for c in OPTIONAL_COLUMNS[name] if c in columns])
+        read = []
+        for p in files:
+            with fs.open(p, "rb") as f:
+                read.append(read_table(f, schema, kind))
+        tables[name] = to_dataframe(pa.concat_tables(read) if read else schema.empty_table(), name)
+    return Report(tables, summary)
+
+
 class IncompleteReport(FileNotFoundError):
     """A report folder without ``summary.json``: the run that wrote it stopped or failed
     before the end (or it is not a chessscan run's), so its tables may hold only part of
@@ -168,7 +225,8 @@ def _count_parts(parts: dict[str, int]) -> str:
 def read_report(path: str | os.PathLike, incomplete: str = "raise") -> Report:
     """Read the report folder ``path`` that ``chessscan analyze -o PATH`` wrote: the tables in
     any format it writes (``<table>.parquet``, ``<table>.csv``, ``<table>.jsonl``, or a Dask
-    run's datasets ``<table>/part-*.parquet``) and ``summary.json``.
+    run's datasets ``<table>/part-*.parquet``) and ``summary.json``. ``path`` may be a URL
+    (``s3://bucket/prefix``...: what ``analyze -o URL`` put there), read through fsspec.
 
     Returns a :class:`Report` whose DataFrames have the dtypes of the declared schema (see
     the module docstring), the same as :func:`chessscan.scan` returns for the same input.
@@ -182,10 +240,13 @@ def read_report(path: str | os.PathLike, incomplete: str = "raise") -> Report:
     read in an :class:`IncompleteReportWarning`. Parts being written (``*.partial``, hidden
     names) are never read.
     """
+    from chessscan.readers.urls import is_url
     from chessscan.reports.writers import read_table
 
     if incomplete not in ("raise", "ok"):
         raise ValueError(f"incomplete must be 'raise' or 'ok', not {incomplete!r}")
+    if is_url(path):
+        return _read_url_report(path, incomplete)
     folder = Path(path)
     if not folder.is_dir():
         raise FileNotFoundError(f"no report folder: {folder}")

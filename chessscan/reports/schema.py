@@ -160,6 +160,12 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
                             "equal for the same moves from the same position whatever the tags; None when the "
                             "moves were not all read and played (an unsupported variant, a [FEN] that cannot "
                             "be set up, a reader error, an illegal, ambiguous or invalid move)", null=True),
+        _c("moves_key", S, "with --contained-games: the start position and the moves played, as hex digits of "
+                            "8 bytes of BLAKE2b of the start FEN (as moves_hash takes it) then 2 bytes a move "
+                            "(from << 9 | to << 3 | promotion, big-endian; squares a1=0..h8=63, promotion "
+                            "2 knight..5 queen, 6 king, else 0; a null move 0): a game's mainline is the start "
+                            "of another's from the same position when its key is a prefix of the other's. None "
+                            "when moves_hash is", null=True, optional=True),
         _c("duplicate_of", I64, "with --duplicates: the run order (0-based row of this table) of the first game "
                                 "with the same moves_hash, when this game repeats it; None for a first occurrence "
                                 "or a game without moves_hash. With one input file it is that game's game_index",
@@ -215,6 +221,19 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("first_line", I64, "1-based line of that first game's first tag"),
         _c("duplicate_of", I64, "the first game's run order: its 0-based row in the games table"),
         _c("moves_hash", S, "the moves_hash both games have"),
+    ),
+    "contained_games": (
+        _c("source", D, "input file / URL of a game whose whole mainline is the start of another game's from "
+                        "the same start position (an unfinished copy)"),
+        _c("game_index", I64, "0-based game number within source"),
+        _c("line", I64, "1-based line of the game's first tag"),
+        _c("plies", I32, "plies the game has"),
+        _c("in_source", D, "input file / URL of a game that continues it: of those, the ones whose moves_key "
+                           "comes first in order, and of these the first in the run's order"),
+        _c("in_game_index", I64, "0-based game number of that game within in_source"),
+        _c("in_line", I64, "1-based line of that game's first tag"),
+        _c("in_plies", I32, "plies that game has (more than plies)"),
+        _c("contained_in", I64, "that game's run order: its 0-based row in the games table"),
     ),
     "disagreements": (
         _c("source", D, "input file / URL"),

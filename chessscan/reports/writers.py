@@ -1142,17 +1142,21 @@ def _json_default(o: Any) -> Any:
 # ---------------------------------------------------------------------------
 # Reading back
 # ---------------------------------------------------------------------------
-def read_table(path: str | os.PathLike, schema: pa.Schema | None = None) -> pa.Table:
+def read_table(path: str | os.PathLike, schema: pa.Schema | None = None, fmt: str | None = None) -> pa.Table:
     """Read a table file written by :class:`TableWriter` into a ``pa.Table``.
 
-    Format from the suffix (.parquet / .csv / .jsonl). For csv and jsonl,
+    Format from the suffix (.parquet / .csv / .jsonl), or ``fmt`` (``path`` is then a binary
+    file object open for reading, such as an fsspec file's). For csv and jsonl,
     pass ``schema`` to get the declared types back exactly (text formats do
     not carry types); for csv, an empty unquoted field is null and ``""``
     is the empty string, mirroring the writer. Without ``schema`` types are
     inferred.
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
+    if fmt is None:
+        path = Path(path)
+        suffix = path.suffix.lower()
+    else:
+        suffix = f".{fmt}"
     if suffix == ".parquet":
         tbl = pq.read_table(path)
         return tbl.select(schema.names).cast(schema) if schema is not None else tbl
@@ -1168,7 +1172,9 @@ def read_table(path: str | os.PathLike, schema: pa.Schema | None = None) -> pa.T
     if suffix == ".jsonl":
         import pyarrow.json as pajson
 
-        if path.stat().st_size == 0:
+        if fmt is not None:
+            path = pa.BufferReader(path.read())
+        if (path.size() if fmt is not None else path.stat().st_size) == 0:
             return (schema or pa.schema([])).empty_table()
         # The JSON reader cannot build dictionaries: read text, then cast.
         plain = pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f

@@ -1,0 +1,210 @@
+"""A report written to an object store or any other fsspec URL (``-o s3://bucket/prefix``).
+
+Object stores have no rename and no lock, so the output-folder rules are kept this way:
+
+* :meth:`ObjectOutput.prepare` lists the objects under the prefix, refuses report-named
+  objects that no chessscan run recorded (its manifest, :data:`MANIFEST_NAME`), removes the
+  objects a previous run recorded, and puts the new manifest, all before the run writes
+  anything (the same checks as :func:`~chessscan.reports.writers.prepare_output`);
+* the run writes its report into a local staging folder (:attr:`ObjectOutput.staging`, a new
+  folder under the temporary directory, removed at the end), as into any output folder;
+* :meth:`ObjectOutput.upload` then puts each file as one object, whole (the file system's
+  ``put_file``: one request, or a multipart upload that no reader sees before it completes),
+  the tables first and ``summary.json`` last. A run that stops before has put the manifest
+  only (the next run into the prefix removes what it lists); one stopped while uploading
+  leaves whole objects and no ``summary.json``.
+
+A URL naming a local path (``file://``) is written as the local folder it names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from typing import Iterable, Sequence
+
+from chessscan.readers.urls import is_url, url_fs
+
+from .files import temporary_of
+from .schema import TABLE_NAMES
+from .writers import _PART, MANIFEST_NAME, RUN_FILES, SUMMARY_NAME, OutputError, OutputFolderError, _is_report_name
+
+__all__ = ["ObjectOutput", "NoSuchBucket", "object_output"]
+
+# File systems whose first path component is a bucket (or container) that must exist.
+_BUCKETS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"})
+
+
+class NoSuchBucket(OSError):
+    """The bucket (or container) of an output URL does not exist (or cannot be seen with the
+    credentials at hand)."""
+
+
+def object_output(url: str) -> "ObjectOutput | None":
+    """An :class:`ObjectOutput` for the output ``url``, or None when ``url`` is a local path
+    (not a URL, or ``file://``). Raises
+    :class:`~chessscan.readers.urls.MissingFileSystem` (the message names the extra to
+    install) and ``OSError`` for a URL fsspec does not know."""
+    if not is_url(url):
+        return None
+    fs, root = url_fs(url, "writing")
+    protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
+    if protocols & {"file", "local"}:
+        return None
+    return ObjectOutput(url, fs, root)
+
+
+class ObjectOutput:
+    """The report folder at ``url`` on the fsspec file system ``fs`` (``root``: its path
+    there). See the module docstring for the order of the work."""
+
+    def __init__(self, url: str, fs, root: str) -> None:
+        self.url = url.rstrip("/")
+        self.fs = fs
+        self.root = root.rstrip("/")
+        protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
+        self._buckets = bool(protocols & _BUCKETS)
+        #: The local folder the run writes its report into (made by :meth:`prepare`).
+        self.staging: str | None = None
+
+    def _path(self, name: str) -> str:
+        return f"{self.root}/{name}"
+
+    def _objects(self) -> list[str]:
+        """Names (relative to the prefix) of every object under it, sorted. Raises
+        :class:`NoSuchBucket`, ``NotADirectoryError`` when the prefix is an object itself."""
+        fs = self.fs
+        fs.invalidate_cache()  # (s3fs keeps listings: another process may have written since)
+        if self._buckets:
+            bucket = self.root.split("/", 1)[0]
+            if not bucket or not fs.exists(bucket):
+                raise NoSuchBucket(f"no such bucket: {bucket or self.url}")
+        try:
+            if fs.isfile(self.root):
+                raise NotADirectoryError(20, f"{self.url} is an object, not a folder")
+            found = fs.find(self.root, withdirs=False)
+        except FileNotFoundError as exc:
+            if self._buckets:
+                raise NoSuchBucket(f"no such bucket: {self.root.split('/', 1)[0]} ({exc})") from None
+            return []
+        head = self.root + "/"
+        return sorted(p[len(head):] for p in found if p.startswith(head))
+
+    def _read_manifest(self) -> set[str]:
+        try:
+            data = json.loads(self.fs.cat_file(self._path(MANIFEST_NAME)).decode("utf-8"))
+            files = data.get("files", []) if data.get("tool") == "chessscan" else []
+            return {f for f in files if isinstance(f, str) and _is_report_name(f)}
+        except (OSError, ValueError, AttributeError):
+            return set()
+
+    @staticmethod
+    def _report_named(objects: Iterable[str]) -> list[str]:
+        """The report names among ``objects``: top-level table files, :data:`RUN_FILES` (also
+        while written, ``NAME.<hex>.partial``), and ``<table>/`` for a prefix holding parts."""
+        found = []
+        for name in objects:
+            head, sep, rest = name.partition("/")
+            if not sep:
+                if _is_report_name(temporary_of(name) or name):
+                    found.append(name)
+            elif head in TABLE_NAMES and "/" not in rest and _PART.match(rest):
+                found.append(head + "/")
+        return sorted(set(found))
+
+    def prepare(self, files: Sequence[str], inputs: Iterable[str] = ()) -> str:
+        """Make the prefix ready for a run that writes ``files`` (see
+        :func:`~chessscan.reports.writers.report_files`) and return the local staging folder
+        the run writes into. Raises :class:`~chessscan.reports.writers.OutputFolderError`
+        (report-named objects that no run recorded, or a report object that is one of
+        ``inputs``: nothing removed), :class:`NoSuchBucket`, or another ``OSError``."""
+        objects = self._objects()
+        owned = self._read_manifest()
+        named = self._report_named(objects)
+        foreign = [n for n in named if (temporary_of(n) or n) not in owned]
+        if foreign:
+            raise OutputFolderError(self.url, foreign)
+        read = self._inputs_here([*owned, *files], inputs)
+        if read:
+            raise OutputFolderError(self.url, read, "which this run reads: writing the report there would "
+                                                    "remove it")
+        doomed = []
+        for name in objects:
+            head, sep, rest = name.partition("/")
+            if sep:
+                if head + "/" in owned and "/" not in rest and _PART.match(rest):
+                    doomed.append(name)
+            elif (temporary_of(name) or name) in owned or temporary_of(name) == MANIFEST_NAME:
+                doomed.append(name)
+        if doomed:
+            self.fs.rm([self._path(n) for n in doomed])
+        manifest = json.dumps({"tool": "chessscan", "files": sorted(set(files))}, indent=1) + "\n"
+        self._put_bytes(MANIFEST_NAME, manifest.encode("utf-8"))
+        self.staging = tempfile.mkdtemp(prefix="chessscan-upload-")
+        return self.staging
+
+    def _inputs_here(self, names: Iterable[str], inputs: Iterable[str]) -> list[str]:
+        """The report names among ``names`` that one of ``inputs`` (URLs) stands under."""
+        read = set()
+        for url in inputs:
+            if not is_url(url):
+                continue
+            try:
+                fs, path = url_fs(url)
+            except OSError:
+                continue
+            if type(fs) is type(self.fs) and path.startswith(self.root + "/"):
+                read.add(path[len(self.root) + 1:])
+        found = []
+        for name in sorted(set(names)):
+            if any(r == name or (name.endswith("/") and r.startswith(name)) for r in read):
+                found.append(name)
+        return found
+
+    def _put_bytes(self, name: str, data: bytes) -> None:
+        try:
+            self.fs.pipe_file(self._path(name), data)
+        except OSError as exc:
+            raise OutputError(f"{self.url}/{name}", exc) from None
+
+    def staged(self) -> list[str]:
+        """The report files in the staging folder, as names relative to it, in the order they
+        are put: the tables (a dataset's parts in order), then ``run.json`` and
+        ``report.html``, then ``summary.json``."""
+        staging = self.staging
+        if staging is None:
+            return []
+        tables, run_files = [], []
+        for entry in sorted(os.listdir(staging)):
+            path = os.path.join(staging, entry)
+            if entry in TABLE_NAMES and os.path.isdir(path) and not os.path.islink(path):
+                tables.extend(f"{entry}/{p}" for p in sorted(os.listdir(path))
+                              if _PART.match(p) and temporary_of(p) is None and not p.startswith("."))
+            elif entry in RUN_FILES:
+                run_files.append(entry)
+            elif _is_report_name(entry) and os.path.isfile(path):
+                tables.append(entry)
+        order = {name: i for i, name in enumerate(RUN_FILES)}
+        run_files.sort(key=lambda n: (n == SUMMARY_NAME, order[n]))
+        return tables + run_files
+
+    def upload(self) -> list[str]:
+        """Put every staged report file under the prefix, each as one whole object,
+        ``summary.json`` last; returns the object names put. Raises
+        :class:`~chessscan.reports.writers.OutputError` naming the object that could not be
+        put (none after it is put: no ``summary.json``)."""
+        names = self.staged()
+        for name in names:
+            try:
+                self.fs.put_file(os.path.join(self.staging, name), self._path(name))
+            except OSError as exc:
+                raise OutputError(f"{self.url}/{name}", exc) from None
+        return names
+
+    def cleanup(self) -> None:
+        """Remove the staging folder; never raises."""
+        staging, self.staging = self.staging, None
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)

@@ -1341,7 +1341,6 @@ def duplicates(report_dirs, out, memory, find_contained):
       chessscan duplicates report
     """
     import pyarrow as pa
-    import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
     from chessscan.reports.duplicates import DuplicateError, Search, _size
@@ -1363,25 +1362,11 @@ def duplicates(report_dirs, out, memory, find_contained):
         counts = dict(search.con.execute(
             f"SELECT report, count(*) FROM read_parquet('{found}') GROUP BY report").fetchall())
         names = pa.array(list(report_dirs), pa.string())
-        try:
-            if out is not None and out.endswith(".parquet"):
-                writer = pq.ParquetWriter(out, _shared_schema())
-            else:
-                sink = sys.stdout.buffer if out is None else open(out, "wb")
-                writer = pacsv.CSVWriter(sink, _shared_schema())
-            for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
-                writer.write_batch(pa.record_batch([
-                    names.take(batch.column("report")), batch.column("source"), batch.column("game_index"),
-                    batch.column("line"), batch.column("moves_hash")], schema=_shared_schema()))
-            writer.close()
-            if out is not None and not out.endswith(".parquet"):
-                sink.close()
-            elif out is None:
-                sys.stdout.flush()
-        except OSError as exc:
-            if out is None:  # stdout: its own rule (a reader gone, `| head`: a quiet 141)
-                _fail_output(exc)
-            raise OutputFailure(f"cannot write the shared games: {exc}") from None
+        schema = _shared_schema()
+        _write_batches(out, schema, "shared games", (pa.record_batch([
+            names.take(batch.column("report")), batch.column("source"), batch.column("game_index"),
+            batch.column("line"), batch.column("moves_hash")], schema=schema)
+            for batch in pq.ParquetFile(found, pre_buffer=False).iter_batches(batch_size=65_536)))
     what = "reports share" if len(report_dirs) > 1 else "report holds more than once"
     click.echo(f"{n_hashes:,} games the {what}: {rows:,} rows ("
                + ", ".join(f"{_shown(d)}: {counts.get(i, 0):,}" for i, d in enumerate(report_dirs)) + ")"
@@ -1392,7 +1377,6 @@ def _write_contained(search, report_dirs, out) -> None:
     """``chessscan duplicates --contained-games``: the contained games to ``out`` (None:
     CSV on stdout) and a summary line to stderr."""
     import pyarrow as pa
-    import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
     found = search.spill_dir / "contained.parquet"
@@ -1402,18 +1386,33 @@ def _write_contained(search, report_dirs, out) -> None:
                         ("line", pa.int64()), ("plies", pa.int32()), ("in_report", pa.string()),
                         ("in_source", pa.string()), ("in_game_index", pa.int64()), ("in_line", pa.int64()),
                         ("in_plies", pa.int32())])
+    def rows_of(batch):
+        c = {n: batch.column(n) for n in batch.schema.names}
+        return pa.record_batch([
+            names.take(c["report"]), c["source"], c["game_index"], c["line"], c["plies"],
+            names.take(c["in_report"]), c["in_source"], c["in_game_index"], c["in_line"], c["in_plies"]],
+            schema=schema)
+
+    _write_batches(out, schema, "contained games", (
+        rows_of(batch) for batch in pq.ParquetFile(found, pre_buffer=False).iter_batches(batch_size=65_536)))
+    click.echo(f"{rows:,} games are the start of another game's mainline" + (f" -> {_shown(out)}" if out else ""),
+               err=True)
+
+
+def _write_batches(out, schema, what: str, batches) -> None:
+    """``chessscan duplicates``: write ``batches`` (of ``schema``) to ``out``: Parquet when
+    it ends in ``.parquet``, CSV otherwise, CSV on stdout when None."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
     try:
         if out is not None and out.endswith(".parquet"):
             writer = pq.ParquetWriter(out, schema)
         else:
             sink = sys.stdout.buffer if out is None else open(out, "wb")
             writer = pacsv.CSVWriter(sink, schema)
-        for batch in pq.ParquetFile(found).iter_batches(batch_size=65_536):
-            c = {n: batch.column(n) for n in batch.schema.names}
-            writer.write_batch(pa.record_batch([
-                names.take(c["report"]), c["source"], c["game_index"], c["line"], c["plies"],
-                names.take(c["in_report"]), c["in_source"], c["in_game_index"], c["in_line"], c["in_plies"]],
-                schema=schema))
+        for batch in batches:
+            writer.write_batch(batch)
         writer.close()
         if out is not None and not out.endswith(".parquet"):
             sink.close()
@@ -1422,9 +1421,7 @@ def _write_contained(search, report_dirs, out) -> None:
     except OSError as exc:
         if out is None:  # stdout: its own rule (a reader gone, `| head`: a quiet 141)
             _fail_output(exc)
-        raise OutputFailure(f"cannot write the contained games: {exc}") from None
-    click.echo(f"{rows:,} games are the start of another game's mainline" + (f" -> {_shown(out)}" if out else ""),
-               err=True)
+        raise OutputFailure(f"cannot write the {what}: {exc}") from None
 
 
 def _shared_schema():

@@ -175,14 +175,7 @@ def _read_url_report(url: str, incomplete: str) -> Report:
     if not found_files:
         raise FileNotFoundError(f"{shown} holds no chessscan report table")
     summary = json.loads(fs.cat_file(f"{root}/summary.json")) if fs.isfile(f"{root}/summary.json") else None
-    parts = {name: len(files) for name, (_, files) in found_files.items()}
-    if summary is None:
-        if incomplete == "raise":
-            raise IncompleteReport(shown, parts)
-        import warnings
-
-        warnings.warn(f"{shown} has no summary.json: read what is there ({_count_parts(parts)})",
-                      IncompleteReportWarning, stacklevel=3)
+    _check_complete(shown, summary, found_files, incomplete, depth=2)
     tables = {}
     for name, (kind, files) in found_files.items():
         columns: list[str] = []
@@ -216,6 +209,21 @@ class IncompleteReport(FileNotFoundError):
 
 class IncompleteReportWarning(UserWarning):
     """What :func:`read_report` read with ``incomplete='ok'`` from a folder without summary.json."""
+
+
+def _check_complete(where, summary: dict | None, found_files: dict, incomplete: str, depth: int = 1) -> None:
+    """A report without ``summary.json`` (an unfinished or foreign run): raise
+    :class:`IncompleteReport`, or with ``incomplete="ok"`` warn, naming what is there (the
+    warning shown at the caller of :func:`read_report`, ``depth`` calls below it)."""
+    if summary is not None:
+        return
+    parts = {name: len(files) for name, (_, files) in found_files.items()}
+    if incomplete == "raise":
+        raise IncompleteReport(where, parts)
+    import warnings
+
+    warnings.warn(f"{where} has no summary.json: read what is there ({_count_parts(parts)})",
+                  IncompleteReportWarning, stacklevel=2 + depth)
 
 
 def _count_parts(parts: dict[str, int]) -> str:
@@ -255,14 +263,7 @@ def read_report(path: str | os.PathLike, incomplete: str = "raise") -> Report:
         raise FileNotFoundError(f"{folder} holds no chessscan report table")
     summary_path = folder / "summary.json"
     summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
-    parts = {name: len(files) for name, (_, files) in found_files.items()}
-    if summary is None:
-        if incomplete == "raise":
-            raise IncompleteReport(folder, parts)
-        import warnings
-
-        warnings.warn(f"{folder} has no summary.json: read what is there ({_count_parts(parts)})",
-                      IncompleteReportWarning, stacklevel=2)
+    _check_complete(folder, summary, found_files, incomplete)
     tables = {}
     for name, (kind, files) in found_files.items():
         optional = [c for c in OPTIONAL_COLUMNS[name] if files and c in _columns_of(kind, files[0])]

@@ -119,7 +119,7 @@ def test_the_parquet_twin_in_a_bucket_gives_the_pgn_report(tmp_path, s3):
         {k: v for k, v in pgn.summary.items() if k != "sources"}
 
 
-@pytest.mark.parametrize("foreign", ["games.parquet", "games/part-000000.parquet", "summary.json"])
+@pytest.mark.parametrize("foreign", ["games.parquet", "games/part-000000.parquet", "summary.json", "games"])
 def test_foreign_report_named_objects_are_refused_untouched(s3, foreign):
     prefix = f"games/foreign-{foreign.replace('/', '-')}"
     s3.pipe_file(f"{prefix}/{foreign}", b"not chessscan's")

@@ -108,7 +108,8 @@ class ObjectOutput:
         for name in objects:
             head, sep, rest = name.partition("/")
             if not sep:
-                if _is_report_name(temporary_of(name) or name):
+                # (an object named as a table's folder is one too: readers take it for the table)
+                if _is_report_name(temporary_of(name) or name) or name in TABLE_NAMES:
                     found.append(name)
             elif head in TABLE_NAMES and "/" not in rest and _PART.match(rest):
                 found.append(head + "/")

@@ -454,8 +454,13 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column,
                               moves_key=find_contained)
     progress = not silent and sys.stderr.isatty()
-    shown_dir = _shown(out_dir)
     remote = _object_output(out_dir)
+    if remote is None and "://" in out_dir:  # file://: the local folder it names
+        from chessscan.readers.urls import is_url, url_fs
+
+        if is_url(out_dir):
+            out_dir = url_fs(out_dir, "writing")[1]
+    shown_dir = _shown(out_dir)
     if dask_address is not None:
         for p in problems:
             click.echo(_problem_line(p), err=True)
@@ -1343,7 +1348,16 @@ def duplicates(report_dirs, out, memory, find_contained):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from chessscan.readers.sources import display_path
     from chessscan.reports.duplicates import DuplicateError, Search, _size
+
+    seen: dict[str, str] = {}
+    for d in report_dirs:  # (the same games twice over would be every game shared)
+        real = os.path.realpath(d)
+        if real in seen:
+            raise click.BadParameter(f"{_shown(display_path(d))} is the report {_shown(display_path(seen[real]))} "
+                                     "again: give each report once", param_hint="REPORT_DIR")
+        seen[real] = d
 
     try:
         _size(memory)
@@ -1361,7 +1375,7 @@ def duplicates(report_dirs, out, memory, find_contained):
             f"SELECT count(DISTINCT moves_hash) FROM read_parquet('{found}')").fetchone()[0]
         counts = dict(search.con.execute(
             f"SELECT report, count(*) FROM read_parquet('{found}') GROUP BY report").fetchall())
-        names = pa.array(list(report_dirs), pa.string())
+        names = pa.array([display_path(d) for d in report_dirs], pa.string())  # (\xNN for non-UTF-8)
         schema = _shared_schema()
         _write_batches(out, schema, "shared games", (pa.record_batch([
             names.take(batch.column("report")), batch.column("source"), batch.column("game_index"),
@@ -1379,9 +1393,11 @@ def _write_contained(search, report_dirs, out) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from chessscan.readers.sources import display_path
+
     found = search.spill_dir / "contained.parquet"
     rows = search.contained(found)
-    names = pa.array(list(report_dirs), pa.string())
+    names = pa.array([display_path(d) for d in report_dirs], pa.string())  # (\xNN for non-UTF-8)
     schema = pa.schema([("report", pa.string()), ("source", pa.string()), ("game_index", pa.int64()),
                         ("line", pa.int64()), ("plies", pa.int32()), ("in_report", pa.string()),
                         ("in_source", pa.string()), ("in_game_index", pa.int64()), ("in_line", pa.int64()),

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import chessscan
 from chessscan.cli import main
 from chessscan.reports import files
 from chessscan.reports.files import LOCK_NAME, OutputBusy, OutputLock, lock_path_for
@@ -510,3 +511,44 @@ def test_usage_errors_are_one_line(args):
     assert result.exit_code == 2
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("Error: ")
     assert re.search(r"\(see '\S+( \w+)? -h'\)$", result.stderr.strip())
+
+
+def test_names_that_are_not_utf8_in_the_duplicate_search_and_table_inputs(tmp_path):
+    """A Latin-1 output folder with --duplicates --contained-games, `chessscan duplicates` of
+    such reports, and a Parquet game table with such a name: as with UTF-8 names (DuckDB and
+    Arrow take UTF-8 names only: the files are opened by their bytes, the spill goes to the
+    system's temporary folder, names are written with \\xNN)."""
+    def run(*args):
+        done = subprocess.run([*CHESSSCAN, *args], cwd=tmp_path, capture_output=True)
+        assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")
+        return done
+
+    e = os.fsdecode(b"\xe9")
+    both = ("analyze", str(MAGNUS), str(MAGNUS), "--duplicates", "--contained-games", "--jobs", "1", "--silent")
+    assert run(*both, "-o", f"o{e}").returncode == 0
+    assert run(*both, "-o", "o").returncode == 0
+    mine, plain = chessscan.read_report(tmp_path / f"o{e}"), chessscan.read_report(tmp_path / "o")
+    assert len(mine.duplicates) == 300 and mine.summary["duplicates"] == plain.summary["duplicates"]
+    pd.testing.assert_frame_equal(mine.duplicates, plain.duplicates)
+    done = run("duplicates", f"o{e}", "-o", "shared.csv")
+    assert done.returncode == 0, done.stderr
+    shared = pd.read_csv(tmp_path / "shared.csv")
+    assert len(shared) == 600 and set(shared.report) == {"o\\xe9"}
+    done = run("duplicates", f"o{e}", f"./o{e}")  # the same report twice
+    assert done.returncode == 2 and b"is the report o\\xe9 again: give each report once" in done.stderr
+    (tmp_path / f"t{e}.parquet").write_bytes((SAMPLES / "lichess-magnus-300.parquet").read_bytes())
+    for jobs in ("1", "2"):
+        done = run("analyze", f"t{e}.parquet", "-o", f"t{jobs}", "--jobs", jobs, "--silent")
+        assert done.returncode == 0, done.stderr
+        games = chessscan.read_report(tmp_path / f"t{jobs}").games
+        assert len(games) == 300 and set(games.source) == {"t\\xe9.parquet"}
+
+
+def test_a_file_url_output_is_the_folder_it_names(tmp_path):
+    out = tmp_path / "by url"
+    done = subprocess.run([*CHESSSCAN, "analyze", str(MAGNUS), "-o", f"file://{out}", "--jobs", "1", "--silent"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1] == f"tables written to {out}/"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["by url"]  # (no folder "file:" here)
+    assert len(chessscan.read_report(f"file://{out}").games) == 300

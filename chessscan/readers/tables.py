@@ -118,6 +118,18 @@ def _open(path: str):
     return open_url(path) if is_url(path) else open(path, "rb")
 
 
+def _arrow_source(path: str):
+    """What Arrow opens ``path`` from: the path itself (Arrow's own reads), or an open file
+    for a URL and for a local name that is not UTF-8 (Arrow takes only UTF-8 names)."""
+    if not is_url(path):
+        try:
+            os.fspath(path).encode("utf-8")
+            return path
+        except UnicodeEncodeError:
+            pass
+    return _open(path)
+
+
 def table_kind(path) -> str | None:
     """``'parquet'``, ``'arrow'`` or ``'feather'`` when the file (or URL) ``path`` starts with
     that format's magic bytes, else None (also for stdin, a pipe, a folder, or a path that
@@ -207,7 +219,7 @@ def table_schema(path, source: str | None = None) -> tuple[str, "pyarrow.Schema"
         if kind == "parquet":
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(path if not is_url(path) else _open(path))
+            pf = pq.ParquetFile(_arrow_source(path))
             try:
                 schema = pf.schema_arrow
                 meta = pf.metadata
@@ -237,7 +249,7 @@ def parquet_codec(path: str) -> str | None:
     if table_kind(path) != "parquet":
         return None
     try:
-        pf = pq.ParquetFile(path if not is_url(path) else _open(path))
+        pf = pq.ParquetFile(_arrow_source(path))
         try:
             meta = pf.metadata
             if not meta.num_row_groups or not meta.num_columns:
@@ -622,7 +634,7 @@ def row_batches(path: str, kind: str, rows: tuple | None, columns: list[str] | N
         groups = range(len(rows)) if row_groups is None else row_groups
         index0 = sum(rows[: groups.start]) if len(groups) else 0
         total = sum(rows)
-        source = path if not is_url(path) else _open(path)
+        source = _arrow_source(path)
         # A buffered stream: a column chunk is read in pieces, not whole (memory).
         more = {} if pre_buffer is None else {"pre_buffer": pre_buffer}
         pf = pq.ParquetFile(source, buffer_size=1 << 20, **more)

@@ -51,6 +51,15 @@ def need_duckdb():
     return duckdb
 
 
+def _utf8(name: str) -> bool:
+    """Whether ``name`` (a path, surrogate-escaped as os.fsdecode gives it) is UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def games_files(report_dir: str | os.PathLike, also: str | None = None) -> tuple[str, list[Path]]:
     """The games table of the report folder ``report_dir``: its format (``"parquet"`` or
     ``"csv"``) and its files in order (one file, or a dataset folder's parts by name).
@@ -65,7 +74,8 @@ def games_files(report_dir: str | os.PathLike, also: str | None = None) -> tuple
         if not files:
             continue
         if fmt == "parquet":
-            names = pq.read_schema(files[0]).names
+            with open(files[0], "rb") as f:  # (by its exact name: Arrow takes only UTF-8 names)
+                names = pq.read_schema(f).names
         else:
             with open(files[0], encoding="utf-8") as f:
                 names = [n.strip('"') for n in f.readline().strip().split(",")]
@@ -97,6 +107,8 @@ class Search:
         extra = ", plies, moves_key" if contained else ""
         extra_cast = (", CAST(plies AS INTEGER) AS plies, CAST(moves_key AS VARCHAR) AS moves_key"
                       if contained else "")
+        if spill_dir is not None and not _utf8(str(spill_dir)):
+            spill_dir = None  # (DuckDB takes only UTF-8 names: the system's temporary folder then)
         self._own_spill = spill_dir is None
         self.spill_dir = Path(tempfile.mkdtemp(prefix="chessscan-duplicates-")) if spill_dir is None else Path(spill_dir)
         self.spill_dir.mkdir(parents=True, exist_ok=True)
@@ -116,13 +128,15 @@ class Search:
             parquet_files = []  # (path, report, rows before it)
             for r, (fmt, files) in enumerate(tables):
                 for path in files:
+                    named = self._utf8_name(path, len(self.files))
                     if fmt == "parquet":
-                        n = pq.ParquetFile(path).metadata.num_rows
-                        parquet_files.append((str(path), r, base))
+                        with open(path, "rb") as f:
+                            n = pq.ParquetFile(f).metadata.num_rows
+                        parquet_files.append((named, r, base))
                     else:
                         scan = (f"SELECT row_number() OVER () - 1 AS row, source, game_index, line, moves_hash{extra} "
-                                f"FROM read_csv({_quote(str(path))}, header = true, all_varchar = true)")
-                        n = con.execute(f"SELECT count(*) FROM read_csv({_quote(str(path))}, header = true, "
+                                f"FROM read_csv({_quote(named)}, header = true, all_varchar = true)")
+                        n = con.execute(f"SELECT count(*) FROM read_csv({_quote(named)}, header = true, "
                                         "all_varchar = true)").fetchone()[0]
                         parts.append(f"SELECT {r} AS report, {base} + row AS ord, {_columns(extra_cast)} "
                                      f"FROM ({scan}) WHERE moves_hash IS NOT NULL AND moves_hash <> ''")
@@ -144,6 +158,16 @@ class Search:
         except BaseException:
             self.close()
             raise
+
+    def _utf8_name(self, path: Path, k: int) -> str:
+        """``path`` as DuckDB can be given it: itself, or when it is not UTF-8 (a Latin-1
+        folder name), a link to it in the spill folder."""
+        name = str(path)
+        if _utf8(name):
+            return name
+        link = self.spill_dir / f"input-{k}{path.suffix}"
+        os.symlink(os.path.abspath(path), link)
+        return str(link)
 
     def close(self) -> None:
         try:
@@ -415,7 +439,8 @@ def _games_names(file) -> list[str]:
     """The column names of a :attr:`Search.files` entry's games table file."""
     _report, fmt, path, _base = file
     if fmt == "parquet":
-        return pq.read_schema(path).names
+        with open(path, "rb") as f:
+            return pq.read_schema(f).names
     with open(path, encoding="utf-8") as f:
         return [n.strip('"') for n in f.readline().strip().split(",")]
 
@@ -425,7 +450,8 @@ def _games_batches(path: Path, fmt: str):
     from chessscan.reports.schema import schema_for
 
     if fmt == "parquet":  # (every file here read a batch at a time, not read ahead whole)
-        yield from pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=65_536)
+        with open(path, "rb") as f:
+            yield from pq.ParquetFile(f, pre_buffer=False).iter_batches(batch_size=65_536)
         return
     import pyarrow.csv as pacsv
 

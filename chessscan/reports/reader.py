@@ -134,7 +134,8 @@ def _columns_of(kind: str, path: Path) -> list[str]:
     if kind == "parquet":
         import pyarrow.parquet as pq
 
-        return pq.read_schema(path).names
+        with open(path, "rb") as f:  # (by its exact name: Arrow takes only UTF-8 names)
+            return pq.read_schema(f).names
     if kind == "csv":
         import csv
 

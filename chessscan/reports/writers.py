@@ -1155,6 +1155,11 @@ def read_table(path: str | os.PathLike, schema: pa.Schema | None = None, fmt: st
     if fmt is None:
         path = Path(path)
         suffix = path.suffix.lower()
+        try:
+            str(path).encode("utf-8")
+        except UnicodeEncodeError:  # Arrow takes only UTF-8 names: read it through an open file
+            with open(path, "rb") as f:
+                return read_table(f, schema, suffix[1:])
     else:
         suffix = f".{fmt}"
     if suffix == ".parquet":

@@ -1014,6 +1014,11 @@ def _retried_lines(summary: dict) -> list[str]:
     return lines
 
 
+# The packages whose errors a URL's file system raises as they are (not as OSError).
+_FILE_SYSTEM_CLIENTS = {"botocore", "aiobotocore", "s3fs", "gcsfs", "google", "adlfs", "azure", "aiohttp",
+                        "fsspec", "huggingface_hub", "requests"}
+
+
 def _fail_shard(exc, shown: str) -> None:
     """A --dask task failed: one line naming its shard and the cause, and the status."""
     from chessscan.engines.dask import RUN_MARKER, SHARED_FOLDER_HINT, RunGone, describe_shard
@@ -1034,6 +1039,10 @@ def _fail_shard(exc, shown: str) -> None:
     if isinstance(cause, OSError):
         raise InputError(f"a worker cannot read the input: {exc}: the workers must see the inputs under the "
                          f"same path as this client{tail}")
+    if type(cause).__module__.split(".")[0] in _FILE_SYSTEM_CLIENTS:  # (botocore's NoCredentialsError...)
+        raise InputError(f"a worker cannot read the input: {exc}: the workers need the file system's "
+                         f"credentials and endpoint (AWS_*, GOOGLE_*, AZURE_*, HF_TOKEN...) as this client has "
+                         f"them{tail}")
     if exc.killed:
         raise WorkerDied(f"{exc}{tail}")
     # Bad content never raises in a task: this is a chessscan bug.

@@ -994,3 +994,22 @@ def test_a_compressed_file_has_at_most_in_flight_chunks_out(tmp_path, in_flight)
     assert len(kept) == len(taken) > 3 * in_flight and most[0] == in_flight and not out
     assert taken == sorted(taken) == [s.number for s, _ in kept]
     assert sum(r.games for _, r in kept) == 300
+
+
+def test_a_worker_without_the_file_systems_credentials_is_an_input_error():
+    """A task whose URL input its worker cannot open for want of credentials (botocore's
+    NoCredentialsError, not an OSError): exit 2 naming what the workers need, not exit 3 "a
+    chessscan bug" with a traceback."""
+    botocore = pytest.importorskip("botocore.exceptions", reason="needs botocore (the test extra's s3fs)")
+    pytest.importorskip("distributed", reason="needs the dask extra")
+    from chessscan import cli
+    from chessscan.engines.dask import Shard, ShardFailed
+
+    shard = Shard(0, "s3://games/in.pgn.zst", "s3://games/in.pgn.zst", "pgn", 0, 100, 100, True)
+    with pytest.raises(cli.InputError) as raised:
+        cli._fail_shard(ShardFailed(shard, botocore.NoCredentialsError()), "out")
+    assert raised.value.message == (
+        "a worker cannot read the input: shard 0 (s3://games/in.pgn.zst, the whole file): NoCredentialsError: "
+        "Unable to locate credentials: the workers need the file system's credentials and endpoint (AWS_*, "
+        "GOOGLE_*, AZURE_*, HF_TOKEN...) as this client has them; no summary.json is written")
+    assert raised.value.exit_code == 2

@@ -1373,6 +1373,11 @@ def duplicates(report_dirs, out, memory, find_contained):
         search = Search(report_dirs, memory, contained=find_contained)
     except DuplicateError as exc:
         raise InputError(str(exc)) from None
+    unfinished = [d for d in report_dirs if not os.path.isfile(os.path.join(d, "summary.json"))]
+    if unfinished:
+        search.close()
+        raise InputError(f"{_shown(display_path(unfinished[0]))} has no summary.json: the run that wrote it did not "
+                         "finish (its tables may hold only some of its games): run it again")
     if find_contained:
         with search:
             _write_contained(search, report_dirs, out)

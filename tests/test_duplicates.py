@@ -445,3 +445,15 @@ def test_a_small_memory_limit_still_finds_every_contained_game(tmp_path):
     with Search([report], "256MB", spill_dir=tmp_path / "spill", contained=True) as search:
         assert search.contained(found) == 250_000
     check_contained(found, 1_000_000, cut)
+
+
+def test_chessscan_duplicates_refuses_an_unfinished_report(tmp_path, two_files):
+    """A report whose run did not finish (no summary.json: Ctrl-C, a killed run) holds some
+    of its games only: one line, exit 2, not a partial answer with exit 0."""
+    ra = analyze(tmp_path / "ra", two_files[0], options=())
+    rb = analyze(tmp_path / "rb", two_files[1], options=())
+    (rb / "summary.json").unlink()
+    result = run("duplicates", ra, rb)
+    assert result.exit_code == 2
+    assert result.output.strip() == (f"Error: {rb} has no summary.json: the run that wrote it did not finish "
+                                     "(its tables may hold only some of its games): run it again")

@@ -735,6 +735,9 @@ def report(report_dir, out):
       chessscan report chessscan-report
       chessscan report /shared/lichess-2024-01 -o lichess-2024-01.html
     """
+    if "://" in report_dir and not Path(report_dir).exists():
+        raise click.UsageError(f"{_shown(report_dir)}: chessscan report reads a local folder: copy the report "
+                               "there first (chessscan.read_report reads a URL)")
     if not Path(report_dir).is_dir():
         raise click.UsageError(f"{'not a folder' if Path(report_dir).exists() else 'no such folder'}: {report_dir}")
     _need_report_extra()
@@ -1362,6 +1365,9 @@ def duplicates(report_dirs, out, memory, find_contained):
 
     seen: dict[str, str] = {}
     for d in report_dirs:  # (the same games twice over would be every game shared)
+        if "://" in d and not os.path.exists(d):
+            raise click.BadParameter(f"{_shown(d)}: chessscan duplicates reads local report folders: copy the "
+                                     "report there first", param_hint="REPORT_DIR")
         real = os.path.realpath(d)
         if real in seen:
             raise click.BadParameter(f"{_shown(display_path(d))} is the report {_shown(display_path(seen[real]))} "

@@ -397,7 +397,8 @@ def _warn_if_uncompiled() -> None:
                    "table once it is written, within --duplicates-memory. Needs chessscan[duplicates].")
 @click.option("--duplicates-memory", metavar="SIZE", default="512MB", show_default=True,
               help="With --duplicates: DuckDB's memory limit for the search (256MB, 2GB...); beyond it "
-                   "DuckDB spills to OUTPUT/.chessscan-duplicates.tmp/, removed when the search ends.")
+                   "DuckDB spills to OUTPUT/.chessscan-duplicates.tmp/ (to the system's temporary folder "
+                   "when OUTPUT's name is not UTF-8), removed when the search ends.")
 @click.option("--contained-games", "find_contained", is_flag=True,
               help="With --duplicates: also find the games whose whole mainline is the start of another "
                    "game's from the same start position (an unfinished copy): writes games.moves_key, the "

@@ -343,6 +343,50 @@ def test_chunk_text_reads_segments_in_place():
         slots.close()
 
 
+def test_slots_too_small_for_the_chunks_now_are_removed_and_let_go_by_the_workers():
+    """Chunks grow as a run goes on: a free slot smaller than the one asked for is removed
+    (its shared memory unlinked), not kept beside it for the rest of the run (a 1 GiB zstd
+    bomb's --jobs 2 run held 29 slots, 264 MiB); a worker's mapping of a removed slot goes at
+    its next new mapping, and the pages of a segment it has read are let go, the text still
+    there when read again."""
+    import os
+
+    from chessscan.engines import chunks
+    from chessscan.engines.chunks import ChunkStream, ChunkText, Slots
+
+    if not chunks.shared_memory_available():
+        pytest.skip("no POSIX shared memory (/dev/shm) here")
+    slots = Slots()
+    chunks._MAPPED.clear()
+    try:
+        small = slots.take(1 << 16)
+        text = bytes(range(256)) * 256
+        small.view[:len(text)] = text
+        seg = ChunkText((small.segment(0, len(text)),), len(text))
+        assert ChunkStream(seg).read() == text  # (in this process as in a worker: mapped by name)
+        assert ChunkStream(seg).read() == text  # its pages let go after the first read: read again
+        assert small.name.lstrip("/") in {n.lstrip("/") for n in chunks._MAPPED}
+        slots.release(small)
+        again = slots.take(1 << 15)  # fits in the free slot: the same one
+        assert again is small
+        slots.release(again)
+        path = os.path.join("/dev/shm", small.name.lstrip("/"))
+        assert os.path.exists(path)
+        big = slots.take(1 << 20)  # too big for it: it is removed
+        assert big is not small and not os.path.exists(path) and small.view is None
+        assert slots._all == [big] and slots._free == []
+        big.view[:5] = b"hello"
+        assert ChunkStream(ChunkText((big.segment(0, 5),), 5)).read() == b"hello"
+        assert [n.lstrip("/") for n in chunks._MAPPED] == [big.name.lstrip("/")]  # the removed one let go
+        slots.release(big)
+        assert slots.take(1 << 16) is big  # a smaller chunk takes the larger free slot
+    finally:
+        slots.close()
+        for got in list(chunks._MAPPED.values()):
+            chunks._unmap(got)
+        chunks._MAPPED.clear()
+
+
 def test_a_chunk_of_a_file_range_is_written_as_a_chunk_of_shared_memory(tmp_path):
     """A task that reads its text itself (a byte range of a plain file, as a cluster's task
     would) writes the same parts as one given the text."""

@@ -117,6 +117,13 @@ class Slots:
             slot = min(fits, key=lambda s: s.capacity)
             self._free.remove(slot)
         else:
+            # A chunk grows as the run goes on (the engine's module doc: Chunk sizes), so a free
+            # slot too small now is not used again: removed, so that the memory held is that of
+            # the chunks in flight, not of every size they had (a zstd bomb's run held 29 slots).
+            for small in [s for s in self._free if s.capacity < capacity]:
+                self._free.remove(small)
+                self._all.remove(small)
+                small.free()
             try:
                 slot = Slot(capacity, self.shared)
             except (OSError, ValueError):  # no room in /dev/shm, or none: bytes from now on
@@ -185,15 +192,41 @@ def _mapped(name: str) -> memoryview:
 
             m = shared_memory.SharedMemory(name=name)
         got = (m, memoryview(m.buf if hasattr(m, "buf") else m))
+        # A new slot: the main process may have removed some it no longer uses (Slots.take),
+        # whose pages stay in memory while a worker maps them.
+        if os.path.exists(path):
+            for gone in [n for n in _MAPPED if not os.path.exists(os.path.join(_SHM_DIR, n.lstrip("/")))]:
+                _unmap(_MAPPED.pop(gone))
         while len(_MAPPED) >= _MAPPED_MAX:
-            old_map, old_view = _MAPPED.pop(next(iter(_MAPPED)))
-            old_view.release()
-            try:
-                old_map.close()
-            except (BufferError, OSError):
-                pass
+            _unmap(_MAPPED.pop(next(iter(_MAPPED))))
     _MAPPED[name] = got
     return got[1]
+
+
+def _drop_pages(name: str, start: int, end: int) -> None:
+    """Let go of a worker's pages of bytes ``start..end`` of a slot it has read (the text
+    stays in the shared memory; read again, it is mapped again): a worker holds in memory
+    the chunk it reads, not every chunk it read from the slots it maps."""
+    got = _MAPPED.get(name)
+    if got is None or not isinstance(got[0], mmap.mmap) or not hasattr(got[0], "madvise"):
+        return
+    m = got[0]
+    lo = start - start % mmap.PAGESIZE
+    hi = min(len(m), end + (-end) % mmap.PAGESIZE)
+    if hi > lo:
+        try:
+            m.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+        except (OSError, ValueError):
+            pass
+
+
+def _unmap(got: tuple) -> None:
+    old_map, old_view = got
+    old_view.release()
+    try:
+        old_map.close()
+    except (BufferError, OSError):
+        pass
 
 
 class ChunkStream:
@@ -208,8 +241,12 @@ class ChunkStream:
         self._view: memoryview | None = None
         self._pos = self._end = 0
         self._error = error
+        self._read: tuple | None = None  # the slot segment being read: its pages let go after it
 
     def _next(self) -> bool:
+        if self._read is not None:
+            _drop_pages(*self._read)
+            self._read = None
         while self._k < len(self._segments):
             seg = self._segments[self._k]
             self._k += 1
@@ -225,6 +262,7 @@ class ChunkStream:
             else:
                 name, start, end = seg
                 self._view, self._pos, self._end = _mapped(name), start, end
+                self._read = seg
             if self._end > self._pos:
                 return True
         return False

@@ -465,9 +465,11 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     if dask_address is not None:
         for p in problems:
             click.echo(_problem_line(p), err=True)
+        put_by_workers: list = []
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
                                    problems, select_codes, ignore_codes,
-                                   duplicates_memory if find_duplicates else None, remote=remote)
+                                   duplicates_memory if find_duplicates else None, remote=remote,
+                                   parts=put_by_workers)
         out_dir = remote.staging if remote is not None else out_dir
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                          cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size,
@@ -477,8 +479,8 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         if remote is None:
             click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
-            _write_html(out_dir, remote=remote)
-        _upload_report(remote)
+            _write_html(out_dir, remote=remote, fetch=bool(put_by_workers))
+        _upload_report(remote, put_by_workers)
         _exit_on_input_errors(problems)
         return
     tables = tables_for(sources, options)
@@ -615,10 +617,11 @@ def _kept(remote, local: str) -> str:
     return f"nothing is put in {_shown(remote.url)}/ but its manifest (the next run into it removes what it lists)"
 
 
-def _upload_report(remote) -> None:
+def _upload_report(remote, parts=()) -> None:
     """Put the staged report under its URL (each file one whole object, summary.json last)
     and say so; nothing for a local folder. A stop meanwhile leaves whole objects and no
-    summary.json (128 + N); an object that cannot be put is exit 4."""
+    summary.json (128 + N); an object that cannot be put is exit 4. ``parts``: those the
+    Dask workers put there themselves (said too)."""
     if remote is None:
         return
     from chessscan.reports.writers import OutputError
@@ -630,7 +633,8 @@ def _upload_report(remote) -> None:
         _exit_stopped(exc, f"the report in {shown}/ is incomplete (its objects put so far are whole)")
     except OutputError as exc:
         raise OutputFailure(f"{exc}; no summary.json is put") from None
-    click.echo(f"report put to {shown}/ ({len(names)} objects)", err=True)
+    by_workers = f"; the workers put its {len(parts)} parts" if parts else ""
+    click.echo(f"report put to {shown}/ ({len(names)} objects{by_workers})", err=True)
 
 
 class _RunClock:
@@ -694,10 +698,25 @@ def _need_report_extra() -> None:
                          f"pip install 'matplotlib>=3.7' (the report extra) and run again ({exc})") from exc
 
 
-def _write_html(report_dir, out=None, remote=None) -> None:
+def _write_html(report_dir, out=None, remote=None, fetch: bool = False) -> None:
     """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr
-    (``remote``: the report's URL, where the page is put with the rest)."""
+    (``remote``: the report's URL, where the page is put with the rest; ``fetch``: its
+    tables are there, not in ``report_dir``, and are read from a local copy,
+    :meth:`~chessscan.reports.store.ObjectOutput.view`)."""
     import time
+
+    if fetch:
+        import shutil
+
+        try:
+            view = remote.view()
+        except OSError as exc:
+            raise OutputFailure(f"cannot read the report back from {_shown(remote.url)}/ for its page: {exc}") from exc
+        try:
+            _write_html(view, os.path.join(report_dir, "report.html"), remote=remote)
+        finally:
+            shutil.rmtree(view, ignore_errors=True)
+        return
 
     from chessscan.reports.page import ReportError, build_report
     from chessscan.reports.writers import OutputFolderError, check_run_file
@@ -913,12 +932,14 @@ def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str, contained:
 
 
 def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
-                     select=None, ignore=(), duplicates_memory=None, remote=None) -> dict:
+                     select=None, ignore=(), duplicates_memory=None, remote=None, parts=None) -> dict:
     """``analyze --dask``: run on the cluster, check what the workers wrote, write
     summary.json, return the summary. Every failure is one line and a documented status:
     a bad or unreachable address 2, a task that failed or a scheduler lost 3, a part this
     process cannot see or write 4. ``remote``: the report goes to that object store
-    (:func:`_object_output`), staged in a local folder first."""
+    (:func:`_object_output`): the workers put the parts there themselves, and what this
+    process writes (summary.json, run.json...) is staged in a local folder first; ``parts``
+    (a list) gets the ``(URL, rows)`` of the parts the workers put."""
     from chessscan.engines.local import tables_for
     from chessscan.reports.parts import PartMissing
     from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output, report_files
@@ -962,14 +983,15 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     except OSError as exc:  # a file where the folder should be
         raise OutputFailure(f"cannot write the report in {shown}: {exc}") from exc
     try:
-        tally = engine.run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
-                                progress=progress, select=select, ignore=ignore, problems=problems,
-                                say=lambda line: click.echo(line, err=True), retried=retried,
-                                later_tables=later)
+        written: list = []
+        tally = engine.run_dask(paths, out_dir if remote is None else remote.url, options, address=address,
+                                jobs=jobs, shard_size=shard_size, progress=progress, select=select, ignore=ignore,
+                                problems=problems, say=lambda line: click.echo(line, err=True), retried=retried,
+                                later_tables=later, output=remote, parts=written)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
-    except KeyboardInterrupt as exc:
-        _exit_stopped(exc, _kept(remote, f"the datasets in {shown}/ hold only the parts finished before"))
+    except KeyboardInterrupt as exc:  # (with a URL too: the workers put the parts there)
+        _exit_stopped(exc, f"the datasets in {shown}/ hold only the parts finished before")
     except (engine.AddressError, engine.SchedulerUnreachable) as exc:
         raise DaskUsageError(f"--dask: {exc}") from None
     except engine.SchedulerLost as exc:
@@ -996,6 +1018,16 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 
     report_input_problems(problems or [], _NoSink(), tally)
     summary = _finish_summary(tally, paths)
+    if parts is not None:
+        parts.extend(written)
+    if duplicates_memory and remote is not None:
+        # The search reads the games table here and writes games.duplicate_of into it: its
+        # parts are fetched into the staging folder, and put again (whole) with the rest.
+        try:
+            remote.fetch(["games"])
+        except OSError as exc:
+            raise OutputFailure(f"cannot read the games table back from {shown}/: {exc}; no summary.json is "
+                                "written") from None
     if duplicates_memory and (Path(out_dir) / "games").is_dir():
         summary["duplicates"] = _search_duplicates(out_dir, fmt, True, duplicates_memory, options.moves_key)
     if retried:
@@ -1025,7 +1057,9 @@ _FILE_SYSTEM_CLIENTS = {"botocore", "aiobotocore", "s3fs", "gcsfs", "google", "a
 
 def _fail_shard(exc, shown: str) -> None:
     """A --dask task failed: one line naming its shard and the cause, and the status."""
-    from chessscan.engines.dask import RUN_MARKER, SHARED_FOLDER_HINT, RunGone, describe_shard
+    from chessscan.engines.dask import (RUN_MARKER, SHARED_FOLDER_HINT, STORE_HINT, RunGone, StoreUnreachable,
+                                        describe_shard)
+    from chessscan.readers.urls import is_url
     from chessscan.reports.writers import OutputError
 
     cause = exc.cause
@@ -1033,8 +1067,13 @@ def _fail_shard(exc, shown: str) -> None:
     if isinstance(cause, RunGone):  # the run was live: the worker does not see its folder
         seen = "no" if cause.found is None else "another run's"
         worker = f"the worker {cause.worker}" if cause.worker else "a worker"
+        hint = STORE_HINT if is_url(shown) else SHARED_FOLDER_HINT
         raise OutputFailure(f"{describe_shard(exc.shard)}: {worker} does not see the output folder {shown}/ as this "
-                            f"client does ({seen} {RUN_MARKER} there): {SHARED_FOLDER_HINT}{tail}")
+                            f"client does ({seen} {RUN_MARKER} there): {hint}{tail}")
+    if isinstance(cause, StoreUnreachable):  # no credentials, access denied: as for an input URL, 2
+        worker = f"the worker {cause.worker}" if cause.worker else "a worker"
+        raise OutputRefused(f"{describe_shard(exc.shard)}: {worker} cannot write the report to {shown}/ "
+                            f"({cause.cause}): {STORE_HINT}{tail}")
     if isinstance(cause, OutputError):
         raise OutputFailure(f"{cause} (on a worker, {describe_shard(exc.shard)}){tail}")
     if isinstance(cause, ImportError):

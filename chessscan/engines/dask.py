@@ -646,12 +646,12 @@ def _put_parts(writers: dict, store, number: int, check, published: list[str]) -
     import pyarrow.parquet as pq
 
     parts = []
+    check(now=True)  # (once, not before each put: a request each; a stop during the puts is seen below)
     for name, w in writers.items():
         path = str(w.path)
         with open(path, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
             rows = pq.read_metadata(f).num_rows
         url = store.url_of(f"{name}/{part_name(number)}")
-        check(now=True)
         try:
             store.put(path, url)
         except PermissionError as exc:

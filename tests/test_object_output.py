@@ -275,3 +275,35 @@ def test_the_duplicate_tables_are_put_with_the_others(tmp_path, s3):
     assert len(want.duplicates) == 300  # the second copy of every game
     pd.testing.assert_frame_equal(got.duplicates, want.duplicates)
     pd.testing.assert_frame_equal(got.contained_games, want.contained_games)
+
+
+def test_run_dask_given_a_url_readies_the_prefix_and_puts_the_parts(tmp_path, s3):
+    """The library's ``run_dask`` with a URL: the prefix's rules first (a foreign table
+    refused, the manifest put), then the parts put by the workers (here threads), each
+    reported with its URL and rows; no summary.json (the caller's), no run marker left. A
+    ``file://`` URL is the local folder it names."""
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines.dask import RUN_MARKER, run_dask
+    from chessscan.reports.writers import OutputFolderError
+
+    s3.pipe_file("games/lib-foreign/games.parquet", b"not chessscan's")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as c, \
+            distributed.Client(c, set_as_default=False) as client:
+        with pytest.raises(OutputFolderError, match="holds games.parquet"):
+            run_dask([str(PGN)], "s3://games/lib-foreign", AnalysisOptions(cross_check="off"), client=client)
+        parts: list = []
+        tally = run_dask([str(PGN)], "s3://games/lib", AnalysisOptions(cross_check="off"), client=client,
+                         shard_size=64 << 10, parts=parts)
+        local = run_dask([str(PGN)], f"file://{tmp_path / 'local'}", AnalysisOptions(cross_check="off"),
+                         client=client)
+    assert objects(s3, "games/lib-foreign") == ["games.parquet"]
+    assert tally.games == local.games == 300
+    names = objects(s3, "games/lib")
+    assert names == sorted([MANIFEST_NAME, *(url[len("s3://games/lib/"):] for url, _ in parts)])
+    assert RUN_MARKER not in names and "summary.json" not in names
+    games = [(url, rows) for url, rows in parts if url.startswith("s3://games/lib/games/")]
+    assert len(games) > 2 and sum(rows for _, rows in games) == 300
+    assert len(pd.read_parquet("s3://games/lib/games")) == 300
+    assert len(pd.read_parquet(tmp_path / "local" / "games")) == 300

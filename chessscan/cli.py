@@ -479,7 +479,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
         if remote is None:
             click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
-            _write_html(out_dir, remote=remote, fetch=bool(put_by_workers))
+            _write_html(out_dir, remote=remote)
         _upload_report(remote, put_by_workers)
         _exit_on_input_errors(problems)
         return
@@ -698,24 +698,21 @@ def _need_report_extra() -> None:
                          f"pip install 'matplotlib>=3.7' (the report extra) and run again ({exc})") from exc
 
 
-def _write_html(report_dir, out=None, remote=None, fetch: bool = False) -> None:
-    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr
-    (``remote``: the report's URL, where the page is put with the rest; ``fetch``: its
-    tables are there, not in ``report_dir``, and are read from a local copy,
-    :meth:`~chessscan.reports.store.ObjectOutput.view`)."""
+def _write_html(report_dir, out=None, remote=None) -> None:
+    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr.
+    ``remote``: the report's URL, where the page is put with the rest (``report_dir``: its
+    staging folder); the page is rendered from
+    :meth:`~chessscan.reports.store.ObjectOutput.view` (named as the URL, and holding the
+    tables the Dask workers put there)."""
     import time
 
-    if fetch:
-        import shutil
-
+    if remote is not None and out is None:
         try:
-            view = remote.view()
+            with remote.view() as view:  # (what goes wrong inside is a click exception: below)
+                _write_html(view, os.path.join(report_dir, "report.html"), remote=remote)
         except OSError as exc:
-            raise OutputFailure(f"cannot read the report back from {_shown(remote.url)}/ for its page: {exc}") from exc
-        try:
-            _write_html(view, os.path.join(report_dir, "report.html"), remote=remote)
-        finally:
-            shutil.rmtree(view, ignore_errors=True)
+            raise OutputFailure(f"cannot read the report back from {_shown(remote.url)}/ for its page: "
+                                f"{exc}") from exc
         return
 
     from chessscan.reports.page import ReportError, build_report
@@ -748,16 +745,24 @@ def report(report_dir, out):
     The page opens from disk with no network and no server: a headline, charts, the games
     with errors and examples of rare events drawn on boards, and the data dictionary. It is
     built from summary.json and streamed reads of the tables (CSV or Parquet, single files or
-    --dask datasets), so a report of any size renders in little memory.
+    --dask datasets), so a report of any size renders in little memory. REPORT_DIR may be a
+    URL (s3://bucket/prefix...): the report is copied into a temporary folder to be read,
+    and the page put back as REPORT_DIR/report.html, one whole object.
 
     \b
     Examples:
       chessscan report chessscan-report
       chessscan report /shared/lichess-2024-01 -o lichess-2024-01.html
+      chessscan report s3://chess/reports/twic
     """
-    if "://" in report_dir and not Path(report_dir).exists():
-        raise click.UsageError(f"{_shown(report_dir)}: chessscan report reads a local folder: copy the report "
-                               "there first (chessscan.read_report reads a URL)")
+    from chessscan.readers.urls import is_url, url_fs
+
+    if is_url(report_dir) and not Path(report_dir).exists():
+        remote = _object_output(report_dir)
+        if remote is not None:
+            _report_url(remote, out)
+            return
+        report_dir = url_fs(report_dir, "reading")[1]  # file://: the local folder it names
     if not Path(report_dir).is_dir():
         raise click.UsageError(f"{'not a folder' if Path(report_dir).exists() else 'no such folder'}: {report_dir}")
     _need_report_extra()
@@ -773,6 +778,49 @@ def report(report_dir, out):
         except OSError as exc:
             raise OutputFailure(f"cannot write {_shown(out)}: {exc}") from exc
     _write_html(report_dir, out)
+
+
+def _report_url(remote, out) -> None:
+    """``chessscan report URL``: the report under ``remote`` (an
+    :class:`~chessscan.reports.store.ObjectOutput`) copied into a temporary folder
+    (:meth:`~chessscan.reports.store.ObjectOutput.view`), its page rendered there and put
+    back as ``URL/report.html`` (one whole object), or written to the local file ``out``.
+    A ``report.html`` under the prefix that no run recorded is refused (exit 2), as in a
+    folder."""
+    import time
+
+    from chessscan.reports.page import ReportError, build_report
+    from chessscan.reports.writers import OutputFolderError
+
+    _need_report_extra()
+    shown = _shown(remote.url)
+    start = time.perf_counter()
+    if out is not None:
+        try:
+            _lock_output(out)
+        except OSError as exc:
+            raise OutputFailure(f"cannot write {_shown(out)}: {exc}") from exc
+    try:
+        if out is None:
+            remote.check_run_file("report.html")
+        with remote.view() as view:  # (what goes wrong inside is a click exception: an OSError is the copy's)
+            try:
+                path = build_report(view, out if out is not None else os.path.join(view, "report.html"))
+            except ReportError as exc:
+                raise InputError(str(exc).replace(view, shown)) from exc
+            except OSError as exc:
+                raise OutputFailure(f"cannot write the page: {exc}") from exc
+            if out is None:
+                try:
+                    remote.put_file(str(path), "report.html")
+                except OSError as exc:
+                    raise OutputFailure(str(exc)) from None
+                path = f"{remote.url}/report.html"
+    except OutputFolderError as exc:
+        raise click.BadParameter(f"refusing to write the page there: {exc}", param_hint="REPORT_DIR") from exc
+    except OSError as exc:  # (no such bucket, an object where the folder should be, a copy that failed)
+        raise InputError(f"cannot read the report at {shown}: {exc}") from None
+    click.echo(f"report written to {_shown(path)} ({time.perf_counter() - start:.1f} s)", err=True)
 
 
 class _NoSink:

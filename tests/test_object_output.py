@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -258,6 +259,7 @@ def test_the_report_page_is_put_with_the_tables(s3):
     names = objects(s3, "games/page")
     assert "report.html" in names and "summary.json" in names
     assert s3.cat_file("games/page/report.html").startswith(b"<!DOCTYPE html>")
+    assert b"<title>chessscan report: page</title>" in s3.cat_file("games/page/report.html")  # (the URL's name)
 
 
 def test_the_duplicate_tables_are_put_with_the_others(tmp_path, s3):
@@ -307,3 +309,41 @@ def test_run_dask_given_a_url_readies_the_prefix_and_puts_the_parts(tmp_path, s3
     assert len(games) > 2 and sum(rows for _, rows in games) == 300
     assert len(pd.read_parquet("s3://games/lib/games")) == 300
     assert len(pd.read_parquet(tmp_path / "local" / "games")) == 300
+
+
+def test_chessscan_report_renders_a_report_under_a_url_and_puts_its_page(tmp_path, s3):
+    """``chessscan report s3://...``: the page of the report there, put back as one object,
+    the same bytes as the page of a local copy of the report; a page no run recorded is
+    refused untouched; a prefix holding no report is one line, exit 2."""
+    pytest.importorskip("matplotlib", reason="the report extra (matplotlib) is not installed")
+    assert run("analyze", PGN, "-o", "s3://games/later", "--jobs", "2", *RUN).exit_code == 0
+    assert "report.html" not in objects(s3, "games/later")
+    res = run("report", "s3://games/later")
+    assert res.exit_code == 0, res.output
+    assert re.fullmatch(r"report written to s3://games/later/report\.html \([\d.]+ s\)", res.stderr.strip())
+    page = s3.cat_file("games/later/report.html")
+    copy = fetched(s3, "games/later", tmp_path / "later")  # (named alike: the page shows the name)
+    (copy / "report.html").unlink()
+    assert run("report", copy).exit_code == 0
+
+    def undated(page: bytes) -> bytes:  # (matplotlib dates each chart)
+        return re.sub(rb"<dc:date>[^<]*</dc:date>", b"", page)
+
+    assert undated(page) == undated((copy / "report.html").read_bytes())
+    # -o: a local file, nothing put
+    res = run("report", "s3://games/later", "-o", tmp_path / "page.html")
+    assert res.exit_code == 0 and undated((tmp_path / "page.html").read_bytes()) == undated(page)
+    assert s3.cat_file("games/later/report.html") == page
+
+    s3.pipe_file("games/mine/report.html", b"my page")
+    s3.pipe_file("games/mine/summary.json", b"{}")
+    res = run("report", "s3://games/mine")
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1].startswith(
+        "Error: Invalid value for REPORT_DIR: refusing to write the page there: s3://games/mine holds report.html, "
+        "which chessscan did not write there")
+    assert s3.cat_file("games/mine/report.html") == b"my page"
+    res = run("report", "s3://games/nothing-here")
+    assert res.exit_code == 2
+    assert res.stderr == ("Error: s3://games/nothing-here holds no summary.json: not a chessscan report, or its "
+                          "analysis did not finish\n")

@@ -24,6 +24,7 @@ A URL naming a local path (``file://``) is written as the local folder it names.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -236,14 +237,19 @@ class ObjectOutput:
             self._get(name, self.staging)
         return names
 
-    def view(self) -> str:
-        """A new local folder holding the report as it stands once put: every staged file
-        (linked), and the tables that are only under the prefix (the parts Dask workers
-        put, copied here), with the run's files put there before (``summary.json``...) that
-        are not staged. For the page (``--html``); the caller removes the folder. Raises
-        ``OSError`` (or the file system's own error)."""
-        view = tempfile.mkdtemp(prefix="chessscan-view-")
+    @contextlib.contextmanager
+    def view(self):
+        """A new local folder holding the report as it stands once put (a context manager
+        yielding its path; removed on exit): every staged file (linked), and the tables that
+        are only under the prefix (the parts Dask workers put, copied here), with the run's
+        files put there before (``summary.json``...) that are not staged. Named as the
+        prefix's last component (the page's title). Raises ``OSError`` (or the file
+        system's own error)."""
+        top = tempfile.mkdtemp(prefix="chessscan-view-")
         try:
+            name = self.url.rsplit("/", 1)[-1]
+            view = os.path.join(top, name if name not in ("", ".", "..") else "report")
+            os.mkdir(view)
             staged = self.staged()
             have = {name.split("/", 1)[0] for name in staged}
             for name in staged:
@@ -258,10 +264,26 @@ class ObjectOutput:
                 if "/" not in name and name not in have and (name in RUN_FILES[:2] or (
                         _is_report_name(name) and name not in RUN_FILES)):
                     self._get(name, view)
-        except BaseException:
-            shutil.rmtree(view, ignore_errors=True)
-            raise
-        return view
+            yield view
+        finally:
+            shutil.rmtree(top, ignore_errors=True)
+
+    def check_run_file(self, name: str) -> None:
+        """Refuse to put ``name`` (one of :data:`~chessscan.reports.writers.RUN_FILES`, e.g.
+        ``report.html``) over an object that no chessscan run recorded putting there (as
+        :func:`~chessscan.reports.writers.check_run_file` for a folder). Raises
+        :class:`~chessscan.reports.writers.OutputFolderError`, :class:`NoSuchBucket`,
+        ``OSError``."""
+        if name in self._objects() and name not in self._read_manifest():
+            raise OutputFolderError(self.url, [name])
+
+    def put_file(self, local: str, name: str) -> None:
+        """Put the local file ``local`` as the object ``name`` under the prefix, whole.
+        Raises :class:`~chessscan.reports.writers.OutputError` naming the object."""
+        try:
+            self.fs.put_file(local, self._path(name))
+        except OSError as exc:
+            raise OutputError(f"{self.url}/{name}", exc) from None
 
     def cleanup(self) -> None:
         """Remove the staging folder; never raises."""

@@ -347,3 +347,30 @@ def test_chessscan_report_renders_a_report_under_a_url_and_puts_its_page(tmp_pat
     assert res.exit_code == 2
     assert res.stderr == ("Error: s3://games/nothing-here holds no summary.json: not a chessscan report, or its "
                           "analysis did not finish\n")
+
+
+def test_a_worker_that_finds_no_run_marker_puts_nothing_exit_4(s3, monkeypatch):
+    """A worker reaching another store (here: told the marker object is absent) stops before
+    it puts a part: exit 4, one line naming the marker and what the workers need; nothing
+    under the prefix but the manifest."""
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    from chessscan.engines import dask as engine
+    from chessscan.reports.store import ObjectParts
+
+    def in_process(address, jobs):
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0")
+        return distributed.Client(cluster), cluster
+
+    monkeypatch.setattr(engine, "_client", in_process)
+    real = ObjectParts.read
+    monkeypatch.setattr(ObjectParts, "read", lambda self, name: None if name == engine.RUN_MARKER else real(self, name))
+    res = run("analyze", PGN, "-o", "s3://games/elsewhere", "--dask", "local", "--jobs", "1", *RUN)
+    assert res.exit_code == 4
+    assert re.fullmatch(
+        rf"Error: shard 0 \({PGN}, bytes 0-[\d,]+ of its text\): the worker inproc://\S+ does not see the output "
+        rf"folder s3://games/elsewhere/ as this client does \(no \{engine.RUN_MARKER} there\): the workers must "
+        r"reach the same object store as this client: its file system's extra, credentials and endpoint \(AWS_\*, "
+        r"GOOGLE_\*, AZURE_\*, HF_TOKEN\.\.\.\) as this client has them; no summary.json is written",
+        res.stderr.splitlines()[-1]), res.stderr
+    assert objects(s3, "games/elsewhere") == [MANIFEST_NAME]

@@ -338,11 +338,10 @@ class ObjectParts:
     def open(self, url: str):
         """The object at ``url`` opened for reading (binary). Raises ``FileNotFoundError``
         when there is none."""
-        return self.fs.open(self._path(url), "rb")
-
-    def exists(self, url: str) -> bool:
+        # (a listing kept from before the part was put, by this process, would say it is not
+        # there: a part the client adds rows to would lose the worker's)
         self.fs.invalidate_cache()
-        return bool(self.fs.exists(self._path(url)))
+        return self.fs.open(self._path(url), "rb")
 
     def remove(self, urls: Iterable[str]) -> int:
         """Remove the objects at ``urls`` (those absent already are no error); returns how

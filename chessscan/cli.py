@@ -465,9 +465,11 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     if dask_address is not None:
         for p in problems:
             click.echo(_problem_line(p), err=True)
+        put_by_workers: list = []
         summary = _analyze_on_dask(sources, out_dir, fmt, options, jobs, dask_address, shard_size, progress,
                                    problems, select_codes, ignore_codes,
-                                   duplicates_memory if find_duplicates else None, remote=remote)
+                                   duplicates_memory if find_duplicates else None, remote=remote,
+                                   parts=put_by_workers)
         out_dir = remote.staging if remote is not None else out_dir
         _write_run_facts(out_dir, summary, started, format=fmt, positions=positions, fen=fen,
                          cross_check=cross_check, jobs=jobs, dask=dask_address, shard_size=shard_size,
@@ -478,7 +480,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
             click.echo(f"Parquet datasets written to {shown_dir}/<table>/", err=True)
         if write_html:
             _write_html(out_dir, remote=remote)
-        _upload_report(remote)
+        _upload_report(remote, put_by_workers)
         _exit_on_input_errors(problems)
         return
     tables = tables_for(sources, options)
@@ -615,10 +617,11 @@ def _kept(remote, local: str) -> str:
     return f"nothing is put in {_shown(remote.url)}/ but its manifest (the next run into it removes what it lists)"
 
 
-def _upload_report(remote) -> None:
+def _upload_report(remote, parts=()) -> None:
     """Put the staged report under its URL (each file one whole object, summary.json last)
     and say so; nothing for a local folder. A stop meanwhile leaves whole objects and no
-    summary.json (128 + N); an object that cannot be put is exit 4."""
+    summary.json (128 + N); an object that cannot be put is exit 4. ``parts``: those the
+    Dask workers put there themselves (said too)."""
     if remote is None:
         return
     from chessscan.reports.writers import OutputError
@@ -630,7 +633,8 @@ def _upload_report(remote) -> None:
         _exit_stopped(exc, f"the report in {shown}/ is incomplete (its objects put so far are whole)")
     except OutputError as exc:
         raise OutputFailure(f"{exc}; no summary.json is put") from None
-    click.echo(f"report put to {shown}/ ({len(names)} objects)", err=True)
+    by_workers = f"; the workers put its {len(parts)} parts" if parts else ""
+    click.echo(f"report put to {shown}/ ({len(names)} objects{by_workers})", err=True)
 
 
 class _RunClock:
@@ -695,9 +699,21 @@ def _need_report_extra() -> None:
 
 
 def _write_html(report_dir, out=None, remote=None) -> None:
-    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr
-    (``remote``: the report's URL, where the page is put with the rest)."""
+    """Render ``report_dir`` to ``out`` (default report_dir/report.html); say where on stderr.
+    ``remote``: the report's URL, where the page is put with the rest (``report_dir``: its
+    staging folder); the page is rendered from
+    :meth:`~chessscan.reports.store.ObjectOutput.view` (named as the URL, and holding the
+    tables the Dask workers put there)."""
     import time
+
+    if remote is not None and out is None:
+        try:
+            with remote.view() as view:  # (what goes wrong inside is a click exception: below)
+                _write_html(view, os.path.join(report_dir, "report.html"), remote=remote)
+        except OSError as exc:
+            raise OutputFailure(f"cannot read the report back from {_shown(remote.url)}/ for its page: "
+                                f"{exc}") from exc
+        return
 
     from chessscan.reports.page import ReportError, build_report
     from chessscan.reports.writers import OutputFolderError, check_run_file
@@ -729,16 +745,24 @@ def report(report_dir, out):
     The page opens from disk with no network and no server: a headline, charts, the games
     with errors and examples of rare events drawn on boards, and the data dictionary. It is
     built from summary.json and streamed reads of the tables (CSV or Parquet, single files or
-    --dask datasets), so a report of any size renders in little memory.
+    --dask datasets), so a report of any size renders in little memory. REPORT_DIR may be a
+    URL (s3://bucket/prefix...): the report is copied into a temporary folder to be read,
+    and the page put back as REPORT_DIR/report.html, one whole object.
 
     \b
     Examples:
       chessscan report chessscan-report
       chessscan report /shared/lichess-2024-01 -o lichess-2024-01.html
+      chessscan report s3://chess/reports/twic
     """
-    if "://" in report_dir and not Path(report_dir).exists():
-        raise click.UsageError(f"{_shown(report_dir)}: chessscan report reads a local folder: copy the report "
-                               "there first (chessscan.read_report reads a URL)")
+    from chessscan.readers.urls import is_url, url_fs
+
+    if is_url(report_dir) and not Path(report_dir).exists():
+        remote = _object_output(report_dir)
+        if remote is not None:
+            _report_url(remote, out)
+            return
+        report_dir = url_fs(report_dir, "reading")[1]  # file://: the local folder it names
     if not Path(report_dir).is_dir():
         raise click.UsageError(f"{'not a folder' if Path(report_dir).exists() else 'no such folder'}: {report_dir}")
     _need_report_extra()
@@ -754,6 +778,49 @@ def report(report_dir, out):
         except OSError as exc:
             raise OutputFailure(f"cannot write {_shown(out)}: {exc}") from exc
     _write_html(report_dir, out)
+
+
+def _report_url(remote, out) -> None:
+    """``chessscan report URL``: the report under ``remote`` (an
+    :class:`~chessscan.reports.store.ObjectOutput`) copied into a temporary folder
+    (:meth:`~chessscan.reports.store.ObjectOutput.view`), its page rendered there and put
+    back as ``URL/report.html`` (one whole object), or written to the local file ``out``.
+    A ``report.html`` under the prefix that no run recorded is refused (exit 2), as in a
+    folder."""
+    import time
+
+    from chessscan.reports.page import ReportError, build_report
+    from chessscan.reports.writers import OutputFolderError
+
+    _need_report_extra()
+    shown = _shown(remote.url)
+    start = time.perf_counter()
+    if out is not None:
+        try:
+            _lock_output(out)
+        except OSError as exc:
+            raise OutputFailure(f"cannot write {_shown(out)}: {exc}") from exc
+    try:
+        if out is None:
+            remote.check_run_file("report.html")
+        with remote.view() as view:  # (what goes wrong inside is a click exception: an OSError is the copy's)
+            try:
+                path = build_report(view, out if out is not None else os.path.join(view, "report.html"))
+            except ReportError as exc:
+                raise InputError(str(exc).replace(view, shown)) from exc
+            except OSError as exc:
+                raise OutputFailure(f"cannot write the page: {exc}") from exc
+            if out is None:
+                try:
+                    remote.put_file(str(path), "report.html")
+                except OSError as exc:
+                    raise OutputFailure(str(exc)) from None
+                path = f"{remote.url}/report.html"
+    except OutputFolderError as exc:
+        raise click.BadParameter(f"refusing to write the page there: {exc}", param_hint="REPORT_DIR") from exc
+    except OSError as exc:  # (no such bucket, an object where the folder should be, a copy that failed)
+        raise InputError(f"cannot read the report at {shown}: {exc}") from None
+    click.echo(f"report written to {_shown(path)} ({time.perf_counter() - start:.1f} s)", err=True)
 
 
 class _NoSink:
@@ -913,12 +980,14 @@ def _search_duplicates(out_dir, fmt: str, dataset: bool, memory: str, contained:
 
 
 def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, progress, problems=(),
-                     select=None, ignore=(), duplicates_memory=None, remote=None) -> dict:
+                     select=None, ignore=(), duplicates_memory=None, remote=None, parts=None) -> dict:
     """``analyze --dask``: run on the cluster, check what the workers wrote, write
     summary.json, return the summary. Every failure is one line and a documented status:
     a bad or unreachable address 2, a task that failed or a scheduler lost 3, a part this
     process cannot see or write 4. ``remote``: the report goes to that object store
-    (:func:`_object_output`), staged in a local folder first."""
+    (:func:`_object_output`): the workers put the parts there themselves, and what this
+    process writes (summary.json, run.json...) is staged in a local folder first; ``parts``
+    (a list) gets the ``(URL, rows)`` of the parts the workers put."""
     from chessscan.engines.local import tables_for
     from chessscan.reports.parts import PartMissing
     from chessscan.reports.writers import OutputError, OutputFolderError, ReportWriter, prepare_output, report_files
@@ -962,14 +1031,15 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
     except OSError as exc:  # a file where the folder should be
         raise OutputFailure(f"cannot write the report in {shown}: {exc}") from exc
     try:
-        tally = engine.run_dask(paths, out_dir, options, address=address, jobs=jobs, shard_size=shard_size,
-                                progress=progress, select=select, ignore=ignore, problems=problems,
-                                say=lambda line: click.echo(line, err=True), retried=retried,
-                                later_tables=later)
+        written: list = []
+        tally = engine.run_dask(paths, out_dir if remote is None else remote.url, options, address=address,
+                                jobs=jobs, shard_size=shard_size, progress=progress, select=select, ignore=ignore,
+                                problems=problems, say=lambda line: click.echo(line, err=True), retried=retried,
+                                later_tables=later, output=remote, parts=written)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
-    except KeyboardInterrupt as exc:
-        _exit_stopped(exc, _kept(remote, f"the datasets in {shown}/ hold only the parts finished before"))
+    except KeyboardInterrupt as exc:  # (with a URL too: the workers put the parts there)
+        _exit_stopped(exc, f"the datasets in {shown}/ hold only the parts finished before")
     except (engine.AddressError, engine.SchedulerUnreachable) as exc:
         raise DaskUsageError(f"--dask: {exc}") from None
     except engine.SchedulerLost as exc:
@@ -996,6 +1066,16 @@ def _analyze_on_dask(paths, out_dir, fmt, options, jobs, address, shard_size, pr
 
     report_input_problems(problems or [], _NoSink(), tally)
     summary = _finish_summary(tally, paths)
+    if parts is not None:
+        parts.extend(written)
+    if duplicates_memory and remote is not None:
+        # The search reads the games table here and writes games.duplicate_of into it: its
+        # parts are fetched into the staging folder, and put again (whole) with the rest.
+        try:
+            remote.fetch(["games"])
+        except OSError as exc:
+            raise OutputFailure(f"cannot read the games table back from {shown}/: {exc}; no summary.json is "
+                                "written") from None
     if duplicates_memory and (Path(out_dir) / "games").is_dir():
         summary["duplicates"] = _search_duplicates(out_dir, fmt, True, duplicates_memory, options.moves_key)
     if retried:
@@ -1025,7 +1105,9 @@ _FILE_SYSTEM_CLIENTS = {"botocore", "aiobotocore", "s3fs", "gcsfs", "google", "a
 
 def _fail_shard(exc, shown: str) -> None:
     """A --dask task failed: one line naming its shard and the cause, and the status."""
-    from chessscan.engines.dask import RUN_MARKER, SHARED_FOLDER_HINT, RunGone, describe_shard
+    from chessscan.engines.dask import (RUN_MARKER, SHARED_FOLDER_HINT, STORE_HINT, RunGone, StoreUnreachable,
+                                        describe_shard)
+    from chessscan.readers.urls import is_url
     from chessscan.reports.writers import OutputError
 
     cause = exc.cause
@@ -1033,8 +1115,13 @@ def _fail_shard(exc, shown: str) -> None:
     if isinstance(cause, RunGone):  # the run was live: the worker does not see its folder
         seen = "no" if cause.found is None else "another run's"
         worker = f"the worker {cause.worker}" if cause.worker else "a worker"
+        hint = STORE_HINT if is_url(shown) else SHARED_FOLDER_HINT
         raise OutputFailure(f"{describe_shard(exc.shard)}: {worker} does not see the output folder {shown}/ as this "
-                            f"client does ({seen} {RUN_MARKER} there): {SHARED_FOLDER_HINT}{tail}")
+                            f"client does ({seen} {RUN_MARKER} there): {hint}{tail}")
+    if isinstance(cause, StoreUnreachable):  # no credentials, access denied: as for an input URL, 2
+        worker = f"the worker {cause.worker}" if cause.worker else "a worker"
+        raise OutputRefused(f"{describe_shard(exc.shard)}: {worker} cannot write the report to {shown}/ "
+                            f"({cause.cause}): {STORE_HINT}{tail}")
     if isinstance(cause, OutputError):
         raise OutputFailure(f"{cause} (on a worker, {describe_shard(exc.shard)}){tail}")
     if isinstance(cause, ImportError):

@@ -9,6 +9,8 @@ no fault), so a running cluster can be told what to do test by test:
   only when PATH does not exist yet (it is created first): the retry then succeeds.
 * ``{"slow": SECONDS}``: closing a games part first waits SECONDS (a slow shared disk), so
   that a test finds tasks in flight when it stops the client or kills the scheduler.
+* ``{"drop": "games/part-000001"}``: a part put to an object store (``-o URL``) whose URL ends
+  so is removed right after its put (lost after its task reported it).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import os
 import signal
 import time
 
-from chessscan.reports import writers
+from chessscan.reports import store, writers
 
 
 def _faults() -> dict:
@@ -56,3 +58,16 @@ if not getattr(writers.TableWriter, "_test_faults", False):  # (a preload may ru
     writers.TableWriter.__init__ = __init__
     writers.TableWriter.close = close
     writers.TableWriter._test_faults = True
+
+
+if not getattr(store.ObjectParts, "_test_faults", False):
+    _put = store.ObjectParts.put
+
+    def put(self, local, url):
+        _put(self, local, url)
+        drop = _faults().get("drop")
+        if drop and url.endswith(f"/{drop}.parquet"):
+            self.fs.rm_file(self._path(url))
+
+    store.ObjectParts.put = put
+    store.ObjectParts._test_faults = True

@@ -57,13 +57,15 @@ def _env(**extra: str) -> dict:
 class Cluster:
     """A scheduler and ``workers`` worker processes (one thread each) on 127.0.0.1, each a
     process group of its own, ended by pid. ``wrap(i)`` gives a worker's command a prefix
-    (``unshare``...)."""
+    (``unshare``...); ``unset``: variables of this environment left out of the cluster's."""
 
     def __init__(self, folder: Path, workers: int = 2, env: dict | None = None, preload: bool = True,
-                 wrap=None) -> None:
+                 wrap=None, unset: tuple = ()) -> None:
         self.folder = folder
         self.faults = folder / "faults.json"
         self.env = _env(CHESSSCAN_TEST_FAULTS=str(self.faults), **(env or {}))
+        for name in unset:  # (a variable of this process's environment the cluster must not have)
+            self.env.pop(name, None)
         self.procs: list[subprocess.Popen] = []
         self.scheduler_file = folder / "scheduler.json"
         try:

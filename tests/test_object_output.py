@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -258,6 +259,7 @@ def test_the_report_page_is_put_with_the_tables(s3):
     names = objects(s3, "games/page")
     assert "report.html" in names and "summary.json" in names
     assert s3.cat_file("games/page/report.html").startswith(b"<!DOCTYPE html>")
+    assert b"<title>chessscan report: page</title>" in s3.cat_file("games/page/report.html")  # (the URL's name)
 
 
 def test_the_duplicate_tables_are_put_with_the_others(tmp_path, s3):
@@ -275,3 +277,100 @@ def test_the_duplicate_tables_are_put_with_the_others(tmp_path, s3):
     assert len(want.duplicates) == 300  # the second copy of every game
     pd.testing.assert_frame_equal(got.duplicates, want.duplicates)
     pd.testing.assert_frame_equal(got.contained_games, want.contained_games)
+
+
+def test_run_dask_given_a_url_readies_the_prefix_and_puts_the_parts(tmp_path, s3):
+    """The library's ``run_dask`` with a URL: the prefix's rules first (a foreign table
+    refused, the manifest put), then the parts put by the workers (here threads), each
+    reported with its URL and rows; no summary.json (the caller's), no run marker left. A
+    ``file://`` URL is the local folder it names."""
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.engines.dask import RUN_MARKER, run_dask
+    from chessscan.reports.writers import OutputFolderError
+
+    s3.pipe_file("games/lib-foreign/games.parquet", b"not chessscan's")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as c, \
+            distributed.Client(c, set_as_default=False) as client:
+        with pytest.raises(OutputFolderError, match="holds games.parquet"):
+            run_dask([str(PGN)], "s3://games/lib-foreign", AnalysisOptions(cross_check="off"), client=client)
+        parts: list = []
+        tally = run_dask([str(PGN)], "s3://games/lib", AnalysisOptions(cross_check="off"), client=client,
+                         shard_size=64 << 10, parts=parts)
+        local = run_dask([str(PGN)], f"file://{tmp_path / 'local'}", AnalysisOptions(cross_check="off"),
+                         client=client)
+    assert objects(s3, "games/lib-foreign") == ["games.parquet"]
+    assert tally.games == local.games == 300
+    names = objects(s3, "games/lib")
+    assert names == sorted([MANIFEST_NAME, *(url[len("s3://games/lib/"):] for url, _ in parts)])
+    assert RUN_MARKER not in names and "summary.json" not in names
+    games = [(url, rows) for url, rows in parts if url.startswith("s3://games/lib/games/")]
+    assert len(games) > 2 and sum(rows for _, rows in games) == 300
+    assert len(pd.read_parquet("s3://games/lib/games")) == 300
+    assert len(pd.read_parquet(tmp_path / "local" / "games")) == 300
+
+
+def test_chessscan_report_renders_a_report_under_a_url_and_puts_its_page(tmp_path, s3):
+    """``chessscan report s3://...``: the page of the report there, put back as one object,
+    the same bytes as the page of a local copy of the report; a page no run recorded is
+    refused untouched; a prefix holding no report is one line, exit 2."""
+    pytest.importorskip("matplotlib", reason="the report extra (matplotlib) is not installed")
+    assert run("analyze", PGN, "-o", "s3://games/later", "--jobs", "2", *RUN).exit_code == 0
+    assert "report.html" not in objects(s3, "games/later")
+    res = run("report", "s3://games/later")
+    assert res.exit_code == 0, res.output
+    assert re.fullmatch(r"report written to s3://games/later/report\.html \([\d.]+ s\)", res.stderr.strip())
+    page = s3.cat_file("games/later/report.html")
+    copy = fetched(s3, "games/later", tmp_path / "later")  # (named alike: the page shows the name)
+    (copy / "report.html").unlink()
+    assert run("report", copy).exit_code == 0
+
+    def undated(page: bytes) -> bytes:  # (matplotlib dates each chart)
+        return re.sub(rb"<dc:date>[^<]*</dc:date>", b"", page)
+
+    assert undated(page) == undated((copy / "report.html").read_bytes())
+    # -o: a local file, nothing put
+    res = run("report", "s3://games/later", "-o", tmp_path / "page.html")
+    assert res.exit_code == 0 and undated((tmp_path / "page.html").read_bytes()) == undated(page)
+    assert s3.cat_file("games/later/report.html") == page
+
+    s3.pipe_file("games/mine/report.html", b"my page")
+    s3.pipe_file("games/mine/summary.json", b"{}")
+    res = run("report", "s3://games/mine")
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1].startswith(
+        "Error: Invalid value for REPORT_DIR: refusing to write the page there: s3://games/mine holds report.html, "
+        "which chessscan did not write there")
+    assert s3.cat_file("games/mine/report.html") == b"my page"
+    res = run("report", "s3://games/nothing-here")
+    assert res.exit_code == 2
+    assert res.stderr == ("Error: s3://games/nothing-here holds no summary.json: not a chessscan report, or its "
+                          "analysis did not finish\n")
+
+
+def test_a_worker_that_finds_no_run_marker_puts_nothing_exit_4(s3, monkeypatch):
+    """A worker reaching another store (here: told the marker object is absent) stops before
+    it puts a part: exit 4, one line naming the marker and what the workers need; nothing
+    under the prefix but the manifest."""
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    from chessscan.engines import dask as engine
+    from chessscan.reports.store import ObjectParts
+
+    def in_process(address, jobs):
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0")
+        return distributed.Client(cluster), cluster
+
+    monkeypatch.setattr(engine, "_client", in_process)
+    real = ObjectParts.read
+    monkeypatch.setattr(ObjectParts, "read", lambda self, name: None if name == engine.RUN_MARKER else real(self, name))
+    res = run("analyze", PGN, "-o", "s3://games/elsewhere", "--dask", "local", "--jobs", "1", *RUN)
+    assert res.exit_code == 4
+    assert re.fullmatch(
+        rf"Error: shard 0 \({PGN}, bytes 0-[\d,]+ of its text\): the worker inproc://\S+ does not see the output "
+        rf"folder s3://games/elsewhere/ as this client does \(no \{engine.RUN_MARKER} there\): the workers must "
+        r"reach the same object store as this client: its file system's extra, credentials and endpoint \(AWS_\*, "
+        r"GOOGLE_\*, AZURE_\*, HF_TOKEN\.\.\.\) as this client has them; no summary.json is written",
+        res.stderr.splitlines()[-1]), res.stderr
+    assert objects(s3, "games/elsewhere") == [MANIFEST_NAME]

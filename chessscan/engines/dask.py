@@ -54,6 +54,12 @@ by row group (``shard_size`` uncompressed bytes a shard, from its footer: no cou
 its games numbered by their rows in the file; a range whose read stops at a fault ends the
 table there (the parts of the ranges after it are removed, their tallies not merged), as a
 local read does. Another game table is one shard.
+The output may be a URL too (``-o s3://bucket/prefix``, :func:`run_dask` given it): each task
+then writes its parts in its worker's temporary folder and puts each, once whole, as one object
+under the prefix (:class:`~chessscan.reports.store.ObjectParts`, through the worker's own
+file system and credentials; a part put again, by a retried task, is replaced whole), so a
+cluster needs no shared folder for its output either; the run marker is an object there, and
+the client checks, rewrites and sweeps the parts there, through its own file system.
 While the run goes on, ``<out_dir>/`` :data:`RUN_MARKER` holds its id: a task publishes a
 part only while it finds it there, so a worker that does not see the folder stops at once, and a task still
 running after its run was stopped or failed (a cancelled task runs on to its end) leaves
@@ -61,7 +67,8 @@ nothing. On every way out the client removes the marker, cancels the tasks, wait
 for those running on a cluster that goes on, and removes the parts being written that it
 sees (:func:`sweep_parts`). A failure is one exception naming what failed
 (:class:`ShardFailed` with the shard, :class:`SchedulerLost`, :class:`SchedulerUnreachable`,
-:class:`AddressError`, :class:`~chessscan.reports.parts.PartMissing`).
+:class:`AddressError`, :class:`~chessscan.reports.parts.PartMissing`; a task that cannot use the
+output's store raises :class:`StoreUnreachable`).
 """
 
 from __future__ import annotations
@@ -106,7 +113,7 @@ from chessscan.reports.writers import (OutputError, TableWriter, buffered_rows, 
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "ShardResult", "plan_shards", "count_range", "settle_shards",
            "analyze_shard", "finish_shards", "run_dask", "resolve_address", "probe_scheduler", "sweep_parts",
            "describe_shard", "INSTALL_HINT", "RUN_MARKER", "AddressError", "SchedulerUnreachable", "SchedulerLost",
-           "ShardFailed", "RunGone"]
+           "ShardFailed", "RunGone", "StoreUnreachable"]
 
 #: Target shard size in bytes: about 10 s of work per task at ~100k positions/s, so a few
 #: thousand tasks for a Lichess monthly dump and little scheduler overhead.
@@ -388,6 +395,35 @@ class ShardResult(NamedTuple):
     ended: bool = False
 
 
+class StoreUnreachable(Exception):
+    """Raised in a task that cannot use the object store of the run's output URL (``-o
+    URL``) as its worker's file system has it: no credentials or endpoint, access denied
+    (``cause``: the file system's error, in one line). ``url``: the output; ``worker``:
+    the worker's address, if known."""
+
+    def __init__(self, url: str, worker: str | None, cause: str) -> None:
+        self.url, self.worker, self.cause = url, worker, cause
+        super().__init__(f"the worker {worker or '(unknown)'} cannot use {url}/: {cause}")
+
+    def __reduce__(self):  # (raised on a worker, read on the client)
+        return type(self), (self.url, self.worker, self.cause)
+
+
+def _one_line_error(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _store(out_dir: str):
+    """The :class:`~chessscan.reports.store.ObjectParts` of an output URL (None for a local
+    folder)."""
+    if not is_url(out_dir):
+        return None
+    from chessscan.reports.store import ObjectParts
+
+    return ObjectParts(out_dir)
+
+
 def _worker_address() -> str | None:
     try:
         from distributed import get_worker
@@ -397,13 +433,25 @@ def _worker_address() -> str | None:
         return None
 
 
-def _check_run(marker: str, run_id: str) -> None:
-    """Raise :class:`RunGone` unless ``marker`` holds ``run_id``."""
-    try:
-        with open(marker, encoding="ascii") as f:
-            found = f.read().strip()
-    except (OSError, UnicodeDecodeError):
-        found = None
+def _check_run(marker: str, run_id: str, store=None) -> None:
+    """Raise :class:`RunGone` unless ``marker`` holds ``run_id`` (with ``store``, an
+    :class:`~chessscan.reports.store.ObjectParts`: its object :data:`RUN_MARKER`; one that
+    cannot be read but for its absence raises :class:`StoreUnreachable`)."""
+    if store is not None:
+        try:
+            data = store.read(RUN_MARKER)
+        except Exception as exc:  # noqa: BLE001 (botocore's NoCredentialsError, PermissionError...)
+            raise StoreUnreachable(store.url, _worker_address(), _one_line_error(exc)) from None
+        try:
+            found = data.decode("ascii").strip() if data is not None else None
+        except UnicodeDecodeError:
+            found = None
+    else:
+        try:
+            with open(marker, encoding="ascii") as f:
+                found = f.read().strip()
+        except (OSError, UnicodeDecodeError):
+            found = None
     if found != run_id:
         raise RunGone(marker, _worker_address(), found)
 
@@ -433,18 +481,28 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
     while it analyzes, and around each rename: when it does not hold ``run_id``, the task
     removes what it wrote and raises :class:`RunGone`.
 
+    An ``out_dir`` that is a URL (``s3://bucket/prefix``) is an object store's: each part is
+    written in a new folder under the worker's temporary folder and, once whole, put as the
+    object ``<out_dir>/<table>/part-<number>.parquet`` (replacing whole one a first try of
+    the task put), the run marker being the object ``<out_dir>/`` :data:`RUN_MARKER`; the
+    parts are reported by URL. The temporary folder is removed on every way out.
+
     Returns a :class:`ShardResult`. Raises ``OSError`` when the input cannot be read,
-    :class:`~chessscan.reports.writers.OutputError` when a part cannot be written.
+    :class:`~chessscan.reports.writers.OutputError` when a part cannot be written,
+    :class:`StoreUnreachable` when the output URL's store cannot be used from this worker.
     """
+    import shutil
+    import tempfile
     import time
     import uuid
 
-    marker = os.path.join(out_dir, RUN_MARKER)
+    store = _store(out_dir)
+    marker = store.url_of(RUN_MARKER) if store is not None else os.path.join(out_dir, RUN_MARKER)
     checked = [time.monotonic()]
 
     def check(now: bool = False) -> None:
         if run_id is not None and (now or time.monotonic() - checked[0] >= MARKER_CHECK_SECONDS):
-            _check_run(marker, run_id)
+            _check_run(marker, run_id, store)
             checked[0] = time.monotonic()
 
     check(now=True)
@@ -454,11 +512,14 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
     deferred = Deferred() if options.cross_check == "sample" else None
     writers: dict[str, TableWriter] = {}
     token = uuid.uuid4().hex[:12]
+    # (an object store's parts: written here, each put once whole)
+    local = tempfile.mkdtemp(prefix=f"chessscan-dask-{shard.number:06d}-") if store is not None else None
 
     def writer(name: str) -> TableWriter:
         w = writers.get(name)
         if w is None:
-            path = os.path.join(out_dir, name, f".{part_name(shard.number)}.{token}")
+            path = (os.path.join(local, name, part_name(shard.number)) if local is not None
+                    else os.path.join(out_dir, name, f".{part_name(shard.number)}.{token}"))
             w = writers[name] = TableWriter(path, schema_for(name, optional_columns(name, options)),
                                             "parquet", table=name)
         return w
@@ -511,7 +572,8 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                 writer(name)
         for w in writers.values():
             w.close()
-        parts = _publish(writers, out_dir, check, published)
+        parts = (_put_parts(writers, store, shard.number, check, published) if store is not None
+                 else _publish(writers, out_dir, check, published))
         done = True
     finally:
         if not done:
@@ -520,11 +582,15 @@ def analyze_shard(shard: Shard, first_index: int, first_line: int, options: Anal
                     w.close()
                 except BaseException:
                     pass
-            for path in [*(str(w.path) for w in writers.values()), *published]:
+            if store is not None:
+                store.remove(published)
+            for path in [*(str(w.path) for w in writers.values()), *(published if store is None else ())]:
                 try:
                     os.unlink(path)
                 except OSError:
                     pass
+        if local is not None:
+            shutil.rmtree(local, ignore_errors=True)
     return ShardResult(tally, deferred, held, parts, count, read_end.open, shard.kind == "rows" and stream.ended)
 
 
@@ -569,8 +635,40 @@ def _publish(writers: dict, out_dir: str, check, published: list[str]) -> list[t
     return parts
 
 
+def _put_parts(writers: dict, store, number: int, check, published: list[str]) -> list[tuple[str, int]]:
+    """Put each closed part (a local file) as one whole object of ``store`` (an
+    :class:`~chessscan.reports.store.ObjectParts`) while the run goes on (``check()`` raises
+    otherwise: the parts put so far are in ``published``, for the caller to remove). Returns
+    ``(url, rows)`` per part, rows from its Parquet footer. Raises
+    :class:`~chessscan.reports.writers.OutputError` when a part cannot be put,
+    :class:`StoreUnreachable` when the store refuses this worker (no credentials, access
+    denied)."""
+    import pyarrow.parquet as pq
+
+    parts = []
+    check(now=True)  # (once, not before each put: a request each; a stop during the puts is seen below)
+    for name, w in writers.items():
+        path = str(w.path)
+        with open(path, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
+            rows = pq.read_metadata(f).num_rows
+        url = store.url_of(f"{name}/{part_name(number)}")
+        try:
+            store.put(path, url)
+        except PermissionError as exc:
+            raise StoreUnreachable(store.url, _worker_address(), _one_line_error(exc)) from None
+        except OSError as exc:
+            raise OutputError(url, exc) from None
+        except Exception as exc:  # noqa: BLE001 (the file system's client's own: botocore's...)
+            raise StoreUnreachable(store.url, _worker_address(), _one_line_error(exc)) from None
+        published.append(url)
+        parts.append((url, rows))
+    check(now=True)  # a stop during the puts: they are removed
+    return parts
+
+
 def finish_shards(shards: Sequence[Shard], results: Sequence[tuple], options: AnalysisOptions, out_dir: str,
-                  select: Iterable[str] | None = None, ignore: Iterable[str] = (), problems: Sequence = ()) -> Tally:
+                  select: Iterable[str] | None = None, ignore: Iterable[str] = (), problems: Sequence = (),
+                  store=None) -> Tally:
     """Merge the shards' :func:`analyze_shard` results in shard order into the run's tally,
     on the client. With ``--cross-check sample``, decide in input order which games the rare
     kinds sample (:class:`~chessscan.analysis.sampling.Sampler`), cross-check those the
@@ -580,7 +678,9 @@ def finish_shards(shards: Sequence[Shard], results: Sequence[tuple], options: An
     ``empty-input`` warning of one with no game) are added to its last shard's part, and the
     rows of ``problems`` (:class:`~chessscan.readers.inputs.InputProblem`, not counted here)
     at the head of the first part, where a local run writes them; all as ``select`` and
-    ``ignore`` keep them."""
+    ``ignore`` keep them. ``store``: the :class:`~chessscan.reports.store.ObjectParts` of an
+    output URL (``out_dir``), where the parts are removed and rewritten (each put again
+    whole)."""
     tally = Tally()
     tally.cross_check_mode = options.cross_check
     sampler = new_sampler(options)
@@ -592,9 +692,7 @@ def finish_shards(shards: Sequence[Shard], results: Sequence[tuple], options: An
         if shard.first:
             held, ended = {}, False
         if ended:  # rows after the fault, which a read of the whole table never reaches
-            for path, _ in result.parts:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
+            _unlink_parts(result, store)
         else:
             shard_tally, deferred, shard_held = result[:3]
             tally.merge(shard_tally)
@@ -604,7 +702,7 @@ def finish_shards(shards: Sequence[Shard], results: Sequence[tuple], options: An
             if deferred is not None:
                 found = replay_deferred(deferred, sampler, tally)
                 if found is not None:
-                    _add_part_rows(os.path.join(out_dir, "disagreements", part_name(shard.number)), found)
+                    _add_part_rows(_part_at(out_dir, "disagreements", shard.number, store), found, store=store)
             ended = bool(getattr(result, "ended", False))
         if not (k + 1 == len(shards) or shards[k + 1].first):
             continue  # the file goes on in the next shard
@@ -616,37 +714,72 @@ def finish_shards(shards: Sequence[Shard], results: Sequence[tuple], options: An
             # (an EPD file is one shard: run_epd_source adds its warning)
             add_no_games_issue(issues, tally, shard.source)
         if buffered_rows(issues):
-            _add_part_rows(os.path.join(out_dir, "issues", part_name(shard.number)), issues, "issues")
+            _add_part_rows(_part_at(out_dir, "issues", shard.number, store), issues, "issues", store=store)
     shown = [p for p in problems if wanted(p.code)]
     if shown:
         issues = new_buffers("issues")
         for p in shown:
             add_issue(issues, Tally(), p.source, None, None, None, None, p.severity, p.code, p.message)
-        _add_part_rows(os.path.join(out_dir, "issues", part_name(0)), issues, "issues", first=True)
+        _add_part_rows(_part_at(out_dir, "issues", 0, store), issues, "issues", first=True, store=store)
     return tally
 
 
-def _add_part_rows(path: str, rows: dict[str, list], table: str = "disagreements", first: bool = False) -> None:
+def _part_at(out_dir: str, table: str, number: int, store=None) -> str:
+    """Where part ``number`` of ``table`` is: a path in ``out_dir``, or with ``store`` its URL."""
+    name = part_name(number)
+    return store.url_of(f"{table}/{name}") if store is not None else os.path.join(out_dir, table, name)
+
+
+def _add_part_rows(path: str, rows: dict[str, list], table: str = "disagreements", first: bool = False,
+                   store=None) -> None:
     """Rewrite the Parquet part ``path`` of ``table`` (it may not exist yet) with ``rows``
     added: for ``disagreements`` in ``game_index`` order (a stable sort), for ``issues``
     after the part's rows (a file's own rows come after its games' issues), or before them
-    if ``first``."""
+    if ``first``. With ``store`` (:class:`~chessscan.reports.store.ObjectParts`), ``path``
+    is the part's URL: read there, written here in a new temporary folder and put whole.
+    Raises :class:`~chessscan.reports.writers.OutputError` when it cannot be written or put."""
     import pyarrow.parquet as pq
 
     schema = schema_for(table, ())
-    if os.path.exists(path):
+    have = None
+    if store is not None:
+        try:
+            with store.open(path) as f:
+                have = pq.read_table(f).to_pydict()
+        except FileNotFoundError:
+            pass
+    elif os.path.exists(path):
         with open(path, "rb") as f:  # by its exact name (Arrow takes UTF-8 names)
             have = pq.read_table(f).to_pydict()
+    if have is not None:
         rows = {k: rows[k] + have[k] if first else have[k] + rows[k] for k in have}
         if table == "disagreements":
             order = sorted(range(len(rows["game_index"])), key=rows["game_index"].__getitem__)
             rows = {k: [v[i] for i in order] for k, v in rows.items()}
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    w = TableWriter(path, schema, "parquet", table=table)
+    if store is None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        w = TableWriter(path, schema, "parquet", table=table)
+        try:
+            w.write(rows)
+        finally:
+            w.close()
+        return
+    import shutil
+    import tempfile
+
+    local = tempfile.mkdtemp(prefix="chessscan-dask-part-")
     try:
-        w.write(rows)
+        w = TableWriter(os.path.join(local, table, path.rsplit("/", 1)[-1]), schema, "parquet", table=table)
+        try:
+            w.write(rows)
+        finally:
+            w.close()
+        try:
+            store.put(str(w.path), path)
+        except Exception as exc:  # noqa: BLE001 (the file system's own errors too)
+            raise OutputError(path, exc) from None
     finally:
-        w.close()
+        shutil.rmtree(local, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------
@@ -952,10 +1085,18 @@ def _retried(client, futures: list, shards: list[Shard]) -> list[dict]:
             for s, k in zip(shards, keys) if k in died]
 
 
-def sweep_parts(out_dir: str, names: Iterable[str]) -> int:
+def sweep_parts(out_dir: str, names: Iterable[str], store=None, keep: Iterable[str] = ()) -> int:
     """Remove the parts being written (hidden ``.part-*`` names, and the ``*.partial`` files
     of parts) in the dataset folders ``names`` of ``out_dir`` that this process sees; returns how
-    many. (What a killed worker or a stopped run left: never a whole part.)"""
+    many. (What a killed worker or a stopped run left: never a whole part.)
+
+    With ``store`` (the :class:`~chessscan.reports.store.ObjectParts` of an output URL,
+    where nothing is ever half written): remove every part object under ``<table>/`` of
+    ``names`` but those in ``keep`` (URLs: the parts of the results the client took), i.e.
+    what the tasks of a run that stopped or failed put after their last result was taken."""
+    if store is not None:
+        kept = set(keep)
+        return store.remove([url for url in store.parts(names) if url not in kept])
     removed = 0
     for name in names:
         folder = os.path.join(out_dir, name)
@@ -1085,8 +1226,12 @@ class _Cutter:
         return chunk
 
 
-def _unlink_parts(result) -> None:
-    """Remove the parts a result reported (a result dropped: its chunk is analyzed again)."""
+def _unlink_parts(result, store=None) -> None:
+    """Remove the parts a result reported (a result dropped: its chunk is analyzed again);
+    with ``store`` (:class:`~chessscan.reports.store.ObjectParts`), the objects."""
+    if store is not None:
+        store.remove(path for path, _ in result.parts)
+        return
     for path, _ in result.parts:
         try:
             os.unlink(path)
@@ -1094,7 +1239,8 @@ def _unlink_parts(result) -> None:
             pass
 
 
-def _stream_source(shard: Shard, task, take, in_flight, numbers, chunk_size: int) -> list[tuple[Shard, ShardResult]]:
+def _stream_source(shard: Shard, task, take, in_flight, numbers, chunk_size: int,
+                   store=None) -> list[tuple[Shard, ShardResult]]:
     """Analyze the ``'stream'`` shard ``shard`` (a compressed or UTF-16 PGN file) on the
     cluster: read and cut here (:class:`_Cutter`), each chunk a task carrying its text, at
     most ``in_flight()`` of them at a time, their results taken in input order. Returns
@@ -1102,7 +1248,9 @@ def _stream_source(shard: Shard, task, take, in_flight, numbers, chunk_size: int
 
     ``task(shard, index, line, text, error)`` submits a task (:func:`analyze_shard`) and
     returns its future; ``take(future, shard)`` waits for its result (raising as
-    :func:`_wait` does); ``numbers``: the run's part numbers, handed out in input order.
+    :func:`_wait` does); ``numbers``: the run's part numbers, handed out in input order;
+    ``store``: the :class:`~chessscan.reports.store.ObjectParts` of an output URL, where the
+    parts of a result dropped are removed.
 
     As ``--jobs`` does: a chunk whose text ended inside a comment (the cut after it may lie
     inside it) is analyzed again joined with the next chunk, and its and the next one's
@@ -1136,18 +1284,18 @@ def _stream_source(shard: Shard, task, take, in_flight, numbers, chunk_size: int
         while result.open and not chunk.last:
             if pending:
                 fut2, s2, after = pending.popleft()
-                _unlink_parts(take(fut2, s2))
+                _unlink_parts(take(fut2, s2), store)
             else:
                 after = cutter.next()
                 if after is None:  # no sure game start after it: it goes with the rest
-                    _unlink_parts(result)
+                    _unlink_parts(result, store)
                     return chunk.offset, chunk.line
-            _unlink_parts(result)
+            _unlink_parts(result, store)
             fut, s, chunk = send((chunk + after)._replace(index=exact), s.number)
             result = take(fut, s)
             rest = rest or len(chunk.text) >= _MAX_GROWTH
         if exact != chunk.index:
-            _unlink_parts(result)
+            _unlink_parts(result, store)
             fut, s, chunk = send(chunk._replace(index=exact), s.number)
             result = take(fut, s)
             rest = True
@@ -1176,7 +1324,7 @@ def _stream_source(shard: Shard, task, take, in_flight, numbers, chunk_size: int
         # would publish its parts after they were removed).
         while pending:
             fut, s, _ = pending.popleft()
-            _unlink_parts(take(fut, s))
+            _unlink_parts(take(fut, s), store)
     if tail is not None:
         offset, line = tail
         advance = max(0, shard.size - sum(s.size for s, _ in out))
@@ -1186,7 +1334,7 @@ def _stream_source(shard: Shard, task, take, in_flight, numbers, chunk_size: int
 
 
 def _analyze_in_order(client, shards: list[Shard], firsts: list, task, futures: list, chunk_size: int,
-                      on_done=None, retried: list | None = None) -> tuple[list[Shard], list]:
+                      on_done=None, retried: list | None = None, store=None) -> tuple[list[Shard], list]:
     """:func:`run_dask`'s analysis when some shard is a ``'stream'`` (:func:`_stream_source`):
     the shards in input order, each numbered (its part number) as it is sent, so that a
     stream's chunks, whose count is known only once it is read, come between the shards
@@ -1232,7 +1380,7 @@ def _analyze_in_order(client, shards: list[Shard], firsts: list, task, futures: 
             waiting.append((len(order), s, send(s, i0, l0)))
             order.append((s, None))
             continue
-        order.extend(_stream_source(shard, send, take, in_flight, numbers, chunk_size))
+        order.extend(_stream_source(shard, send, take, in_flight, numbers, chunk_size, store))
     if waiting:
         wanted = [f for _, _, f in waiting]
         got = _wait(client, wanted, [s for _, s, _ in waiting],
@@ -1248,13 +1396,16 @@ def _analyze_in_order(client, shards: list[Shard], firsts: list, task, futures: 
 
 SHARED_FOLDER_HINT = ("the workers and this client must see the output folder under the same path "
                       "(a shared filesystem such as NFS, mounted alike everywhere)")
+STORE_HINT = ("the workers must reach the same object store as this client: its file system's extra, "
+              "credentials and endpoint (AWS_*, GOOGLE_*, AZURE_*, HF_TOKEN...) as this client has them")
 
 
 def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = AnalysisOptions(),
              address: str = "local", client=None, jobs: int | None = None,
              shard_size: int = DEFAULT_SHARD_SIZE, progress: bool = False,
              select: Iterable[str] | None = None, ignore: Iterable[str] = (), problems: Sequence = (),
-             say=None, retried: list | None = None, later_tables: Sequence[str] = ()) -> Tally:
+             say=None, retried: list | None = None, later_tables: Sequence[str] = (), output=None,
+             parts: list | None = None) -> Tally:
     """Analyze ``paths`` on a Dask cluster and write one Parquet dataset per table of
     :func:`~chessscan.engines.local.tables_for` under ``out_dir`` (``<out_dir>/<table>/
     part-*.parquet``). Does not write summary.json: the caller adds ``sources`` to the
@@ -1273,7 +1424,17 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     and ``problems`` (the :class:`~chessscan.readers.inputs.InputProblem` of the paths left
     out; counted by the caller) first. ``say(line)`` is given a line about the cluster
     (which scheduler, its dashboard); ``retried`` (a list) gets a dict per shard that was
-    run again after a worker died (``shard``, ``source``, ``bytes``, ``workers_died``).
+    run again after a worker died (``shard``, ``source``, ``bytes``, ``workers_died``);
+    ``parts`` (a list) gets the ``(path or URL, rows)`` of every part the tasks wrote.
+
+    ``out_dir`` may be a URL (``s3://bucket/prefix``, any fsspec file system that writes; a
+    ``file://`` one is the local folder it names): the tasks put their parts there
+    themselves (module doc), and the run marker and every check and rewrite of a part go
+    through the file system; the prefix is made ready first
+    (:meth:`~chessscan.reports.store.ObjectOutput.prepare`: a manifest, no staging folder),
+    unless ``output`` is its :class:`~chessscan.reports.store.ObjectOutput` prepared
+    already. Nothing is written on this machine, but the parts the client rewrites (module
+    doc, 4.) while they are put.
 
     Every part the tasks report is checked as this process sees it before the run counts
     as done (:func:`~chessscan.reports.parts.check_parts`). On every way out the run's
@@ -1296,7 +1457,22 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
 
     paths = [os.fspath(p) for p in paths]
     shards = plan_shards(paths, shard_size, options.moves_column)
-    out_dir = os.path.abspath(out_dir)
+    remote = output
+    if remote is None and is_url(out_dir):
+        from chessscan.readers.urls import url_fs
+        from chessscan.reports.store import object_output
+
+        remote = object_output(out_dir)
+        if remote is None:  # file://: the local folder it names
+            out_dir = url_fs(out_dir, "writing")[1]
+    store = None
+    if remote is not None:
+        from chessscan.reports.store import ObjectParts
+
+        out_dir = remote.url
+        store = ObjectParts(out_dir)
+    else:
+        out_dir = os.path.abspath(out_dir)
     names = tables_for(paths, options)
     say = say or (lambda line: None)
 
@@ -1318,19 +1494,30 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
     if note:
         say(note)
     run_id = uuid.uuid4().hex
-    marker = os.path.join(out_dir, RUN_MARKER)
+    marker = store.url_of(RUN_MARKER) if store is not None else os.path.join(out_dir, RUN_MARKER)
     marked = False
     futures: list = []
+    reported: set = set()  # (the parts of the results taken: a stopped run's sweep keeps them)
     done = False
     try:
         # (only once the scheduler answers: an unreachable one leaves no folder behind)
         # (a part left by an earlier, larger run would be read back as part of this dataset)
         try:
             # (later_tables: those the caller writes once the run is done, in the manifest too)
-            prepare_output(out_dir, report_files((*names, *later_tables), dataset=True), inputs=paths)
-            sweep_parts(out_dir, names)
-            marked = True  # (removed on every way out, even when written only in part)
-            replace_file(marker, (run_id + "\n").encode("ascii"), through=False)  # a new file, never a link's
+            files = report_files((*names, *later_tables), dataset=True)
+            if store is not None:
+                if output is None:  # (the prefix's own rules: what an earlier run put goes)
+                    remote.prepare(files, inputs=paths, stage=False)
+                marked = True
+                try:
+                    store.put_bytes(RUN_MARKER, (run_id + "\n").encode("ascii"))
+                except Exception as exc:  # noqa: BLE001 (the file system's own errors too)
+                    raise OutputError(marker, exc) from None
+            else:
+                prepare_output(out_dir, files, inputs=paths)
+                sweep_parts(out_dir, names)
+                marked = True  # (removed on every way out, even when written only in part)
+                replace_file(marker, (run_id + "\n").encode("ascii"), through=False)  # a new file, never a link's
         except OSError as exc:
             if isinstance(exc, OutputError):
                 raise
@@ -1368,6 +1555,7 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
         seen = Tally()
 
         def analyzed(shard: Shard, result) -> None:
+            reported.update(path for path, _ in result.parts)
             if bar is not None:
                 seen.merge(result[0])
                 bar.update(shard.size)
@@ -1393,7 +1581,7 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
                 # taken, and gives it to another worker should the first one die): a large "graph".
                 with dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GiB"}):
                     shards, results = _analyze_in_order(client, shards, firsts, task, futures, shard_size,
-                                                        analyzed, retried)
+                                                        analyzed, retried, store)
             else:
                 futures[:] = [task(s, i0, l0) for s, (i0, l0) in zip(shards, firsts)]
                 results = _wait(client, futures, shards, lambda k, result: analyzed(shards[k], result))
@@ -1404,7 +1592,13 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
                 bar.close()
         # Before the client touches a part (finish_shards adds rows to some): a part a worker
         # wrote where this process does not see it fails the run here, not as a missing row.
-        check_parts([p for r in results for p in r.parts], SHARED_FOLDER_HINT)
+        written = [p for r in results for p in r.parts]
+        if store is not None:
+            check_parts(written, STORE_HINT, open_part=store.open)
+        else:
+            check_parts(written, SHARED_FOLDER_HINT)
+        if parts is not None:
+            parts.extend(written)
         done = True
     except BaseException:
         # Stopped (Ctrl-C, SIGTERM) or failed: closing a cluster with tasks in flight makes
@@ -1414,10 +1608,10 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
         raise
     finally:
         _end_run(client, cluster if own else None, own, futures, done, marker if marked else None, out_dir, names,
-                 run_id)
+                 run_id, store, reported)
     # In shard order, so the summary's counters keep the local key order and the sample is
     # a local run's.
-    return finish_shards(shards, results, options, out_dir, select, ignore, problems)
+    return finish_shards(shards, results, options, out_dir, select, ignore, problems, store)
 
 
 def quiet_logs() -> None:
@@ -1444,13 +1638,17 @@ def _bar(enabled: bool, total: int, label: str):
 
 
 def _end_run(client, cluster, own: bool, futures: list, done: bool, marker: str | None, out_dir: str,
-             names: Sequence[str], run_id: str) -> None:
+             names: Sequence[str], run_id: str, store=None, reported: Iterable[str] = ()) -> None:
     """The end of a run, on every way out: the run marker removed (a task still running
     publishes nothing after it), the tasks not done cancelled and, on a cluster that goes on,
     waited for (a few seconds at most: a cancelled task runs on until it sees the marker
     gone, then removes what it wrote), the client (and a LocalCluster) closed, and the parts
-    being written here removed."""
-    if marker is not None:
+    being written here removed. With ``store`` (an output URL's), the marker is an object,
+    and a run not done removes the part objects but those ``reported`` by the results it
+    took (:func:`sweep_parts`)."""
+    if marker is not None and store is not None:
+        store.remove([marker])
+    elif marker is not None:
         try:
             os.unlink(marker)
         except OSError:
@@ -1473,7 +1671,11 @@ def _end_run(client, cluster, own: bool, futures: list, done: bool, marker: str 
                 cluster.close()
             except Exception:  # noqa: BLE001
                 pass
-    sweep_parts(out_dir, names)  # (also after a run done: what its workers killed midway left)
+    if store is not None:
+        if not done:  # (a part put whole is never half written: after a run done, nothing to sweep)
+            sweep_parts(out_dir, names, store, reported)
+    else:
+        sweep_parts(out_dir, names)  # (also after a run done: what its workers killed midway left)
 
 
 def _await_tasks(client, run_id: str, seconds: float) -> bool:

@@ -6,7 +6,8 @@ Each tells the run the parts it wrote and the rows their footers hold; the run c
 here, as the process that writes ``summary.json`` sees them, before writing it. A part that
 is absent there, or holds other rows, means the writers wrote somewhere else (a worker with
 its own ``/tmp``, a pod without the shared volume, a mount typed wrong): the run fails
-instead of saying it wrote what it cannot see.
+instead of saying it wrote what it cannot see. Parts put to an object store (``-o URL``)
+are checked there, through the client's file system (``open_part``).
 """
 
 from __future__ import annotations
@@ -33,9 +34,12 @@ class PartMissing(OutputError):
         self.hint = hint
 
 
-def check_parts(parts: Iterable[tuple[str | os.PathLike, int]], hint: str = "") -> int:
+def check_parts(parts: Iterable[tuple[str | os.PathLike, int]], hint: str = "", open_part=None) -> int:
     """Check every ``(path, rows)`` of ``parts``, in order: the file exists here and its
     Parquet footer holds ``rows`` rows. Returns the number of parts checked.
+    ``open_part(path)``: opens a part for reading (binary), raising ``FileNotFoundError``
+    when it is absent (an object store's: :meth:`~chessscan.reports.store.ObjectParts.open`);
+    by default the local file of that name.
 
     Raises :class:`PartMissing` for the first part that does not (its message names the
     part, the rows expected and found, and ``hint``, the likely cause).
@@ -48,7 +52,7 @@ def check_parts(parts: Iterable[tuple[str | os.PathLike, int]], hint: str = "") 
         try:
             # Opened here, by its exact name (Arrow takes names as UTF-8 text: a folder
             # named in Latin-1 bytes could not be opened by it).
-            with open(path, "rb") as f:
+            with (open(path, "rb") if open_part is None else open_part(path)) as f:
                 found = pq.read_metadata(f).num_rows
         except FileNotFoundError:
             raise PartMissing(path, rows, None, f"is missing ({rows:,} rows were written to it)", hint) from None

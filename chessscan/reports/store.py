@@ -14,11 +14,17 @@ Object stores have no rename and no lock, so the output-folder rules are kept th
   only (the next run into the prefix removes what it lists); one stopped while uploading
   leaves whole objects and no ``summary.json``.
 
+With ``--dask``, the Dask workers put the tables' parts under the prefix themselves
+(:class:`ObjectParts`, each part one whole object), so no part is staged on the client and
+a cluster needs no shared folder: the client checks them there, and puts only what it
+writes itself (``run.json``, ``summary.json``...) from the staging folder.
+
 A URL naming a local path (``file://``) is written as the local folder it names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -31,7 +37,7 @@ from .files import temporary_of
 from .schema import TABLE_NAMES
 from .writers import _PART, MANIFEST_NAME, RUN_FILES, SUMMARY_NAME, OutputError, OutputFolderError, _is_report_name
 
-__all__ = ["ObjectOutput", "NoSuchBucket", "object_output"]
+__all__ = ["ObjectOutput", "ObjectParts", "NoSuchBucket", "object_output"]
 
 # File systems whose first path component is a bucket (or container) that must exist.
 _BUCKETS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"})
@@ -115,10 +121,10 @@ class ObjectOutput:
                 found.append(head + "/")
         return sorted(set(found))
 
-    def prepare(self, files: Sequence[str], inputs: Iterable[str] = ()) -> str:
+    def prepare(self, files: Sequence[str], inputs: Iterable[str] = (), stage: bool = True) -> str | None:
         """Make the prefix ready for a run that writes ``files`` (see
         :func:`~chessscan.reports.writers.report_files`) and return the local staging folder
-        the run writes into. Raises :class:`~chessscan.reports.writers.OutputFolderError`
+        the run writes into (None without ``stage``: the caller puts what it writes). Raises :class:`~chessscan.reports.writers.OutputFolderError`
         (report-named objects that no run recorded, or a report object that is one of
         ``inputs``: nothing removed), :class:`NoSuchBucket`, or another ``OSError``."""
         objects = self._objects()
@@ -143,7 +149,8 @@ class ObjectOutput:
             self.fs.rm([self._path(n) for n in doomed])
         manifest = json.dumps({"tool": "chessscan", "files": sorted(set(files))}, indent=1) + "\n"
         self._put_bytes(MANIFEST_NAME, manifest.encode("utf-8"))
-        self.staging = tempfile.mkdtemp(prefix="chessscan-upload-")
+        if stage:
+            self.staging = tempfile.mkdtemp(prefix="chessscan-upload-")
         return self.staging
 
     def _inputs_here(self, names: Iterable[str], inputs: Iterable[str]) -> list[str]:
@@ -204,8 +211,163 @@ class ObjectOutput:
                 raise OutputError(f"{self.url}/{name}", exc) from None
         return names
 
+    def _table_parts(self, objects: Iterable[str], tables: Iterable[str]) -> list[str]:
+        """The names among ``objects`` of the parts of the dataset folders ``tables``."""
+        wanted = set(tables)
+        found = []
+        for name in objects:
+            head, sep, rest = name.partition("/")
+            if (sep and head in wanted and "/" not in rest and _PART.match(rest) and temporary_of(rest) is None
+                    and not rest.startswith(".")):
+                found.append(name)
+        return found
+
+    def _get(self, name: str, into: str) -> None:
+        target = os.path.join(into, *name.split("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        self.fs.get_file(self._path(name), target)
+
+    def fetch(self, tables: Iterable[str]) -> list[str]:
+        """Copy the parts of the dataset folders ``tables`` from the prefix into the staging
+        folder (where the client rewrites them: they are put again, whole, by
+        :meth:`upload`); returns their names. Raises ``OSError`` (or the file system's own
+        error)."""
+        names = self._table_parts(self._objects(), tables)
+        for name in names:
+            self._get(name, self.staging)
+        return names
+
+    @contextlib.contextmanager
+    def view(self):
+        """A new local folder holding the report as it stands once put (a context manager
+        yielding its path; removed on exit): every staged file (linked), and the tables that
+        are only under the prefix (the parts Dask workers put, copied here), with the run's
+        files put there before (``summary.json``...) that are not staged. Named as the
+        prefix's last component (the page's title). Raises ``OSError`` (or the file
+        system's own error)."""
+        top = tempfile.mkdtemp(prefix="chessscan-view-")
+        try:
+            name = self.url.rsplit("/", 1)[-1]
+            view = os.path.join(top, name if name not in ("", ".", "..") else "report")
+            os.mkdir(view)
+            staged = self.staged()
+            have = {name.split("/", 1)[0] for name in staged}
+            for name in staged:
+                target = os.path.join(view, *name.split("/"))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.symlink(os.path.join(self.staging, name), target)
+            objects = self._objects()
+            tables = [t for t in TABLE_NAMES if t not in have]
+            for name in self._table_parts(objects, tables):
+                self._get(name, view)
+            for name in objects:  # (a table as one object: a CSV report's; the run's files)
+                if "/" not in name and name not in have and (name in RUN_FILES[:2] or (
+                        _is_report_name(name) and name not in RUN_FILES)):
+                    self._get(name, view)
+            yield view
+        finally:
+            shutil.rmtree(top, ignore_errors=True)
+
+    def check_run_file(self, name: str) -> None:
+        """Refuse to put ``name`` (one of :data:`~chessscan.reports.writers.RUN_FILES`, e.g.
+        ``report.html``) over an object that no chessscan run recorded putting there (as
+        :func:`~chessscan.reports.writers.check_run_file` for a folder). Raises
+        :class:`~chessscan.reports.writers.OutputFolderError`, :class:`NoSuchBucket`,
+        ``OSError``."""
+        if name in self._objects() and name not in self._read_manifest():
+            raise OutputFolderError(self.url, [name])
+
+    def put_file(self, local: str, name: str) -> None:
+        """Put the local file ``local`` as the object ``name`` under the prefix, whole.
+        Raises :class:`~chessscan.reports.writers.OutputError` naming the object."""
+        try:
+            self.fs.put_file(local, self._path(name))
+        except OSError as exc:
+            raise OutputError(f"{self.url}/{name}", exc) from None
+
     def cleanup(self) -> None:
         """Remove the staging folder; never raises."""
         staging, self.staging = self.staging, None
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+class ObjectParts:
+    """The dataset parts of a report under the URL ``url`` (``-o s3://bucket/prefix`` with
+    ``--dask``), as each process that puts or checks them reaches them: through its own
+    fsspec file system, made from the URL with the credentials and endpoint of its own
+    environment (a Dask worker's, the client's). Parts are named by URL
+    (``URL/<table>/part-NNNNNN.parquet``), as messages show them.
+
+    Raises :class:`~chessscan.readers.urls.MissingFileSystem` (the message names the extra)
+    or ``OSError`` for a URL fsspec does not know."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url.rstrip("/")
+        self.fs, root = url_fs(url, "writing")
+        self.root = root.rstrip("/")
+
+    def url_of(self, name: str) -> str:
+        """The URL of ``name`` (relative to the prefix: ``games/part-000000.parquet``)."""
+        return f"{self.url}/{name}"
+
+    def _path(self, url: str) -> str:
+        if url != self.url and not url.startswith(self.url + "/"):
+            raise ValueError(f"{url} is not under {self.url}")
+        return self.root + url[len(self.url):]
+
+    def read(self, name: str) -> bytes | None:
+        """The object ``name`` (relative to the prefix), or None when there is none. Raises
+        what the file system raises otherwise (no credentials, access denied...)."""
+        try:
+            return self.fs.cat_file(f"{self.root}/{name}")
+        except FileNotFoundError:
+            return None
+
+    def put_bytes(self, name: str, data: bytes) -> None:
+        """Put ``data`` as the object ``name``, whole. Raises ``OSError`` (or the file
+        system's own error)."""
+        self.fs.pipe_file(f"{self.root}/{name}", data)
+
+    def put(self, local: str, url: str) -> None:
+        """Put the local file ``local`` as the object at ``url``, whole: one request, or a
+        multipart upload that no reader sees before it completes; an object there already is
+        replaced whole. Raises ``OSError`` (or the file system's own error)."""
+        self.fs.put_file(local, self._path(url))
+
+    def open(self, url: str):
+        """The object at ``url`` opened for reading (binary). Raises ``FileNotFoundError``
+        when there is none."""
+        # (a listing kept from before the part was put, by this process, would say it is not
+        # there: a part the client adds rows to would lose the worker's)
+        self.fs.invalidate_cache()
+        return self.fs.open(self._path(url), "rb")
+
+    def remove(self, urls: Iterable[str]) -> int:
+        """Remove the objects at ``urls`` (those absent already are no error); returns how
+        many were removed. Never raises."""
+        removed = 0
+        for url in urls:
+            try:
+                self.fs.rm_file(self._path(url))
+                removed += 1
+            except Exception:  # noqa: BLE001 (gone already, or the store went away: nothing to do)
+                pass
+        self.fs.invalidate_cache()
+        return removed
+
+    def parts(self, tables: Iterable[str]) -> list[str]:
+        """The URLs of the objects under ``<table>/`` of ``tables`` named as parts (or as
+        parts being written, :data:`~chessscan.reports.writers._PART`), in name order. Never
+        raises: a listing that fails gives none."""
+        self.fs.invalidate_cache()
+        found = []
+        for table in tables:
+            try:
+                names = self.fs.find(f"{self.root}/{table}", withdirs=False)
+            except Exception:  # noqa: BLE001
+                continue
+            head = f"{self.root}/{table}/"
+            found.extend(f"{self.url}/{table}/{p[len(head):]}" for p in sorted(names)
+                         if p.startswith(head) and "/" not in p[len(head):] and _PART.match(p[len(head):]))
+        return found

@@ -35,7 +35,7 @@ cdef class _SanTable:
 cdef _SanTable _SAN_TABLE
 
 @cython.locals(o=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, count=Py_ssize_t, left_open=bint,
-               c=uchar, buf=charp, q=cbytes)
+               buf=charp, q=cbytes, brace=Py_ssize_t, semi=Py_ssize_t)
 cdef tuple _blank_comments_c(cbytes p, Py_ssize_t n)
 
 cpdef tuple blank_comments(bytes rest)

@@ -20,6 +20,7 @@ except ImportError:  # uncompiled, without Cython installed
 
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_FromStringAndSize
+    from cython.cimports.cpython.dict import PyDict_SetDefault
     from cython.cimports.cpython.ref import PyObject
     from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
     from cython.cimports.libc.stdint import int64_t, uint64_t
@@ -260,9 +261,11 @@ def _scan_tags(p, n):
             if k < len(names):
                 names[k] = name
         k += 1
-        if name in tags:
+        value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
+        # One lookup: a duplicate name leaves the dict as it was (values may be one shared object: '').
+        PyDict_SetDefault(tags, name, value)
+        if len(tags) == k - 1:
             return None
-        tags[name] = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
 
 
 def fast_movetext(cb: bytes, piece: int = FAST_PIECE) -> tuple[list[str] | None, str | None]:

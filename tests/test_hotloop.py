@@ -213,3 +213,54 @@ def test_games_analyzed_on_several_threads_at_once_equal_one_thread():
     assert len(together) == 3
     for result in together:
         assert result == alone[0]
+
+
+def _strict_sans() -> list[str]:
+    """Every strict SAN shape (the reader's plain-movetext grammar) over a spread of squares:
+    castling, pawn pushes, captures and promotions, piece moves with each disambiguation,
+    each with no suffix, '+' and '#'."""
+    files, ranks = "abcdefgh", "12345678"
+    squares = [f + r for f in files for r in ranks]
+    bodies = ["O-O", "O-O-O"]
+    for sq in squares:
+        bodies.append(sq)
+        if sq[0] != "a":
+            bodies.append(f"{chr(ord(sq[0]) - 1)}x{sq}")
+        if sq[1] in "18":
+            bodies += [f"{sq}={p}" for p in "NBRQ"] + [f"hx{sq}=N", f"bx{sq}=Q"]
+    for piece in "NBRQK":
+        for sq in squares[::3]:
+            for origin in ("", "a", "h", "1", "8", "c3", "h8"):
+                for x in ("", "x"):
+                    bodies.append(f"{piece}{origin}{x}{sq}")
+    return [b + s for b in bodies for s in ("", "+", "#")]
+
+
+# Tokens outside the strict grammar (the general reader's): the loop reads them from their text.
+_LOOSE_SANS = ["0-0", "0-0-0", "O-O-O-O", "e8Q", "e8q", "exd8q+", "Ng1-f3", "Ng1f3", "e2e4", "e2-e4", "exd6ep",
+               "Nf3!", "e4?!", "Qh4:e1", "e4+#", "Kx", "ex", "e", "N", "Nf", "Ne8=Q", "e9", "i4", "O-O-", "Pe4"]
+
+
+def test_strict_san_tokens_read_from_the_key_equal_the_parsed_text():
+    # The loop reads a strict SAN token from its key's bytes; every other one through
+    # parse_san. Both give the same packed token, or the same error.
+    from chessscan.analysis.plies import _key_token, _token
+    from chessscan.core.san import InvalidSan
+    from chessscan.readers.movetext import san_key
+
+    sans = _strict_sans()
+    assert len(sans) > 5000
+    for san in sans + _LOOSE_SANS:
+        key = san_key(san)
+        assert key, san
+        try:
+            expected = _token(san)
+        except InvalidSan:
+            with pytest.raises(InvalidSan):
+                _key_token(key)
+            continue
+        assert _key_token(key) == expected, san
+    # (a few packed tokens spelled out: piece + 3 | file << 4 | rank << 8 | to << 12 | promotion << 19 | suffix << 22)
+    assert _key_token(san_key("O-O+")) == 2 | 8 << 4 | 8 << 8 | 64 << 12 | 1 << 22
+    assert _key_token(san_key("exd8=Q#")) == 4 | 4 << 4 | 8 << 8 | 59 << 12 | 5 << 19 | 2 << 22
+    assert _key_token(san_key("Nbd7")) == 5 | 1 << 4 | 8 << 8 | 51 << 12

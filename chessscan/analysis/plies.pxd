@@ -31,8 +31,11 @@ cdef class _TokenCache:
 cdef uint64_t _LOOSE
 cdef str _NO_TEXT
 cdef int64_t _NOTE_NA
-@cython.locals(n=int, text=char[8])
+@cython.locals(n=int, text=char[8], token=long)
 cpdef long _key_token(uint64_t key) except -1
+@cython.locals(n=int, suffix=int, c=int, file=int, rank=int, promotion=int, piece=int, to=int, tf=int, tr=int,
+               i=int)
+cdef long _strict_token(uint64_t key) noexcept
 @cython.locals(piece=int, from_mask=uint64_t, to=int, promotion=int, file=int, rank=int, uci_like=int, sq=int,
                token=long)
 cpdef long _token(str san) except -1

@@ -145,6 +145,9 @@ class _TokenCache:
 
 def _key_token(key: int) -> int:
     """The packed token of the SAN of ``key`` (not a loose token's)."""
+    token = _strict_token(key)
+    if token >= 0:
+        return token
     if cython.compiled:
         # The key's bytes as text, without Python's int and bytes methods.
         n = 0
@@ -156,6 +159,85 @@ def _key_token(key: int) -> int:
         san = key_text(key)
     cached = _TOKENS.get(san)
     return cached if cached is not None else _token(san)
+
+
+def _strict_token(key: int) -> int:
+    """The packed token (see ``_TOKENS``) of the SAN of ``key`` when it is strict SAN
+    (:data:`~chessscan.readers.movetext.SAN_FAST`, as the reader's plain-movetext pass
+    checks it), read from the key's bytes: the one :func:`_token` gives for its text, with
+    no text, regex or tuple; -1 for any other token (which :func:`_token` reads)."""
+    n = 0
+    while n < 8 and (key >> (8 * n)) & 255:
+        n += 1
+    suffix = 0
+    c = (key >> (8 * n - 8)) & 255 if n else 0
+    if c == 43:  # '+'
+        suffix = 1
+        n -= 1
+    elif c == 35:  # '#'
+        suffix = 2
+        n -= 1
+    if n < 2:
+        return -1
+    file = rank = 8
+    promotion = 0
+    c = key & 255
+    if c == 79:  # 'O': O-O (h-side, piece -1) or O-O-O (a-side, -2)
+        if n == 3 and (key >> 8) & 0xFFFF == 0x4F2D:  # "-O"
+            piece = -1
+        elif n == 5 and (key >> 8) & 0xFFFFFFFF == 0x4F2D4F2D:  # "-O-O"
+            piece = -2
+        else:
+            return -1
+        to = 64
+    elif c == 78 or c == 66 or c == 82 or c == 81 or c == 75:  # N B R Q K: [a-h]?[1-8]?x? square
+        piece = 2 if c == 78 else 3 if c == 66 else 4 if c == 82 else 5 if c == 81 else 6
+        if n < 3:
+            return -1
+        tf = (key >> (8 * n - 16)) & 255
+        tr = (key >> (8 * n - 8)) & 255
+        if not (97 <= tf <= 104 and 49 <= tr <= 56):
+            return -1
+        i = 1
+        c = (key >> (8 * i)) & 255
+        if i < n - 2 and 97 <= c <= 104:
+            file = c - 97
+            i += 1
+            c = (key >> (8 * i)) & 255
+        if i < n - 2 and 49 <= c <= 56:
+            rank = c - 49
+            i += 1
+            c = (key >> (8 * i)) & 255
+        if i < n - 2 and c == 120:  # 'x'
+            i += 1
+        if i != n - 2:
+            return -1
+        to = (tr - 49) * 8 + tf - 97
+    elif 97 <= c <= 104:  # a pawn: [a-h](x[a-h])?[1-8](=[NBRQ])?
+        piece = 1
+        tf = c
+        i = 1
+        if (key >> 8) & 255 == 120:  # 'x': the origin file names the pawn
+            tf = (key >> 16) & 255
+            if n < 4 or not 97 <= tf <= 104:
+                return -1
+            file = c - 97
+            i = 3
+        tr = (key >> (8 * i)) & 255
+        if i >= n or not 49 <= tr <= 56:
+            return -1
+        to = (tr - 49) * 8 + tf - 97
+        i += 1
+        if i < n:
+            if i + 2 != n or (key >> (8 * i)) & 255 != 61:  # '='
+                return -1
+            c = (key >> (8 * i + 8)) & 255
+            promotion = 2 if c == 78 else 3 if c == 66 else 4 if c == 82 else 5 if c == 81 else 0
+            if not promotion:
+                return -1
+    else:
+        return -1
+    return (piece + 3) | file << 4 | rank << 8 | to << 12 | promotion << 19 | suffix << 22
 
 
 def _text_of(raw, key: int) -> str:

@@ -35,7 +35,7 @@ cdef class _SanTable:
 cdef _SanTable _SAN_TABLE
 
 @cython.locals(o=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, count=Py_ssize_t, left_open=bint,
-               c=uchar, buf=charp, q=cbytes)
+               buf=charp, q=cbytes, brace=Py_ssize_t, semi=Py_ssize_t)
 cdef tuple _blank_comments_c(cbytes p, Py_ssize_t n)
 
 cpdef tuple blank_comments(bytes rest)
@@ -64,7 +64,7 @@ cdef bint _is_name_char(uchar c) noexcept
 
 cdef list _TAG_NAMES
 @cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict,
-               names=list, k=Py_ssize_t, name=str)
+               names=list, k=Py_ssize_t, name=str, value=str)
 cdef dict _scan_tags(cbytes p, Py_ssize_t n)
 
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,

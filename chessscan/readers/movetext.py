@@ -20,11 +20,12 @@ except ImportError:  # uncompiled, without Cython installed
 
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_FromStringAndSize
+    from cython.cimports.cpython.dict import PyDict_SetDefault
     from cython.cimports.cpython.ref import PyObject
     from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
     from cython.cimports.libc.stdint import int64_t, uint64_t
     from cython.cimports.libc.stdlib import free, malloc, realloc
-    from cython.cimports.libc.string import memchr, memcmp
+    from cython.cimports.libc.string import memchr, memcmp, memcpy
 
 # §8.1.1: tag names are symbol tokens; §7: strings with \" and \\ escapes. A tag pair may
 # span lines (whitespace between its tokens).
@@ -117,7 +118,8 @@ def blank_comments(rest: bytes) -> tuple[bytes, int, bool]:
 
 def _blank_comments_c(p, n):
     """Compiled :func:`blank_comments` over ``n`` bytes at ``p``."""
-    # Each comment (at least one byte) becomes one space: the output is never longer.
+    # Each comment (at least one byte) becomes one space: the output is never longer. The
+    # text between comments is copied a run at a time, from memchr hop to memchr hop.
     buf = cython.cast(cython.p_char, malloc(n + 1))
     if buf == cython.NULL:
         raise MemoryError()
@@ -125,9 +127,22 @@ def _blank_comments_c(p, n):
     i = 0
     count = 0
     left_open = False
+    brace = semi = -1  # offsets of the next '{' and ';' at or after i (n: none; -1: not looked for)
     while i < n:
-        c = p[i]
-        if c == 123:  # '{'
+        if brace < i:
+            q = cython.cast(cbytes, memchr(p + i, 123, n - i))
+            brace = n if q == cython.NULL else q - p
+        if semi < i:
+            q = cython.cast(cbytes, memchr(p + i, 59, n - i))
+            semi = n if q == cython.NULL else q - p
+        k = brace if brace < semi else semi
+        if k > i:
+            memcpy(buf + o, p + i, k - i)
+            o += k - i
+            i = k
+            if i == n:
+                break
+        if k == brace:  # '{'
             q = cython.cast(cbytes, memchr(p + i + 1, 125, n - i - 1))  # '}'
             count += 1
             if q == cython.NULL:
@@ -136,7 +151,7 @@ def _blank_comments_c(p, n):
             buf[o] = 32
             o += 1
             i = (q - p) + 1
-        elif c == 59:  # ';'
+        else:  # ';': to the line end
             k = i + 1
             while k < n and p[k] != 10 and p[k] != 13:
                 k += 1
@@ -144,10 +159,6 @@ def _blank_comments_c(p, n):
             buf[o] = 32
             o += 1
             i = k
-        else:
-            buf[o] = c
-            o += 1
-            i += 1
     try:
         stripped = buf[:o]
     finally:
@@ -250,9 +261,11 @@ def _scan_tags(p, n):
             if k < len(names):
                 names[k] = name
         k += 1
-        if name in tags:
+        value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
+        # One lookup: a duplicate name leaves the dict as it was (values may be one shared object: '').
+        PyDict_SetDefault(tags, name, value)
+        if len(tags) == k - 1:
             return None
-        tags[name] = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
 
 
 def fast_movetext(cb: bytes, piece: int = FAST_PIECE) -> tuple[list[str] | None, str | None]:

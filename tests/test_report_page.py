@@ -279,6 +279,7 @@ def test_csv_and_dataset_reports_render_the_same_numbers(tmp_path, samples_repor
         assert got == want, folder
     page = (dataset / "report.html").read_text()
     assert "positions/ (3 Parquet parts)" in page
+    assert "disagreements/ (1 Parquet part)" in page  # no rows: one part, said in the singular
     assert page.count("<svg") == (samples_report / "report.html").read_text().count("<svg")
 
 

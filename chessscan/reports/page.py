@@ -170,7 +170,7 @@ h3{margin:24px 0 6px}
 table{border-collapse:collapse;margin:8px 0 12px;font-size:13px;max-width:100%}
 th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 td .num{white-space:nowrap}
-@media (min-width:641px){table.dict td:first-child code{white-space:nowrap}}
+@media (min-width:641px){table.dict td:first-child code,code.table-at{white-space:nowrap}}
 th{background:var(--bg)}td.r,th.r{text-align:right}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,540px),1fr));gap:18px}
 figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:10px;break-inside:avoid;min-width:0}
@@ -266,7 +266,8 @@ def _headline(tables: ReportTables) -> str:
         facts.append(("options", " ".join(f"<code>{_e(k)}={_e(v)}</code>" for k, v in options.items()) or "-"))
     else:
         facts.append(("run", '<span class="note">no run.json in this folder (timing and options not recorded)</span>'))
-    facts.append(("tables", " ".join(f"<code>{_e(tables.describe(t))}</code>" for t in tables.paths) or "none"))
+    facts.append(("tables", " ".join(f'<code class="table-at">{_e(tables.describe(t))}</code>'
+                                     for t in tables.paths) or "none"))
     facts.append(("page", f"built {_e(_now())} by chessscan {_e(_version())}"))
     out.append('<dl class="run">' + "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in facts) + "</dl>")
     return "".join(out)

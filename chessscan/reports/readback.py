@@ -187,7 +187,8 @@ class ReportTables:
         """Where ``table`` is, as a user reads it: ``games.parquet``, ``games/ (3 parts)``."""
         fmt, path = self.paths[table]
         if path.is_dir():
-            return f"{table}/ ({len(list(path.glob('part-*.parquet')))} Parquet parts)"
+            n = len(list(path.glob('part-*.parquet')))
+            return f"{table}/ ({n} Parquet part{'' if n == 1 else 's'})"
         return path.name
 
     def dataset(self, table: str) -> ds.Dataset:

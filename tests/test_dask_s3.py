@@ -234,3 +234,23 @@ def test_what_the_client_rewrites_goes_through_the_store(s3_cluster, s3, tmp_pat
     assert "report.html" in names and s3.cat_file("games/dask-rewrites/report.html").startswith(b"<!DOCTYPE html>")
     assert any(n.startswith("duplicates/part-") for n in names)
     assert list(tmp_path.glob("chessscan-*")) == []
+
+
+def test_a_run_with_no_game_has_every_table(s3_cluster, s3, tmp_path):
+    """An empty folder as the only input: no task runs, yet every table has its one empty
+    part, as with ``--jobs 1`` (the ``empty-input`` warning in ``issues``), under the prefix
+    and in a local folder alike."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    local = tmp_path / "local"
+    _local([empty], local)
+    for out in ("s3://games/dask-no-game", tmp_path / "dask"):
+        result = analyze(empty, "--dask", s3_cluster.address, "-o", out, env={"TMPDIR": str(tmp_path)})
+        assert result.returncode == 0, result.stderr
+        summary = assert_same_report(local, out)
+        assert summary["games_read"] == 0
+        report = chessscan.read_report(out)
+        assert set(report.tables) == {"positions", "games", "perpetuals", "issues", "disagreements"}
+        assert report.issues.code.tolist() == ["empty-input"]
+    assert [p for p in parts_of(s3, "games/dask-no-game") if p.startswith("games/")] == ["games/part-000000.parquet"]
+    assert list(tmp_path.glob("chessscan-*")) == []

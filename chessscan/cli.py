@@ -603,7 +603,7 @@ def _prepare_object_output(remote, files, inputs) -> str:
         return remote.prepare(files, inputs)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
-    except NoSuchBucket as exc:
+    except (NoSuchBucket, NotADirectoryError) as exc:  # (an object where the prefix would be: as a file for -o DIR)
         raise OutputRefused(f"cannot write the report to {shown}: {exc}") from None
     except OSError as exc:
         raise OutputFailure(f"cannot write the report to {shown}: {exc}") from exc

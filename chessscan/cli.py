@@ -1112,6 +1112,10 @@ def _fail_shard(exc, shown: str) -> None:
 
     cause = exc.cause
     tail = "; no summary.json is written"
+    if isinstance(cause, RunGone) and cause.found is not None:  # a second run into the output meanwhile
+        raise OutputRefused(f"{describe_shard(exc.shard)}: another chessscan run started writing into {shown}/ "
+                            f"(its {RUN_MARKER} is there): one output holds one run at a time, give each run its "
+                            f"own{tail}")
     if isinstance(cause, RunGone):  # the run was live: the worker does not see its folder
         seen = "no" if cause.found is None else "another run's"
         worker = f"the worker {cause.worker}" if cause.worker else "a worker"

@@ -1679,10 +1679,22 @@ def _end_run(client, cluster, own: bool, futures: list, done: bool, marker: str 
     gone, then removes what it wrote), the client (and a LocalCluster) closed, and the parts
     being written here removed. With ``store`` (an output URL's), the marker is an object,
     and a run not done removes the part objects but those ``reported`` by the results it
-    took (:func:`sweep_parts`)."""
-    if marker is not None and store is not None:
+    took (:func:`sweep_parts`).
+
+    A marker that holds another run's id (a second run started into the same output
+    meanwhile) is that run's: it stays, and nothing is swept (the parts there are the other
+    run's; this run's tasks remove their own once they find the marker not theirs)."""
+    ours = True
+    if marker is not None:
+        try:
+            _check_run(marker, run_id, store)
+        except RunGone as exc:
+            ours = exc.found is None
+        except Exception:  # noqa: BLE001 (the store went away: remove what can be, as before)
+            pass
+    if marker is not None and ours and store is not None:
         store.remove([marker])
-    elif marker is not None:
+    elif marker is not None and ours:
         try:
             os.unlink(marker)
         except OSError:
@@ -1705,6 +1717,8 @@ def _end_run(client, cluster, own: bool, futures: list, done: bool, marker: str 
                 cluster.close()
             except Exception:  # noqa: BLE001
                 pass
+    if not ours:
+        return
     if store is not None:
         if not done:  # (a part put whole is never half written: after a run done, nothing to sweep)
             sweep_parts(out_dir, names, store, reported)

@@ -603,7 +603,7 @@ def _prepare_object_output(remote, files, inputs) -> str:
         return remote.prepare(files, inputs)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
-    except NoSuchBucket as exc:
+    except (NoSuchBucket, NotADirectoryError) as exc:  # (an object where the prefix would be: as a file for -o DIR)
         raise OutputRefused(f"cannot write the report to {shown}: {exc}") from None
     except OSError as exc:
         raise OutputFailure(f"cannot write the report to {shown}: {exc}") from exc
@@ -1112,6 +1112,10 @@ def _fail_shard(exc, shown: str) -> None:
 
     cause = exc.cause
     tail = "; no summary.json is written"
+    if isinstance(cause, RunGone) and cause.found is not None:  # a second run into the output meanwhile
+        raise OutputRefused(f"{describe_shard(exc.shard)}: another chessscan run started writing into {shown}/ "
+                            f"(its {RUN_MARKER} is there): one output holds one run at a time, give each run its "
+                            f"own{tail}")
     if isinstance(cause, RunGone):  # the run was live: the worker does not see its folder
         seen = "no" if cause.found is None else "another run's"
         worker = f"the worker {cause.worker}" if cause.worker else "a worker"

@@ -234,3 +234,57 @@ def test_what_the_client_rewrites_goes_through_the_store(s3_cluster, s3, tmp_pat
     assert "report.html" in names and s3.cat_file("games/dask-rewrites/report.html").startswith(b"<!DOCTYPE html>")
     assert any(n.startswith("duplicates/part-") for n in names)
     assert list(tmp_path.glob("chessscan-*")) == []
+
+
+def test_a_run_with_no_game_has_every_table(s3_cluster, s3, tmp_path):
+    """An empty folder as the only input: no task runs, yet every table has its one empty
+    part, as with ``--jobs 1`` (the ``empty-input`` warning in ``issues``), under the prefix
+    and in a local folder alike."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    local = tmp_path / "local"
+    _local([empty], local)
+    for out in ("s3://games/dask-no-game", tmp_path / "dask"):
+        result = analyze(empty, "--dask", s3_cluster.address, "-o", out, env={"TMPDIR": str(tmp_path)})
+        assert result.returncode == 0, result.stderr
+        summary = assert_same_report(local, out)
+        assert summary["games_read"] == 0
+        report = chessscan.read_report(out)
+        assert set(report.tables) == {"positions", "games", "perpetuals", "issues", "disagreements"}
+        assert report.issues.code.tolist() == ["empty-input"]
+    assert [p for p in parts_of(s3, "games/dask-no-game") if p.startswith("games/")] == ["games/part-000000.parquet"]
+    assert list(tmp_path.glob("chessscan-*")) == []
+
+
+def test_a_second_run_into_the_prefix_meanwhile_is_left_its_marker_and_parts(s3_cluster, s3, tmp_path):
+    """While a run's tasks go on, another run's marker and a part of its own appear under the
+    prefix (a second run started into it): the first run ends with exit 2 and one line
+    saying so, and leaves the other run's marker and part where they are (it removed both,
+    and failed with exit 4 saying its workers did not see the store)."""
+    prefix = "games/dask-second-run"
+    s3_cluster.fault(slow=1.0)
+    proc = subprocess.Popen([sys.executable, "-m", "chessscan", "analyze", str(MAGNUS), "--dask", s3_cluster.address,
+                             "--shard-size", "64K", "-o", f"s3://{prefix}", "--silent"],
+                            env=_env(TMPDIR=str(tmp_path)), stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not parts_of(s3, prefix) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        first = parts_of(s3, prefix)
+        assert first, "no part was put"
+        s3.pipe_file(f"{prefix}/{dask_engine.RUN_MARKER}", b"0123456789abcdef0123456789abcdef\n")
+        s3.pipe_file(f"{prefix}/games/part-000099.parquet", s3.cat_file(f"{prefix}/{first[0]}"))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        s3_cluster.clear_faults()
+    assert proc.returncode == 2, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("Error: shard ") and last.endswith(
+        f": another chessscan run started writing into s3://{prefix}/ (its {dask_engine.RUN_MARKER} is there): one "
+        "output holds one run at a time, give each run its own; no summary.json is written")
+    names = objects(s3, prefix)
+    assert dask_engine.RUN_MARKER in names and "games/part-000099.parquet" in names and "summary.json" not in names
+    assert s3.cat_file(f"{prefix}/{dask_engine.RUN_MARKER}") == b"0123456789abcdef0123456789abcdef\n"

@@ -151,6 +151,26 @@ def test_an_unknown_bucket_is_one_line(s3):
                           "no-such-bucket\n")
 
 
+def test_a_prefix_that_is_an_object_is_refused_untouched(s3):
+    """``-o`` naming an object (the input itself, say) is refused as ``-o FILE`` is: exit 2,
+    one line, the object untouched, nothing put; with ``--dask`` too (before any cluster)."""
+    s3.pipe_file("games/one.pgn.zst", PGN.read_bytes())
+    engines = [["--jobs", "1"]]
+    try:
+        import distributed  # noqa: F401
+
+        engines.append(["--dask", "local"])
+    except ImportError:
+        pass
+    for engine in engines:
+        res = run("analyze", PGN, "-o", "s3://games/one.pgn.zst", *engine, *RUN)
+        assert res.exit_code == 2, res.output
+        assert res.stderr == ("Error: cannot write the report to s3://games/one.pgn.zst: [Errno 20] "
+                              "s3://games/one.pgn.zst is an object, not a folder\n")
+        assert s3.cat_file("games/one.pgn.zst") == PGN.read_bytes()
+        assert [p for p in s3.find("games") if p.startswith("games/one.pgn.zst")] == ["games/one.pgn.zst"]
+
+
 def test_a_missing_file_system_names_the_extra(tmp_path, monkeypatch):
     import fsspec.core
 

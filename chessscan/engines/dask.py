@@ -666,6 +666,37 @@ def _put_parts(writers: dict, store, number: int, check, published: list[str]) -
     return parts
 
 
+def _empty_parts(names: Sequence[str], options: AnalysisOptions, out_dir: str, store=None) -> list[tuple[str, int]]:
+    """Write an empty ``part-000000.parquet`` (its table's columns, no row) for each table of
+    ``names``, on the client: what a run with no shard writes, so that every table has a
+    part whatever the engine. With ``store``, each is written in a new temporary folder and
+    put whole. Returns ``(path or URL, 0)`` per part. Raises
+    :class:`~chessscan.reports.writers.OutputError`."""
+    import shutil
+    import tempfile
+
+    local = tempfile.mkdtemp(prefix="chessscan-dask-empty-") if store is not None else out_dir
+    parts = []
+    try:
+        for name in names:
+            w = TableWriter(os.path.join(local, name, part_name(0)), schema_for(name, optional_columns(name, options)),
+                            "parquet", table=name)
+            w.close()
+            if store is None:
+                parts.append((str(w.path), 0))
+                continue
+            url = store.url_of(f"{name}/{part_name(0)}")
+            try:
+                store.put(str(w.path), url)
+            except Exception as exc:  # noqa: BLE001 (the file system's own errors too)
+                raise OutputError(url, exc) from None
+            parts.append((url, 0))
+    finally:
+        if store is not None:
+            shutil.rmtree(local, ignore_errors=True)
+    return parts
+
+
 def finish_shards(shards: Sequence[Shard], results: Sequence[tuple], options: AnalysisOptions, out_dir: str,
                   select: Iterable[str] | None = None, ignore: Iterable[str] = (), problems: Sequence = (),
                   store=None) -> Tally:
@@ -1593,6 +1624,9 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
         # Before the client touches a part (finish_shards adds rows to some): a part a worker
         # wrote where this process does not see it fails the run here, not as a missing row.
         written = [p for r in results for p in r.parts]
+        if not shards:  # (no input to analyze: no task gives the tables their one empty part)
+            written = _empty_parts(names, options, out_dir, store)
+            reported.update(path for path, _ in written)
         if store is not None:
             check_parts(written, STORE_HINT, open_part=store.open)
         else:
@@ -1645,10 +1679,22 @@ def _end_run(client, cluster, own: bool, futures: list, done: bool, marker: str 
     gone, then removes what it wrote), the client (and a LocalCluster) closed, and the parts
     being written here removed. With ``store`` (an output URL's), the marker is an object,
     and a run not done removes the part objects but those ``reported`` by the results it
-    took (:func:`sweep_parts`)."""
-    if marker is not None and store is not None:
+    took (:func:`sweep_parts`).
+
+    A marker that holds another run's id (a second run started into the same output
+    meanwhile) is that run's: it stays, and nothing is swept (the parts there are the other
+    run's; this run's tasks remove their own once they find the marker not theirs)."""
+    ours = True
+    if marker is not None:
+        try:
+            _check_run(marker, run_id, store)
+        except RunGone as exc:
+            ours = exc.found is None
+        except Exception:  # noqa: BLE001 (the store went away: remove what can be, as before)
+            pass
+    if marker is not None and ours and store is not None:
         store.remove([marker])
-    elif marker is not None:
+    elif marker is not None and ours:
         try:
             os.unlink(marker)
         except OSError:
@@ -1671,6 +1717,8 @@ def _end_run(client, cluster, own: bool, futures: list, done: bool, marker: str 
                 cluster.close()
             except Exception:  # noqa: BLE001
                 pass
+    if not ours:
+        return
     if store is not None:
         if not done:  # (a part put whole is never half written: after a run done, nothing to sweep)
             sweep_parts(out_dir, names, store, reported)

@@ -455,6 +455,7 @@ def analyze(paths, out_dir, fmt, positions, fen, cross_check, silent, jobs, dask
     options = AnalysisOptions(positions=positions, fen=fen, cross_check=cross_check, moves_column=moves_column,
                               moves_key=find_contained)
     progress = not silent and sys.stderr.isatty()
+    _refuse_input_folder_as_output(paths, out_dir)
     remote = _object_output(out_dir)
     if remote is None and "://" in out_dir:  # file://: the local folder it names
         from chessscan.readers.urls import is_url, url_fs
@@ -573,6 +574,32 @@ class OutputRefused(click.ClickException):
     installed): exit 2, one line, nothing written."""
 
     exit_code = EXIT_USAGE
+
+
+def _refuse_input_folder_as_output(paths, out_dir) -> None:
+    """A usage error when ``out_dir`` is one of the input folders ``paths`` (the same folder
+    by any path, or the same URL): the next run would take the folder for a report and skip
+    its games, so its report would be empty. A folder inside an input folder is fine."""
+    from chessscan.readers.urls import is_url
+
+    def url_key(u: str) -> str:
+        return u.rstrip("/")
+
+    for p in paths:
+        if p == "-":
+            continue
+        if is_url(p) or is_url(out_dir):
+            same = is_url(p) and is_url(out_dir) and url_key(p) == url_key(out_dir)
+        else:
+            try:
+                same = os.path.isdir(p) and os.path.isdir(out_dir) and os.path.samefile(p, out_dir)
+            except OSError:
+                same = False
+        if same:
+            raise click.BadParameter(f"{_shown(out_dir)} is an input folder: its games and the report would "
+                                     "share it, and the next run would take it for a report and read none of "
+                                     "its games; choose another output (a folder inside it will do)",
+                                     param_hint="-o/--output")
 
 
 def _object_output(out_dir):

@@ -394,3 +394,16 @@ def test_a_worker_that_finds_no_run_marker_puts_nothing_exit_4(s3, monkeypatch):
         r"GOOGLE_\*, AZURE_\*, HF_TOKEN\.\.\.\) as this client has them; no summary.json is written",
         res.stderr.splitlines()[-1]), res.stderr
     assert objects(s3, "games/elsewhere") == [MANIFEST_NAME]
+
+
+def test_an_input_prefix_as_the_output_is_refused(s3):
+    """``-o`` the very prefix a run reads: exit 2, one line, nothing put (the next run would
+    take the prefix for a report and read none of its games)."""
+    s3.pipe_file("games/in/one.pgn.zst", PGN.read_bytes())
+    for out in ("s3://games/in", "s3://games/in/"):
+        res = run("analyze", "s3://games/in", "-o", out, "--jobs", "1", *RUN)
+        assert res.exit_code == 2, res.output
+        assert res.stderr.count("\n") == 1 and "is an input folder" in res.stderr, res.stderr
+        assert s3.find("games/in") == ["games/in/one.pgn.zst"]
+    res = run("analyze", "s3://games/in", "-o", "s3://games/in/report", "--jobs", "1", *RUN)
+    assert res.exit_code == 0, res.output

@@ -559,3 +559,24 @@ def test_duplicates_says_it_reads_local_folders_only():
                         "chessscan duplicates reads local report folders: copy the report there first")]:
         done = subprocess.run([*CHESSSCAN, *args], capture_output=True, text=True)
         assert done.returncode == 2 and done.stderr.startswith(want), done.stderr
+
+
+def test_an_input_folder_as_the_output_is_refused(tmp_path):
+    """``analyze DIR -o DIR`` would make DIR a report folder, which the next run skips as an
+    input (reading no game and replacing the report by an empty one): a usage error, exit 2,
+    one line, nothing written; a folder inside the input folder is fine, run after run."""
+    games = tmp_path / "games"
+    games.mkdir()
+    (games / "m.pgn").write_bytes(MAGNUS.read_bytes())
+    before = sorted(p.name for p in games.iterdir())
+    for out in (games, tmp_path / "link-to-games"):
+        if out.name == "link-to-games":
+            out.symlink_to(games)
+        res = cli("analyze", games, "-o", out, "--silent")
+        assert res.exit_code == 2, res.output
+        assert res.output.count("\n") == 1 and "is an input folder" in res.output, res.output
+        assert sorted(p.name for p in games.iterdir()) == before  # nothing written, no lock left
+    for _ in range(2):  # inside the input folder: the second run still reads the 300 games
+        res = cli("analyze", games, "-o", games / "report", "--silent")
+        assert res.exit_code == 0, res.output
+        assert json.loads((games / "report" / "summary.json").read_text())["games_read"] == 300

@@ -135,3 +135,18 @@ def s3_endpoint():
         s3fs.S3FileSystem.clear_instance_cache()
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture
+def s3(s3_endpoint):
+    """The S3 file system (fsspec's) of :func:`s3_endpoint`, its listings forgotten."""
+    import fsspec
+
+    fs = fsspec.filesystem("s3")
+    fs.invalidate_cache()
+    return fs
+
+
+def objects(fs, prefix: str) -> list[str]:
+    fs.invalidate_cache()
+    return sorted(p[len(prefix) + 1:] for p in fs.find(prefix))

@@ -17,7 +17,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from conftest import SAMPLES
+from conftest import SAMPLES, objects
 from test_dask_cluster import Cluster, _env, _last_line, _local, _shard, _tracebacks, analyze, assert_same_report
 
 pytest.importorskip("distributed", reason="needs the dask extra: pip install 'chessscan[dask]'")
@@ -48,19 +48,6 @@ def s3_cluster(s3_endpoint, tmp_path_factory):
     finally:
         c.stop()
 
-
-@pytest.fixture
-def s3(s3_endpoint):
-    import fsspec
-
-    fs = fsspec.filesystem("s3")
-    fs.invalidate_cache()
-    return fs
-
-
-def objects(fs, prefix: str) -> list[str]:
-    fs.invalidate_cache()
-    return sorted(p[len(prefix) + 1:] for p in fs.find(prefix))
 
 
 def parts_of(fs, prefix: str) -> list[str]:
@@ -133,19 +120,26 @@ def test_a_killed_worker_is_replaced_and_its_shard_put_again(s3_cluster, s3, tmp
     assert _last_line(result) == f"report put to s3://games/dask-killed/ (2 objects; the workers put its {len(parts)} parts)"
 
 
+
+def _slow_run_with_a_part_put(cluster, s3, prefix: str, tmp_path):
+    """A client process analyzing MAGNUS into ``s3://prefix`` with every task slowed down,
+    returned once its first part is under the prefix (or it ended, or 60 s passed)."""
+    cluster.fault(slow=1.0)
+    proc = subprocess.Popen([sys.executable, "-m", "chessscan", "analyze", str(MAGNUS), "--dask", cluster.address,
+                             "--shard-size", "64K", "-o", f"s3://{prefix}", "--silent"],
+                            env=_env(TMPDIR=str(tmp_path)), stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not parts_of(s3, prefix) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    return proc
+
 def test_a_stopped_client_leaves_no_summary_and_no_part_after_its_exit(s3_cluster, s3, tmp_path):
     """SIGTERM to the client while tasks run: exit 143, no summary.json; the tasks it had
     started put no part after it exited (cancelled, and what they put after the last result
     taken removed)."""
     prefix = "games/dask-stopped"
-    s3_cluster.fault(slow=1.0)
-    proc = subprocess.Popen([sys.executable, "-m", "chessscan", "analyze", str(MAGNUS), "--dask", s3_cluster.address,
-                             "--shard-size", "64K", "-o", f"s3://{prefix}", "--silent"],
-                            env=_env(TMPDIR=str(tmp_path)), stderr=subprocess.PIPE, text=True)
+    proc = _slow_run_with_a_part_put(s3_cluster, s3, prefix, tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while not parts_of(s3, prefix) and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.1)
         assert parts_of(s3, prefix), "no part was put"
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
@@ -262,14 +256,8 @@ def test_a_second_run_into_the_prefix_meanwhile_is_left_its_marker_and_parts(s3_
     saying so, and leaves the other run's marker and part where they are (it removed both,
     and failed with exit 4 saying its workers did not see the store)."""
     prefix = "games/dask-second-run"
-    s3_cluster.fault(slow=1.0)
-    proc = subprocess.Popen([sys.executable, "-m", "chessscan", "analyze", str(MAGNUS), "--dask", s3_cluster.address,
-                             "--shard-size", "64K", "-o", f"s3://{prefix}", "--silent"],
-                            env=_env(TMPDIR=str(tmp_path)), stderr=subprocess.PIPE, text=True)
+    proc = _slow_run_with_a_part_put(s3_cluster, s3, prefix, tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while not parts_of(s3, prefix) and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.1)
         first = parts_of(s3, prefix)
         assert first, "no part was put"
         s3.pipe_file(f"{prefix}/{dask_engine.RUN_MARKER}", b"0123456789abcdef0123456789abcdef\n")

@@ -23,7 +23,7 @@ import chessscan
 from chessscan.cli import main
 from chessscan.reports.reader import IncompleteReport, IncompleteReportWarning
 from chessscan.reports.writers import MANIFEST_NAME
-from conftest import REPO, SAMPLES
+from conftest import REPO, SAMPLES, objects
 
 PGN = SAMPLES / "lichess-magnus-300.pgn.zst"
 TWIN = SAMPLES / "lichess-magnus-300.parquet"
@@ -33,20 +33,6 @@ RUN = ["--silent", "--cross-check", "off"]
 def run(*args, **kwargs):
     return CliRunner().invoke(main, [str(a) for a in args], **kwargs)
 
-
-@pytest.fixture
-def s3(s3_endpoint):
-    """The S3 file system (fsspec's) of the endpoint, its listings forgotten."""
-    import fsspec
-
-    fs = fsspec.filesystem("s3")
-    fs.invalidate_cache()
-    return fs
-
-
-def objects(fs, prefix: str) -> list[str]:
-    fs.invalidate_cache()
-    return sorted(p[len(prefix) + 1:] for p in fs.find(prefix))
 
 
 def fetched(fs, prefix: str, into: Path) -> Path:

@@ -757,9 +757,11 @@ def _write_html(report_dir, out=None, remote=None) -> None:
         raise InputError(str(exc)) from exc
     except OSError as exc:
         raise OutputFailure(f"cannot write the page: {exc}") from exc
-    if remote is not None:
-        path = f"{remote.url}/report.html"
-    click.echo(f"report written to {_shown(path)} ({time.perf_counter() - start:.1f} s)", err=True)
+    took = f"{time.perf_counter() - start:.1f} s"
+    if remote is not None:  # (not there yet: the page is put with the tables, summary.json last)
+        click.echo(f"report page made ({took}), to be put as {_shown(remote.url)}/report.html", err=True)
+        return
+    click.echo(f"report written to {_shown(path)} ({took})", err=True)
 
 
 @main.command(context_settings=CONTEXT)

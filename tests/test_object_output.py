@@ -260,7 +260,7 @@ def test_the_report_page_is_put_with_the_tables(s3):
     res = run("analyze", PGN, "-o", "s3://games/page", "--html", "--jobs", "1", *RUN)
     assert res.exit_code == 0, res.output
     lines = res.stderr.splitlines()
-    assert lines[-2].startswith("report written to s3://games/page/report.html (")
+    assert re.fullmatch(r"report page made \([\d.]+ s\), to be put as s3://games/page/report\.html", lines[-2])
     assert lines[-1] == "report put to s3://games/page/ (7 objects)"
     names = objects(s3, "games/page")
     assert "report.html" in names and "summary.json" in names

@@ -20,7 +20,7 @@ import re
 
 import pytest
 import zstandard
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from chessscan.analysis.options import AnalysisOptions
@@ -29,6 +29,7 @@ from chessscan.engines.local import run
 from chessscan.engines.parallel import run_parallel
 from chessscan.readers.pgn import MAX_GAME_BYTES
 from chessscan.readers.sources import binary_kind, detect_compression
+from chessscan.readers.tables import _MAGIC as TABLE_MAGIC
 from conftest import SAMPLES
 
 SENTINEL = (b'[Event "Sentinel"]\n[White "Sentinel W"]\n[Black "Sentinel B"]\n[Result "1-0"]\n\n'
@@ -376,9 +377,11 @@ def _mutate(data: bytes, mutations) -> bytes:
         elif buf:
             i, j = min(i, len(buf) - 1), min(j, len(buf) - 1, REAL_STARTS[10] - 1)
             buf[i], buf[j] = buf[j], buf[i]
-    if detect_compression(bytes(buf[:4])) or binary_kind(bytes(buf[:64])) not in (None, "binary data"):
+    head = bytes(buf[:64])
+    if (detect_compression(head[:4]) or binary_kind(head) not in (None, "binary data")
+            or head.startswith(tuple(magic for magic, _ in TABLE_MAGIC))):
         # A compression magic number in front would make it a "compressed" file, another
-        # magic number (\x7fELF) a file that is not text.
+        # magic number (\x7fELF) a file that is not text, a table's (FEA1) a game table.
         buf[:0] = b"\n"
     return bytes(buf)
 
@@ -394,6 +397,7 @@ def real_games(scratch):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(mutations=st.lists(MUTATION, min_size=1, max_size=20))
+@example(mutations=[("insert", 0, 0, b"FEA1")])  # (a Feather table's magic number in front)
 def test_mutated_real_games(scratch, real_games, mutations):
     """Bytes inserted, deleted or swapped in the first 10 of 20 real games: nothing raises, the
     accounting holds, and the last 9 games (after an untouched one) are read as before."""

@@ -669,32 +669,43 @@ def _put_parts(writers: dict, store, number: int, check, published: list[str]) -
 def _empty_parts(names: Sequence[str], options: AnalysisOptions, out_dir: str, store=None) -> list[tuple[str, int]]:
     """Write an empty ``part-000000.parquet`` (its table's columns, no row) for each table of
     ``names``, on the client: what a run with no shard writes, so that every table has a
-    part whatever the engine. With ``store``, each is written in a new temporary folder and
-    put whole. Returns ``(path or URL, 0)`` per part. Raises
-    :class:`~chessscan.reports.writers.OutputError`."""
+    part whatever the engine (with ``store``, put whole: :func:`_write_part`). Returns
+    ``(path or URL, 0)`` per part. Raises :class:`~chessscan.reports.writers.OutputError`."""
+    parts = []
+    for name in names:
+        at = _part_at(out_dir, name, 0, store)
+        _write_part(at, name, schema_for(name, optional_columns(name, options)), None, store)
+        parts.append((at, 0))
+    return parts
+
+
+def _write_part(at: str, table: str, schema, rows: dict[str, list] | None, store=None) -> None:
+    """Write the Parquet part ``at`` of ``table`` holding ``rows`` (None: no row). With
+    ``store`` (:class:`~chessscan.reports.store.ObjectParts`), ``at`` is its URL: the part is
+    written in a new temporary folder and put whole (an object store has no rename), the
+    folder removed on every way out. Raises :class:`~chessscan.reports.writers.OutputError`."""
     import shutil
     import tempfile
 
-    local = tempfile.mkdtemp(prefix="chessscan-dask-empty-") if store is not None else out_dir
-    parts = []
+    local = tempfile.mkdtemp(prefix="chessscan-dask-part-") if store is not None else None
     try:
-        for name in names:
-            w = TableWriter(os.path.join(local, name, part_name(0)), schema_for(name, optional_columns(name, options)),
-                            "parquet", table=name)
+        if local is None:
+            os.makedirs(os.path.dirname(at), exist_ok=True)
+        w = TableWriter(at if local is None else os.path.join(local, table, at.rsplit("/", 1)[-1]),
+                        schema, "parquet", table=table)
+        try:
+            if rows is not None:
+                w.write(rows)
+        finally:
             w.close()
-            if store is None:
-                parts.append((str(w.path), 0))
-                continue
-            url = store.url_of(f"{name}/{part_name(0)}")
-            try:
-                store.put(str(w.path), url)
-            except Exception as exc:  # noqa: BLE001 (the file system's own errors too)
-                raise OutputError(url, exc) from None
-            parts.append((url, 0))
-    finally:
         if store is not None:
+            try:
+                store.put(str(w.path), at)
+            except Exception as exc:  # noqa: BLE001 (the file system's own errors too)
+                raise OutputError(at, exc) from None
+    finally:
+        if local is not None:
             shutil.rmtree(local, ignore_errors=True)
-    return parts
 
 
 def finish_shards(shards: Sequence[Shard], results: Sequence[tuple], options: AnalysisOptions, out_dir: str,
@@ -787,30 +798,7 @@ def _add_part_rows(path: str, rows: dict[str, list], table: str = "disagreements
         if table == "disagreements":
             order = sorted(range(len(rows["game_index"])), key=rows["game_index"].__getitem__)
             rows = {k: [v[i] for i in order] for k, v in rows.items()}
-    if store is None:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        w = TableWriter(path, schema, "parquet", table=table)
-        try:
-            w.write(rows)
-        finally:
-            w.close()
-        return
-    import shutil
-    import tempfile
-
-    local = tempfile.mkdtemp(prefix="chessscan-dask-part-")
-    try:
-        w = TableWriter(os.path.join(local, table, path.rsplit("/", 1)[-1]), schema, "parquet", table=table)
-        try:
-            w.write(rows)
-        finally:
-            w.close()
-        try:
-            store.put(str(w.path), path)
-        except Exception as exc:  # noqa: BLE001 (the file system's own errors too)
-            raise OutputError(path, exc) from None
-    finally:
-        shutil.rmtree(local, ignore_errors=True)
+    _write_part(path, table, schema, rows, store)
 
 
 # ---------------------------------------------------------------------------

@@ -403,6 +403,7 @@ def _start_pool(jobs: int) -> ProcessPoolExecutor:
         if hasattr(signal, "SIGHUP"):  # it leaves SIGHUP as it finds it; SIGHUP would kill it
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
         resource_tracker.ensure_running()
+        _never_restart_the_resource_tracker()
         # SIGTERM and SIGHUP too: `timeout` and a closed terminal signal the whole group, and
         # a worker that died of them would turn a clean stop into a broken pool.
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
@@ -527,6 +528,7 @@ def _init_worker(main_pid: int) -> None:
     # SIGPIPE under `| head`): it checks that the main process is still there.
     threading.Thread(target=_exit_when_orphaned, args=(main_pid,), name="chessscan-orphan-watch",
                      daemon=True).start()
+    _never_restart_the_resource_tracker()  # (the tracker is the main process's)
 
 
 def _exit_when_orphaned(main_pid: int, every: float = 0.5) -> None:
@@ -608,14 +610,57 @@ def _dead_helpers_now(forkserver, resource_tracker) -> str:
     fd = getattr(tracker, "_fd", None)
     if fd is not None and _child_gone(getattr(tracker, "_pid", None), reap=True):
         dead.append("the resource tracker")
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, fd)  # the same descriptor number: other threads may hold it
-            os.close(null)
-            tracker._pid = None  # reaped here: not to be waited for again
-        except OSError:
-            pass
+        _tracker_pipe_to_devnull(fd)
+        tracker._pid = None  # reaped here: not to be waited for again
     return " and ".join(dead)
+
+
+def _tracker_pipe_to_devnull(fd: int) -> None:
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)  # the same descriptor number: other threads may hold it
+        os.close(null)
+    except OSError:
+        pass
+
+
+def _never_restart_the_resource_tracker() -> None:
+    """Make this process's resource tracker, once started, never started again: a message to
+    one that died (killed, or by a SIGHUP to the process group) goes nowhere instead. As it
+    is, multiprocessing starts another at the next semaphore or shared memory made or
+    removed, with a warning, and the new one prints a KeyError traceback for each it never
+    saw, or the message raises BrokenPipeError when the tracker dies between its probe and
+    the message. :func:`_dead_helpers` still sees that it died (it is not waited for here).
+    Python 3.8-3.13's ``ResourceTracker`` (private: ``_fd``, ``_send``); where that differs,
+    nothing is changed."""
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    start = getattr(tracker, "ensure_running", None)
+    if start is None or getattr(start, "chessscan_guard", False) or not hasattr(tracker, "_send"):
+        return
+
+    def write(message: bytes) -> None:
+        if tracker._fd is None:
+            start()  # never started in this process (nor handed down by its parent)
+        fd = tracker._fd
+        try:
+            os.write(fd, message)  # (under PIPE_BUF bytes: written whole, no lock needed)
+        except OSError:  # the tracker died: its resources are removed by this run itself
+            _tracker_pipe_to_devnull(fd)
+
+    def ensure_running() -> None:
+        write(b"PROBE:0:noop\n")
+
+    def send(cmd: str, name: str, rtype: str) -> None:
+        message = f"{cmd}:{name}:{rtype}\n".encode("ascii")
+        if len(message) > 512:
+            raise ValueError("msg too long")
+        write(message)
+
+    ensure_running.chessscan_guard = True
+    tracker.ensure_running = ensure_running
+    tracker._send = send
 
 
 def _child_gone(pid: int | None, reap: bool) -> bool:

@@ -9,7 +9,7 @@ from chessscan.core.position cimport Position
 
 cdef AttackTables T
 
-@cython.locals(queens=uint64_t)
+@cython.locals(queens=uint64_t, own=uint64_t, found=uint64_t, sliders=uint64_t)
 cpdef uint64_t attackers(Position pos, bint color, int sq, uint64_t occupied) noexcept
 cpdef uint64_t checkers(Position pos) noexcept
 @cython.locals(queens=uint64_t, snipers=uint64_t, blockers=uint64_t, b=uint64_t)

@@ -22,8 +22,8 @@ import pytest
 
 from chessscan.core.fen import parse_fen
 from chessscan.core.movegen import (
-    attackers_mask, checkers, divide, has_legal_move, is_legal, iter_legal_moves, legal_moves,
-    perft, slider_blockers,
+    attackers, attackers_mask, checkers, divide, has_legal_move, has_legal_move_known, is_legal,
+    iter_legal_moves, legal_moves, perft, pinned, slider_blockers,
 )
 from chessscan.core.position import STARTING_FEN, Position, make_move
 from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
@@ -354,6 +354,9 @@ def test_legal_moves_checkers_and_fen_match_python_chess(samples):
         assert set(mine) == set(theirs), (sample.fen, sample.stratum, set(mine) ^ set(theirs))
         assert names(checkers(pos)) == names(int(board.checkers())), sample.fen
         assert has_legal_move(pos) == bool(theirs), sample.fen
+        king = pos.king(pos.turn)
+        assert has_legal_move_known(pos, king, attackers(pos, not pos.turn, king, pos.occupied),
+                                    pinned(pos, king, pos.turn)) == bool(theirs), sample.fen
 
         for uci, move in mine.items():
             oracle_move = theirs[uci]
@@ -445,6 +448,26 @@ def test_masks_select_moves():
     assert next(iter_legal_moves(pos)) in everything
     assert is_legal(pos, make_move(sq("e1"), sq("h1")))
     assert not is_legal(pos, make_move(sq("e1"), sq("g1")))  # castling is not encoded that way
+
+
+# The side to move's only pawn push is pinned along a diagonal (so illegal), the king is
+# boxed in by knights: stalemate, with a pawn that has an empty square ahead. And the same
+# with the pawn free (its single and double push; nothing else moves).
+PINNED_PUSH_STALEMATES = ["8/7k/8/8/3b4/8/1P1n4/K1n5 w - - 0 1", "k1N5/1p1N4/8/3B4/8/8/7K/8 b - - 0 1"]
+FREE_PUSH_ONLY = ["8/7k/8/8/8/8/1P1n4/K1n5 w - - 0 1", "k1N5/1p1N4/8/8/8/8/7K/8 b - - 0 1"]
+
+
+@pytest.mark.parametrize("fen, moves", [(f, 0) for f in PINNED_PUSH_STALEMATES] + [(f, 2) for f in FREE_PUSH_ONLY])
+def test_has_legal_move_known_with_a_pinned_or_free_pawn_push(fen, moves):
+    pos = parse_fen(fen)
+    board = chess.Board(fen)
+    assert len(legal_moves(pos)) == board.legal_moves.count() == moves
+    assert board.is_stalemate() == (moves == 0)
+    king = pos.king(pos.turn)
+    blockers = pinned(pos, king, pos.turn)
+    assert names(blockers) == ([] if moves else ["b2"] if pos.turn else ["b7"])
+    assert has_legal_move_known(pos, king, 0, blockers) == (moves > 0)
+    assert has_legal_move(pos) == (moves > 0)
 
 
 def test_slider_blockers_and_attackers():

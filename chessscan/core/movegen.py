@@ -296,6 +296,13 @@ def has_legal_move(pos: Position) -> bool:
 def has_legal_move_known(pos: Position, king: int, checking: int, blockers: int) -> bool:
     """:func:`has_legal_move` for a caller that knows the king, checkers and pinned pieces
     (see :func:`generate_known`)."""
+    if not checking and king >= 0:
+        # Out of check, a pawn that is not pinned and has an empty square ahead can push (the
+        # push exposes nothing): most positions are settled here, with no generation.
+        us = pos.turn
+        pawns = pos.pieces[PAWN] & pos.occupied_co[us] & ~blockers
+        if ((pawns << 8) if us else (pawns >> 8)) & ~pos.occupied & BB_ALL:
+            return True
     if cython.compiled:
         moves = cython.declare(cython.int[256])
     else:

@@ -28,7 +28,7 @@ from chessscan.core.movegen import (
 from chessscan.core.position import STARTING_FEN, Position, make_move
 from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
 from chessscan.core.san import (
-    AmbiguousMove, IllegalMove, InvalidSan, SanError, move_san, parse_san, resolve_san,
+    AmbiguousMove, IllegalMove, InvalidSan, SanError, move_san, parse_san, resolve_quick, resolve_san,
 )
 from conftest import shared_skip_reason
 
@@ -389,11 +389,14 @@ def test_san_resolution_equals_a_search_of_the_legal_moves(samples):
     # Every (piece, origin hint, target, promotion) a SAN token can name, resolved in each
     # sample position, against the legal moves filtered by hand: one match is the move, none
     # an IllegalMove, several an AmbiguousMove. (resolve takes a shortcut for a lone,
-    # unpinned candidate when not in check; this is the search it must agree with.)
+    # unpinned candidate when not in check; this is the search it must agree with.) And
+    # resolve_quick gives that move or -1 (never another move, nor one for an error).
     letters = {KNIGHT: "N", BISHOP: "B", ROOK: "R", QUEEN: "Q", KING: "K", PAWN: ""}
-    checked = shortcut_cases = 0
+    checked = shortcut_cases = quick_moves = 0
     for sample in samples[::10]:
         pos = parse_fen(sample.fen, chess960=sample.chess960)
+        king = pos.king(pos.turn)
+        checking, blockers = checkers(pos), pinned(pos, king, pos.turn)
         by_target: dict[int, list[int]] = {}
         for m in legal_moves(pos):
             by_target.setdefault((m >> 6) & 63, []).append(m)
@@ -421,9 +424,22 @@ def test_san_resolution_equals_a_search_of_the_legal_moves(samples):
                             got = "illegal"
                         want = matching[0] if len(matching) == 1 else "illegal" if not matching else "ambiguous"
                         assert got == want, (sample.fen, text)
+                        parsed = parse_san(text)
+                        quick = resolve_quick(pos, parsed.piece, parsed.from_mask, parsed.to_square,
+                                              parsed.promotion, blockers, checking)
+                        assert quick in (-1, got), (sample.fen, text, quick)
+                        quick_moves += quick != -1
                         checked += 1
                         shortcut_cases += len(matching) == 1 and not in_check
     assert checked > 200_000 and shortcut_cases > 4_000, (checked, shortcut_cases)
+    assert quick_moves > 4_000, quick_moves
+    # A pawn move naming its origin square (UCI-like: the piece standing there decides) is
+    # left to resolve; a piece naming it is taken as named.
+    start = parse_fen(STARTING_FEN)
+    assert resolve_quick(start, PAWN, 1 << sq("e2"), sq("e4"), 0, 0, 0) == -1
+    assert resolve_quick(start, PAWN, 1 << sq("g1"), sq("f3"), 0, 0, 0) == -1
+    assert resolve_quick(start, KNIGHT, 1 << sq("g1"), sq("f3"), 0, 0, 0) == make_move(sq("g1"), sq("f3"))
+    assert resolve_quick(start, PAWN, -1 & (2**64 - 1), sq("e4"), 0, 0, 0) == make_move(sq("e2"), sq("e4"))
     # The one en-passant capture that is no legal move though its pawn is pinned by nothing:
     # both pawns leave the fifth rank, opening it between the king and the rook.
     with pytest.raises(IllegalMove):

@@ -8,7 +8,7 @@ from chessscan.core._bits cimport BB_ALL, BB_FILE_A, BB_RANK_1, KING, PAWN, SAN_
 from chessscan.core.movegen cimport attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
 from chessscan.core.position cimport Position
 from chessscan.core.rules cimport is_insufficient_material
-from chessscan.core.san cimport resolve_known
+from chessscan.core.san cimport resolve_known, resolve_quick
 
 
 cdef Py_ssize_t _TOKEN_SLOTS, _HASH_BUFFER

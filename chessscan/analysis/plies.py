@@ -57,7 +57,7 @@ if not cython.compiled:
     from chessscan.core.bitboard import BB_ALL, BB_FILE_A, BB_RANK_1, bit, lsb
     from chessscan.core.movegen import attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
     from chessscan.core.rules import is_insufficient_material
-    from chessscan.core.san import NULL_PIECE, resolve_known
+    from chessscan.core.san import NULL_PIECE, resolve_known, resolve_quick
     from chessscan.core.squares import KING, PAWN
 
 COLOR_NAMES = ("black", "white")
@@ -524,8 +524,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 to = (token >> 12) & 127
                 # The move's text only goes into resolve_known's errors: they are raised again
                 # with it below, where the text is made.
-                move = resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, _NO_TEXT,
-                                     king, checking, blockers)
+                move = resolve_quick(pos, piece, from_mask, to, (token >> 19) & 7, blockers, checking)
+                if move < 0:  # not a move taken as named: the search, or the error
+                    move = resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, _NO_TEXT,
+                                         king, checking, blockers)
             if (token >> 24) & 1:
                 san = _text_of(raw, key)
                 add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",

@@ -9,6 +9,7 @@ late (after the next token) are pinned down.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,19 @@ def test_bulk_columns_for_setups_and_long_games(tmp_path):
     assert second.color.tolist() == ["white", "black"] * 550
     assert second.repetition.tolist()[:9] == [1, 1, 1, 2, 2, 2, 2, 3, 3]
     assert second.repetition.max() == 276  # the start position, after the last move
+
+
+def test_moves_hash_of_a_game_longer_than_the_hash_buffer(tmp_path):
+    # 16,000 plies of UCI text (80,000 bytes and the start FEN): the loop hands its 64 KiB
+    # buffer to the hash once mid-game and the rest at the end; the digest is the one of
+    # the whole text at once.
+    shuffle = " ".join(["Nf3 Nf6 Ng1 Ng8"] * 4000)
+    path = tmp_path / "g.pgn"
+    path.write_text(f'[Result "*"]\n\n{shuffle} *\n')
+    games = scan(str(path))["games"]
+    text = " ".join([STANDARD_FEN] + ["g1f3 g8f6 f3g1 f6g8"] * 4000)
+    assert len(text) > 65536 + 5
+    assert games.moves_hash.tolist() == [hashlib.blake2b(text.encode(), digest_size=16).hexdigest()]
 
 
 @pytest.mark.parametrize("fen, san, legal", [

@@ -22,13 +22,13 @@ import pytest
 
 from chessscan.core.fen import parse_fen
 from chessscan.core.movegen import (
-    attackers_mask, checkers, divide, has_legal_move, is_legal, iter_legal_moves, legal_moves,
-    perft, slider_blockers,
+    attackers, attackers_mask, checkers, divide, has_legal_move, has_legal_move_known, is_legal,
+    iter_legal_moves, legal_moves, perft, pinned, slider_blockers,
 )
 from chessscan.core.position import STARTING_FEN, Position, make_move
 from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
 from chessscan.core.san import (
-    AmbiguousMove, IllegalMove, InvalidSan, SanError, move_san, parse_san, resolve_san,
+    AmbiguousMove, IllegalMove, InvalidSan, SanError, move_san, parse_san, resolve_quick, resolve_san,
 )
 from conftest import shared_skip_reason
 
@@ -354,6 +354,9 @@ def test_legal_moves_checkers_and_fen_match_python_chess(samples):
         assert set(mine) == set(theirs), (sample.fen, sample.stratum, set(mine) ^ set(theirs))
         assert names(checkers(pos)) == names(int(board.checkers())), sample.fen
         assert has_legal_move(pos) == bool(theirs), sample.fen
+        king = pos.king(pos.turn)
+        assert has_legal_move_known(pos, king, attackers(pos, not pos.turn, king, pos.occupied),
+                                    pinned(pos, king, pos.turn)) == bool(theirs), sample.fen
 
         for uci, move in mine.items():
             oracle_move = theirs[uci]
@@ -386,11 +389,14 @@ def test_san_resolution_equals_a_search_of_the_legal_moves(samples):
     # Every (piece, origin hint, target, promotion) a SAN token can name, resolved in each
     # sample position, against the legal moves filtered by hand: one match is the move, none
     # an IllegalMove, several an AmbiguousMove. (resolve takes a shortcut for a lone,
-    # unpinned candidate when not in check; this is the search it must agree with.)
+    # unpinned candidate when not in check; this is the search it must agree with.) And
+    # resolve_quick gives that move or -1 (never another move, nor one for an error).
     letters = {KNIGHT: "N", BISHOP: "B", ROOK: "R", QUEEN: "Q", KING: "K", PAWN: ""}
-    checked = shortcut_cases = 0
+    checked = shortcut_cases = quick_moves = 0
     for sample in samples[::10]:
         pos = parse_fen(sample.fen, chess960=sample.chess960)
+        king = pos.king(pos.turn)
+        checking, blockers = checkers(pos), pinned(pos, king, pos.turn)
         by_target: dict[int, list[int]] = {}
         for m in legal_moves(pos):
             by_target.setdefault((m >> 6) & 63, []).append(m)
@@ -418,9 +424,22 @@ def test_san_resolution_equals_a_search_of_the_legal_moves(samples):
                             got = "illegal"
                         want = matching[0] if len(matching) == 1 else "illegal" if not matching else "ambiguous"
                         assert got == want, (sample.fen, text)
+                        parsed = parse_san(text)
+                        quick = resolve_quick(pos, parsed.piece, parsed.from_mask, parsed.to_square,
+                                              parsed.promotion, blockers, checking)
+                        assert quick in (-1, got), (sample.fen, text, quick)
+                        quick_moves += quick != -1
                         checked += 1
                         shortcut_cases += len(matching) == 1 and not in_check
     assert checked > 200_000 and shortcut_cases > 4_000, (checked, shortcut_cases)
+    assert quick_moves > 4_000, quick_moves
+    # A pawn move naming its origin square (UCI-like: the piece standing there decides) is
+    # left to resolve; a piece naming it is taken as named.
+    start = parse_fen(STARTING_FEN)
+    assert resolve_quick(start, PAWN, 1 << sq("e2"), sq("e4"), 0, 0, 0) == -1
+    assert resolve_quick(start, PAWN, 1 << sq("g1"), sq("f3"), 0, 0, 0) == -1
+    assert resolve_quick(start, KNIGHT, 1 << sq("g1"), sq("f3"), 0, 0, 0) == make_move(sq("g1"), sq("f3"))
+    assert resolve_quick(start, PAWN, -1 & (2**64 - 1), sq("e4"), 0, 0, 0) == make_move(sq("e2"), sq("e4"))
     # The one en-passant capture that is no legal move though its pawn is pinned by nothing:
     # both pawns leave the fifth rank, opening it between the king and the rook.
     with pytest.raises(IllegalMove):
@@ -445,6 +464,26 @@ def test_masks_select_moves():
     assert next(iter_legal_moves(pos)) in everything
     assert is_legal(pos, make_move(sq("e1"), sq("h1")))
     assert not is_legal(pos, make_move(sq("e1"), sq("g1")))  # castling is not encoded that way
+
+
+# The side to move's only pawn push is pinned along a diagonal (so illegal), the king is
+# boxed in by knights: stalemate, with a pawn that has an empty square ahead. And the same
+# with the pawn free (its single and double push; nothing else moves).
+PINNED_PUSH_STALEMATES = ["8/7k/8/8/3b4/8/1P1n4/K1n5 w - - 0 1", "k1N5/1p1N4/8/3B4/8/8/7K/8 b - - 0 1"]
+FREE_PUSH_ONLY = ["8/7k/8/8/8/8/1P1n4/K1n5 w - - 0 1", "k1N5/1p1N4/8/8/8/8/7K/8 b - - 0 1"]
+
+
+@pytest.mark.parametrize("fen, moves", [(f, 0) for f in PINNED_PUSH_STALEMATES] + [(f, 2) for f in FREE_PUSH_ONLY])
+def test_has_legal_move_known_with_a_pinned_or_free_pawn_push(fen, moves):
+    pos = parse_fen(fen)
+    board = chess.Board(fen)
+    assert len(legal_moves(pos)) == board.legal_moves.count() == moves
+    assert board.is_stalemate() == (moves == 0)
+    king = pos.king(pos.turn)
+    blockers = pinned(pos, king, pos.turn)
+    assert names(blockers) == ([] if moves else ["b2"] if pos.turn else ["b7"])
+    assert has_legal_move_known(pos, king, 0, blockers) == (moves > 0)
+    assert has_legal_move(pos) == (moves > 0)
 
 
 def test_slider_blockers_and_attackers():

@@ -8,7 +8,7 @@ from chessscan.core._bits cimport BB_ALL, BB_FILE_A, BB_RANK_1, KING, PAWN, SAN_
 from chessscan.core.movegen cimport attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
 from chessscan.core.position cimport Position
 from chessscan.core.rules cimport is_insufficient_material
-from chessscan.core.san cimport resolve_known
+from chessscan.core.san cimport resolve_known, resolve_quick
 
 
 cdef Py_ssize_t _TOKEN_SLOTS, _HASH_BUFFER
@@ -61,6 +61,7 @@ cdef class _History:
     cdef public Py_ssize_t n
     cdef public uint64_t[::1] keys
     cdef public uint8_t[::1] checks
+    cdef public uint8_t[::1] text
 
     cpdef add(self, uint64_t key, bint check)
 
@@ -92,7 +93,8 @@ cdef tuple _scratch()
                checks_by_move=dict, check_routes=dict, route=int, n_notes=Py_ssize_t, n_clock=int, n_eval=int,
                np_=ccharp, note_clock=int64_t, note_emt=int64_t, note_cp=int64_t, note_mate=int64_t,
                row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object,
-               want_key=bint, key_bytes=uint8_t[::1], kn=Py_ssize_t, kv=int, start_fen=bytes)
+               want_key=bint, key_bytes=uint8_t[::1], kn=Py_ssize_t, kv=int, start_fen=bytes, th=uint64_t)
 cpdef play_plies(raw, Position pos, tables, options, tally, GameState state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)
+cdef bytes _hash_text(uint8_t[::1] text, Py_ssize_t n)

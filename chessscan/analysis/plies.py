@@ -49,7 +49,7 @@ from chessscan.core.san import IllegalMove, SanError, parse_san
 from chessscan.readers.movetext import LOOSE_KEY, NOTE_NA, key_list, key_text, note_values
 
 if cython.compiled:
-    from cython.cimports.cpython.bytes import PyBytes_AS_STRING
+    from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
     from cython.cimports.cpython.unicode import PyUnicode_DecodeASCII
     from cython.cimports.libc.string import memcpy
 
@@ -57,7 +57,7 @@ if not cython.compiled:
     from chessscan.core.bitboard import BB_ALL, BB_FILE_A, BB_RANK_1, bit, lsb
     from chessscan.core.movegen import attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
     from chessscan.core.rules import is_insufficient_material
-    from chessscan.core.san import NULL_PIECE, resolve_known
+    from chessscan.core.san import NULL_PIECE, resolve_known, resolve_quick
     from chessscan.core.squares import KING, PAWN
 
 COLOR_NAMES = ("black", "white")
@@ -299,12 +299,15 @@ class _Repetitions:
 
 class _History:
     """The repetition key after each ply of the current game (index 0: the start) and
-    whether the ply gave check, for the perpetual-check search."""
+    whether the ply gave check, for the perpetual-check search; and the moves hash's byte
+    buffer (``text``, :data:`_HASH_BUFFER` bytes), here so that the loop takes it as a typed
+    buffer with no conversion per game."""
 
     def __init__(self) -> None:
         self.n = 0
         self.keys = np.zeros(1024, dtype=np.uint64)
         self.checks = np.zeros(1024, dtype=np.uint8)
+        self.text = np.zeros(_HASH_BUFFER, dtype=np.uint8)
 
     def add(self, key: int, check: bool) -> None:
         if self.n == len(self.keys):
@@ -389,13 +392,11 @@ def _key_scratch(n: int):
 
 
 def _scratch() -> tuple:
-    """This thread's (_Repetitions, _History, _TokenCache or None when uncompiled, the moves
-    hash's byte buffer)."""
+    """This thread's (_Repetitions, _History, _TokenCache or None when uncompiled)."""
     try:
         return _LOCAL.scratch
     except AttributeError:
-        _LOCAL.scratch = (_Repetitions(), _History(), _TokenCache() if cython.compiled else None,
-                          np.zeros(_HASH_BUFFER, dtype=np.uint8))
+        _LOCAL.scratch = (_Repetitions(), _History(), _TokenCache() if cython.compiled else None)
         return _LOCAL.scratch
 
 
@@ -421,8 +422,9 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     # Dataset histograms (Tally): touched only on checking plies, a few in a hundred.
     checks_by_move = tally.checks_by_move
     check_routes = tally.check_routes
-    seen, history, token_cache, hash_bytes = _scratch()
+    seen, history, token_cache = _scratch()
     history.n = 0
+    hash_bytes = history.text
     seen.reset()
     # The moves hash: the start FEN first (the position as given, before any move).
     start_fen = _START_FEN_BYTES if raw.tags.get("FEN") is None else pos.fen().encode("ascii")
@@ -493,7 +495,11 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 cached = _TOKENS.get(san)
                 token = cached if cached is not None else _token(san)
             elif cython.compiled:
-                token = token_cache.get(key)
+                # _TokenCache.get's hit path, here: a call per ply costs as much as the probe.
+                th = (key * _GOLDEN) >> (64 - _TOKEN_SLOT_BITS)
+                while token_cache.slots[2 * th] != key and token_cache.slots[2 * th] != 0:
+                    th = (th + 1) & (_TOKEN_SLOTS - 1)
+                token = token_cache.slots[2 * th + 1] if token_cache.slots[2 * th] == key else token_cache.get(key)
             else:  # a dict lookup is the fastest there
                 cached = _KEY_TOKENS.get(key)
                 if cached is None:
@@ -518,8 +524,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 to = (token >> 12) & 127
                 # The move's text only goes into resolve_known's errors: they are raised again
                 # with it below, where the text is made.
-                move = resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, _NO_TEXT,
-                                     king, checking, blockers)
+                move = resolve_quick(pos, piece, from_mask, to, (token >> 19) & 7, blockers, checking)
+                if move < 0:  # not a move taken as named: the search, or the error
+                    move = resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, _NO_TEXT,
+                                         king, checking, blockers)
             if (token >> 24) & 1:
                 san = _text_of(raw, key)
                 add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
@@ -557,7 +565,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         plies += 1
         # The move's UCI text into the moves hash (step 9).
         if hn > _HASH_BUFFER - 8:
-            hasher.update(hash_bytes[:hn])
+            hasher.update(_hash_text(hash_bytes, hn))
             hn = 0
         hash_bytes[hn] = 32  # ' '
         if move:
@@ -615,7 +623,12 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         zobrist = pos.key ^ pos.ep_key()
         legal_ep = pos.ep != 0 and has_legal_en_passant(pos)
         rkey = pos.repetition_key(legal_ep)
-        history.add(rkey, checking != 0)
+        if history.n < len(history.keys):  # _History.add, without the call
+            history.keys[history.n] = rkey
+            history.checks[history.n] = checking != 0
+            history.n += 1
+        else:
+            history.add(rkey, checking != 0)
         if clock == 0:
             seen.reset()
             rep = seen.add(rkey)
@@ -699,11 +712,19 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     state.ended = END_NAMES[ended]
     if state.error is None:
         if hn:
-            hasher.update(hash_bytes[:hn])
+            hasher.update(_hash_text(hash_bytes, hn))
         state.moves_hash = hasher.hexdigest()
         if want_key:
             state.moves_key = ((_START_KEY if raw.tags.get("FEN") is None else
                                 blake2b(start_fen, digest_size=8).digest()) + bytes(key_bytes[:kn])).hex()
+
+
+def _hash_text(text, n: int) -> bytes:
+    """The first ``n`` bytes of the moves hash's buffer ``text`` as bytes (a copy of a few
+    hundred bytes costs less than a memoryview slice object)."""
+    if cython.compiled:
+        return PyBytes_FromStringAndSize(cython.cast(cython.p_char, cython.address(text[0])), n)
+    return bytes(text[:n])
 
 
 def _suffix_problem(suffix: int, check: bool, mate: bool):

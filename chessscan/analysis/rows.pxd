@@ -51,11 +51,11 @@ cdef class PositionRows:
                              uint64_t san_key, str san, int frm, int to, int promotion, int kind, uint64_t checkers,
                              int flags, int clock, uint64_t zobrist, int repetition) except -1
     @cython.locals(j=Py_ssize_t)
-    cdef int _add_key(self, uint64_t key) except -1
+    cdef inline int _add_key(self, uint64_t key) except -1
     @cython.locals(size=Py_ssize_t)
     cdef int _add_san(self, str san) except -1
     @cython.locals(j=Py_ssize_t, k=int)
-    cdef int _add_uci(self, int frm, int to, int promotion) except -1
+    cdef inline int _add_uci(self, int frm, int to, int promotion) except -1
     @cython.locals(nbytes=Py_ssize_t, byte=Py_ssize_t, bit=uint8_t)
     cpdef int set_notes(self, Py_ssize_t i, int64_t clock, int64_t emt, int64_t cp, int64_t mate) except -1
     @cython.locals(j=Py_ssize_t, first=bint, sq=int)

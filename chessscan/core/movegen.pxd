@@ -9,7 +9,7 @@ from chessscan.core.position cimport Position
 
 cdef AttackTables T
 
-@cython.locals(queens=uint64_t)
+@cython.locals(queens=uint64_t, own=uint64_t, found=uint64_t, sliders=uint64_t)
 cpdef uint64_t attackers(Position pos, bint color, int sq, uint64_t occupied) noexcept
 cpdef uint64_t checkers(Position pos) noexcept
 @cython.locals(queens=uint64_t, snipers=uint64_t, blockers=uint64_t, b=uint64_t)
@@ -30,6 +30,7 @@ cdef int generate_known(Position pos, int* moves, uint64_t from_mask, uint64_t t
 @cython.locals(n=int, i=int)
 cpdef list legal_moves(Position pos, uint64_t from_mask=*, uint64_t to_mask=*)
 cpdef bint has_legal_move(Position pos) noexcept
+@cython.locals(us=bint, pawns=uint64_t)
 cpdef bint has_legal_move_known(Position pos, int king, uint64_t checking, uint64_t blockers) noexcept
 @cython.locals(ep=int, king=int, capturers=uint64_t)
 cpdef bint has_legal_en_passant(Position pos) noexcept

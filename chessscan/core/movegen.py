@@ -38,14 +38,20 @@ MAX_MOVES = 256
 def attackers(pos: Position, color: bool, sq: int, occupied: int) -> int:
     """Bitboard of ``color``'s pieces attacking square ``sq``, sliders seeing ``occupied``
     as the blockers (the pieces themselves are taken from ``pos``)."""
+    own = pos.occupied_co[color]
     queens = pos.pieces[QUEEN]
-    return (
-        (T.knight[sq] & pos.pieces[KNIGHT])
-        | (T.king[sq] & pos.pieces[KING])
-        | (T.pawn[(not color) * 64 + sq] & pos.pieces[PAWN])
-        | (rook_attacks(sq, occupied) & (pos.pieces[ROOK] | queens))
-        | (bishop_attacks(sq, occupied) & (pos.pieces[BISHOP] | queens))
-    ) & pos.occupied_co[color]
+    found = ((T.knight[sq] & pos.pieces[KNIGHT])
+             | (T.king[sq] & pos.pieces[KING])
+             | (T.pawn[(not color) * 64 + sq] & pos.pieces[PAWN])) & own
+    # A slider's line is only traced when one stands on it on an empty board (most calls:
+    # none does), which gives the same bits for less work.
+    sliders = (pos.pieces[ROOK] | queens) & own
+    if sliders & T.rook_pseudo[sq]:
+        found |= rook_attacks(sq, occupied) & sliders
+    sliders = (pos.pieces[BISHOP] | queens) & own
+    if sliders & T.bishop_pseudo[sq]:
+        found |= bishop_attacks(sq, occupied) & sliders
+    return found
 
 
 def attackers_mask(pos: Position, color: bool, sq: int, occupied=None) -> int:
@@ -290,6 +296,13 @@ def has_legal_move(pos: Position) -> bool:
 def has_legal_move_known(pos: Position, king: int, checking: int, blockers: int) -> bool:
     """:func:`has_legal_move` for a caller that knows the king, checkers and pinned pieces
     (see :func:`generate_known`)."""
+    if not checking and king >= 0:
+        # Out of check, a pawn that is not pinned and has an empty square ahead can push (the
+        # push exposes nothing): most positions are settled here, with no generation.
+        us = pos.turn
+        pawns = pos.pieces[PAWN] & pos.occupied_co[us] & ~blockers
+        if ((pawns << 8) if us else (pawns >> 8)) & ~pos.occupied & BB_ALL:
+            return True
     if cython.compiled:
         moves = cython.declare(cython.int[256])
     else:

@@ -50,7 +50,7 @@ cdef inline Py_ssize_t _after_move_number(cbytes p, Py_ssize_t s, Py_ssize_t e) 
 @cython.locals(key=uint64_t, k=Py_ssize_t)
 cdef inline uint64_t _packed_key(cbytes p, Py_ssize_t n) noexcept
 @cython.locals(i=Py_ssize_t, c=uchar)
-cdef bint _is_san(cbytes p, Py_ssize_t n) noexcept
+cdef inline bint _is_san(cbytes p, Py_ssize_t n) noexcept
 
 @cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t,
                length=Py_ssize_t, c=uchar, sans=list, table=_SanTable)
@@ -95,7 +95,7 @@ cdef class _NoteReader:
     @cython.locals(k=Py_ssize_t, d=Py_ssize_t, mate=bint, negative=bint, value=int64_t, digits=Py_ssize_t)
     cdef inline bint _eval(self, cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
     @cython.locals(n=Py_ssize_t, cap=Py_ssize_t, k=Py_ssize_t, grown=int64_p)
-    cdef int _flush(self) except -1
+    cdef inline int _flush(self) except -1
     cpdef list take_problems(self)
     cpdef tuple finish(self)
 

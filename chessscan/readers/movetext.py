@@ -962,8 +962,14 @@ def _fast_keys_notes_c(p, n, reader):
             if c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
                 return None
             s = i
-            while i < n and not _is_space(p[i]) and p[i] != 123:
-                if p[i] == 59:
+            while i < n:  # to whitespace or a '{' (a ';' ends the pass)
+                c = p[i]
+                if c <= 32:
+                    if c == 32 or 9 <= c <= 13:
+                        break
+                elif c == 123:
+                    break
+                elif c == 59:
                     return None
                 i += 1
             e = i

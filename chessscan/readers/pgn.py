@@ -798,7 +798,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         if depth or b"(" in rest:
                             end, depth = _scan_parens(rest, depth)
                         else:
-                            # Cheap substring tests first; the regex only runs from
+                            # A cheap candidate test first; the marker search only runs from
                             # the first candidate (usually the end of the movetext).
                             end = -1
                             p = _marker_candidate(rest)

@@ -8,6 +8,8 @@ import io
 
 import pandas as pd
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import chessscan
 from chessscan.analysis.game import time_control
@@ -171,6 +173,24 @@ def test_one_pass_reads_what_two_passes_read():
     for mt in (b"1. e4 {[%clk 0:01:00]} ; [%clk 0:00:02]\n1... e5 *\n", b"1. e4 {[%clk 0:01:00]}\n% escape\n1... e5 *\n",
                b"1. e4 {[%clk 0:01:00] *\n", b"1. e4 {[%clk 0:01:00]} * ; after\n"):
         assert fast_keys_notes(mt) is None
+
+
+_MOVETEXT_PIECES = ["1.", "1...", "12.", "e4", "Nf3", "O-O", "exd5", "e8=Q+", "Qh9", " ", " ", "\t", "\n", "\r\n",
+                    "\x0b", "\x00", "\x1c", "{", "}", "{[%clk 0:01:00]}", "{ [%eval 0.3] [%clk 0:00:59] }",
+                    "{[%eval #-2]}", "{[%clk 9:99]}", ";", ";x\n", "%", "\n%x\n", "1-0", "*", "1/2-1/2", "x", "!?",
+                    "$1", "(", ")"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_MOVETEXT_PIECES), max_size=14).map(lambda t: "".join(t).encode()))
+@example(b"1. e4\te5\x0b{[%clk 0:01:00]}Nf3\x1c *")
+@example(b"1. e4;x\n e5 *")
+@example(b"1.e4{[%clk 0:01:00]}e5{[%clk 0:00:59]}1-0")
+def test_one_pass_reads_what_two_passes_read_any_movetext(mt: bytes) -> None:
+    both = fast_keys_notes(mt)
+    if both is None:
+        return  # (uncompiled always; compiled: a ';', an escape line or a '{' left open)
+    assert both == _two_passes(mt)
 
 
 def test_the_issues_and_positions_tables(tmp_path):

@@ -337,3 +337,22 @@ def test_tag_pairs_on_corpora(name: str) -> None:
             _same_tags(b"".join(group))
             sections += 1
     assert sections > 5_000
+
+
+def test_tag_pairs_values_repeated_from_section_to_section() -> None:
+    """Values are kept from one section to the next by position (compiled): a value equal to
+    the last section's at its position, one of the same length that differs, a non-ASCII one
+    and an ASCII one after it, a shorter and a longer one, all read as written."""
+    sections = [
+        b'[Event "Rated Blitz"]\n[Site "a"]\n[White "Ab"]\n',
+        b'[Event "Rated Blitz"]\n[Site "b"]\n[White "\xc3\x89b"]\n',
+        b'[Event "Rated Blitz"]\n[Site "b"]\n[White "Eb"]\n[Black "x"]\n',
+        b'[Event "Rated Blitz"]\n[Site ""]\n[White "Eb "]\n',
+        b'[Event "Rated Bullet"]\n[Site ""]\n[White "E"]\n[Black "x"]\n',
+        b'[Site "Rated Bullet"]\n[Event "x"]\n',
+        b'[Event "Rated Bullet"]\r\n[Site ""]\r\n[White "\xc3\x89b"]\r\n',
+    ]
+    got = [movetext.tag_pairs(s, "utf-8") for s in sections]
+    assert got == [reference_tag_pairs(s, "utf-8") for s in sections]
+    assert got[1]["White"] == "Éb" and got[2]["White"] == "Eb" and got[3]["White"] == "Eb "
+    assert got[5] == {"Site": "Rated Bullet", "Event": "x"}

@@ -1221,3 +1221,81 @@ def test_read_end_says_where_the_reader_stood(text, between, in_comment, depth):
     end = ReadEnd()
     list(read_games(io.BytesIO(text), end=end))
     assert (end.between, end.in_comment, end.depth) == (between, in_comment, depth)
+
+
+# ---- the line loop's compiled helpers, against the regexes and bytes methods they replace ----
+
+_MARKER_PIECES = st.sampled_from([b"1-0", b"0-1", b"1/2-1/2", b"*", b"1", b"0", b"-", b"/", b"2", b".", b" ", b"\t",
+                                  b"\n", b"\r", b"\x0b", b"(", b")", b"{", b"}", b"a", b"Z", b"_", b"e4", b"\x00",
+                                  b"\xc3\xa9", b"\x7f", b"1-0a", b"x1-0", b"..."])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_MARKER_PIECES, max_size=12).map(b"".join), st.integers(0, 12))
+@example(b"1-0", 0)
+@example(b"x1-0 0-1", 1)        # the look-behind sees the byte before the start
+@example(b"e4 1-0a 0-1\n", 0)   # a marker followed by a symbol character is none
+@example(b"e4 1/2-1/2", 3)
+@example(b"1/2-1/", 0)
+@example(b"(1-0)", 0)
+@example(b"e4 *", 0)
+@example(b"1-0", 5)
+def test_result_end_is_the_marker_regex(rest: bytes, start: int) -> None:
+    from chessscan.readers.pgn import _RESULT_B, _result_end
+
+    m = _RESULT_B.search(rest, start)
+    assert _result_end(rest, start) == (-1 if m is None else m.end())
+
+
+def test_result_end_values() -> None:
+    from chessscan.readers.pgn import _result_end
+
+    assert _result_end(b"1. e4 e5 1-0\n", 0) == 12
+    assert _result_end(b"1. e4 e5 1-0\n", 9) == 12
+    assert _result_end(b"1-0 0-1", 1) == 7          # the second: '-0 0-1' has no marker at 1 or 2
+    assert _result_end(b"x1-0", 1) == -1            # preceded by a symbol character
+    assert _result_end(b"1-0x 0-1", 0) == 8         # followed by one
+    assert _result_end(b"31. Kh1 1/2-1/2", 0) == 15
+    assert _result_end(b"e4 *e5", 0) == 4           # '*' anywhere
+    assert _result_end(b"12.1-0", 0) == 6           # after a move number's period
+    assert _result_end(b"", 0) == -1
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=12), st.integers(0, 14))
+@example(b" \t\x00\x1a\x7f\r\n", 0)
+@example(b"\x00e", 1)
+@example(b"\x80", 0)
+def test_has_text_is_strip_junk(b: bytes, start: int) -> None:
+    from chessscan.readers.pgn import _JUNK, _has_text
+
+    assert _has_text(b, start) == bool(b[start:].strip(_JUNK))
+
+
+def test_has_text_values() -> None:
+    from chessscan.readers.pgn import _has_text
+
+    assert not _has_text(b"1-0 \r\n", 3)
+    assert not _has_text(b"1-0\x00\x1a\n", 3)      # NULs and a DOS end of file are junk
+    assert _has_text(b"1-0 [Event", 3)
+    assert _has_text(b"1-0\xc3\xa9", 3)             # a non-ASCII byte is text
+    assert not _has_text(b"1-0", 7)
+    assert not _has_text(b"1-0\x7f", 3)             # DEL is a control character
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x00", b"{", b"}", b"a",
+                                 b"1."]), max_size=6).map(b"".join))
+def test_first_is_brace_is_where_the_first_comment_regex_may_match(text: bytes) -> None:
+    from chessscan.readers.pgn import _first_is_brace
+
+    assert _first_is_brace(text) == (re.match(rb"\s*\{", text) is not None)
+
+
+def test_first_is_brace_values() -> None:
+    from chessscan.readers.pgn import _first_is_brace
+
+    assert _first_is_brace(b"  \r\n{ a comment } 1. e4")
+    assert not _first_is_brace(b"1. e4 { a comment }")
+    assert not _first_is_brace(b"\x1c{x}")          # not whitespace for \s in a bytes regex
+    assert not _first_is_brace(b"   ")

@@ -50,7 +50,7 @@ cdef inline Py_ssize_t _after_move_number(cbytes p, Py_ssize_t s, Py_ssize_t e) 
 @cython.locals(key=uint64_t, k=Py_ssize_t)
 cdef inline uint64_t _packed_key(cbytes p, Py_ssize_t n) noexcept
 @cython.locals(i=Py_ssize_t, c=uchar)
-cdef bint _is_san(cbytes p, Py_ssize_t n) noexcept
+cdef inline bint _is_san(cbytes p, Py_ssize_t n) noexcept
 
 @cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t,
                length=Py_ssize_t, c=uchar, sans=list, table=_SanTable)
@@ -62,9 +62,9 @@ cdef bint _is_tag_space(uchar c) noexcept
 cdef bint _is_alnum(uchar c) noexcept
 cdef bint _is_name_char(uchar c) noexcept
 
-cdef list _TAG_NAMES
+cdef list _TAG_NAMES, _TAG_VALUES
 @cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict,
-               names=list, k=Py_ssize_t, name=str, value=str)
+               names=list, values=list, k=Py_ssize_t, name=str, value=str)
 cdef dict _scan_tags(cbytes p, Py_ssize_t n)
 
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
@@ -95,7 +95,7 @@ cdef class _NoteReader:
     @cython.locals(k=Py_ssize_t, d=Py_ssize_t, mate=bint, negative=bint, value=int64_t, digits=Py_ssize_t)
     cdef inline bint _eval(self, cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
     @cython.locals(n=Py_ssize_t, cap=Py_ssize_t, k=Py_ssize_t, grown=int64_p)
-    cdef int _flush(self) except -1
+    cdef inline int _flush(self) except -1
     cpdef list take_problems(self)
     cpdef tuple finish(self)
 

@@ -196,6 +196,9 @@ def tag_pairs(tag_b: bytes, codec: str) -> dict[str, str] | None:
 # Compiled: the tag names of the last section, by position (names repeat from game to game
 # in the same order): an equal name is taken from here, not decoded again. Names are ASCII.
 _TAG_NAMES = [None] * 32
+# Likewise the ASCII values of the last section, by position (an event, a variant, a time
+# control, a termination repeat from game to game): None where the value was not ASCII.
+_TAG_VALUES = [None] * 32
 
 
 def _is_tag_space(c):
@@ -217,6 +220,7 @@ def _scan_tags(p, n):
     or None for anything but whitespace-separated pairs without escapes or duplicates."""
     tags = {}
     names = _TAG_NAMES
+    values = _TAG_VALUES
     k = 0
     i = 0
     while True:
@@ -260,8 +264,12 @@ def _scan_tags(p, n):
             name = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
             if k < len(names):
                 names[k] = name
+        value = values[k] if k < len(values) else None
+        if value is None or PyUnicode_GET_LENGTH(value) != ve - vs or memcmp(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs):
+            value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
+            if k < len(values):  # (as many characters as bytes: ASCII)
+                values[k] = value if PyUnicode_GET_LENGTH(value) == ve - vs else None
         k += 1
-        value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
         # One lookup: a duplicate name leaves the dict as it was (values may be one shared object: '').
         PyDict_SetDefault(tags, name, value)
         if len(tags) == k - 1:
@@ -954,8 +962,14 @@ def _fast_keys_notes_c(p, n, reader):
             if c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
                 return None
             s = i
-            while i < n and not _is_space(p[i]) and p[i] != 123:
-                if p[i] == 59:
+            while i < n:  # to whitespace or a '{' (a ';' ends the pass)
+                c = p[i]
+                if c <= 32:
+                    if c == 32 or 9 <= c <= 13:
+                        break
+                elif c == 123:
+                    break
+                elif c == 59:
                     return None
                 i += 1
             e = i

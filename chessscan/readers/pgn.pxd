@@ -19,3 +19,13 @@ cdef bint _may_hold_game(bytes text) except -1
                back=Py_ssize_t, q=Py_ssize_t, b=Py_ssize_t)
 cdef Py_ssize_t _last_sure_start_c(const unsigned char[:] buf, Py_ssize_t lo, Py_ssize_t end,
                                    Py_ssize_t lookback) except -2
+
+cpdef Py_ssize_t _result_end(bytes rest, Py_ssize_t start) except -2
+@cython.locals(c=cython.uchar)
+cdef Py_ssize_t _result_end_c(cbytes p, Py_ssize_t n, Py_ssize_t i) noexcept
+cdef inline bint _after_marker_gap(cython.uchar c) noexcept
+cdef inline bint _in_symbol(cython.uchar c) noexcept
+cpdef bint _has_text(bytes b, Py_ssize_t start) except -1
+cdef bint _has_text_c(cbytes p, Py_ssize_t n, Py_ssize_t i) noexcept
+@cython.locals(p=cbytes, n=Py_ssize_t, i=Py_ssize_t)
+cpdef bint _first_is_brace(bytes text) except -1

@@ -798,14 +798,12 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         if depth or b"(" in rest:
                             end, depth = _scan_parens(rest, depth)
                         else:
-                            # Cheap substring tests first; the regex only runs from
+                            # A cheap candidate test first; the marker search only runs from
                             # the first candidate (usually the end of the movetext).
                             end = -1
                             p = _marker_candidate(rest)
                             if p >= 0:
-                                m = _RESULT_B.search(rest, p - 5 if p > 5 else 0)
-                                if m is not None:
-                                    end = m.end()
+                                end = _result_end(rest, p - 5 if p > 5 else 0)
                         if end < 0:
                             break
                         # The game ends on this line. Anything after the marker
@@ -814,8 +812,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         tail_at = 0
                         tok = _RESULT_BY_LAST[rest[end - 1]]
                         # rest[end:] too: the line's last marker may be a later game's.
-                        if (in_comment or rest[end:].strip(_JUNK)
-                                or line[line.rfind(tok) + len(tok) :].strip(_JUNK)):
+                        if (in_comment or _has_text(rest, end)
+                                or _has_text(line, line.rfind(tok) + len(tok))):
                             # Something follows the marker's last occurrence: locate
                             # the real marker in the raw line. Comments closed on the
                             # line after it (`0-1 ; a note`) stay on their game's line;
@@ -1166,6 +1164,66 @@ def _marker_candidate_c(p, n):
     return -1 if star == cython.NULL else end
 
 
+def _result_end(rest: bytes, start: int) -> int:
+    """``_RESULT_B.search(rest, start)``'s end (-1: no match): the end of the first
+    termination marker in ``rest`` from ``start`` on (§8.2.6; a number marker preceded by
+    whitespace, a delimiter or a period, even before ``start``, and not followed by a
+    symbol character; ``*`` anywhere)."""
+    if cython.compiled:
+        return _result_end_c(rest, len(rest), start)
+    m = _RESULT_B.search(rest, start)
+    return -1 if m is None else m.end()
+
+
+def _result_end_c(p, n, i):
+    # (see _result_end) The regex tried at each offset in turn, its alternatives in order.
+    while i < n:
+        c = p[i]
+        if c == 42:  # '*'
+            return i + 1
+        if (c == 48 or c == 49) and (i == 0 or _after_marker_gap(p[i - 1])):
+            if i + 3 <= n and p[i + 1] == 45 and (
+                    (c == 49 and p[i + 2] == 48) or (c == 48 and p[i + 2] == 49)) and (
+                    i + 3 == n or not _in_symbol(p[i + 3])):  # 1-0, 0-1
+                return i + 3
+            if (i + 7 <= n and memcmp(p + i, b"1/2-1/2", 7) == 0
+                    and (i + 7 == n or not _in_symbol(p[i + 7]))):
+                return i + 7
+        i += 1
+    return -1
+
+
+def _after_marker_gap(c: int) -> bool:
+    """Whether a number marker may follow the byte ``c``: whitespace (``\\s``), '(', ')',
+    '{', '}' or '.'."""
+    return c == 32 or 9 <= c <= 13 or c == 40 or c == 41 or c == 123 or c == 125 or c == 46
+
+
+def _in_symbol(c: int) -> bool:
+    """Whether a byte ``c`` after a number marker makes it part of a longer token:
+    ``[A-Za-z0-9_/.-]``."""
+    return (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95 or c == 47 or c == 46
+            or c == 45)
+
+
+def _has_text(b: bytes, start: int) -> bool:
+    """Whether ``b[start:]`` holds a byte that is neither whitespace nor a control character
+    (``b[start:].strip(_JUNK)`` is not empty)."""
+    if cython.compiled:
+        return _has_text_c(b, len(b), start)
+    return bool(b[start:].strip(_JUNK))
+
+
+def _has_text_c(p, n, i):
+    if i < 0:
+        i = n + i if n + i > 0 else 0
+    while i < n:
+        if p[i] > 32 and p[i] != 127:
+            return True
+        i += 1
+    return False
+
+
 def _starts_game(line: bytes, tag_lines: list[bytes]) -> bool:
     """Whether the tag starting ``line``, after a blank line in a tag section, starts a new
     game: an Event tag (the first of the Seven Tag Roster, §8.1.1), or a tag already in
@@ -1283,12 +1341,11 @@ def _finish(
     # Movetext (§8.2).
     sans = keys = notes = None
     first_comment = None
-    annotated = b"[%" in mt_b  # (clock, move time and evaluation commands in comments)
     if mt_lines and not unclosed:
         # Plain SAN movetext (most of it): a subset of what _scan_movetext reads, same result,
-        # the moves as keys.
-        # With annotations, one pass reads both the moves and the annotations (when it can).
-        both = fast_keys_notes(mt_b, mt_ascii) if annotated else None
+        # the moves as keys. One pass reads both the moves and the annotations (when it can;
+        # without annotations, the notes are None and there are no problems).
+        both = fast_keys_notes(mt_b, mt_ascii)
         if both is not None:
             keys, result, notes, problems = both
         else:
@@ -1297,13 +1354,14 @@ def _finish(
         if keys is not None:
             variations = nags = 0
             comments = ncom
-            if ncom > pre_comments:
+            if ncom > pre_comments and _first_is_brace(mt_b):
                 fc = _FIRST_COMMENT_B.match(mt_b)
                 if fc is not None:
                     first_comment = fc.group(1).decode(codec, "replace").strip()
             if both is not None:
-                issues.extend(note_issues(mt_b, codec, mt_line0, problems))
-            elif annotated:
+                if problems:
+                    issues.extend(note_issues(mt_b, codec, mt_line0, problems))
+            elif b"[%" in mt_b:
                 notes, problems, plies = read_notes(mt_b)
                 if plies == len(keys) // 8:  # (always: both read the same moves)
                     issues.extend(note_issues(mt_b, codec, mt_line0, problems))
@@ -1312,7 +1370,7 @@ def _finish(
     if sans is None and keys is None:
         if mt_lines:
             text = _movetext_str(mt_b, codec)
-            reader = new_note_reader() if annotated else None
+            reader = new_note_reader() if b"[%" in mt_b else None
             sans, result, variations, comments, nags, first_comment, mt_issues, _ = _scan_movetext(
                 text, mt_line0, notes=reader)
             issues.extend(mt_issues)
@@ -1375,6 +1433,19 @@ def note_issues(mt: bytes, codec: str, line0: int, problems: list) -> list[Reade
         column = len(before[start:].decode(codec, "replace")) + 1
         found.append(_note_issue(line0 + count_line_ends(before), column, ply, command, codec))
     return found
+
+
+def _first_is_brace(text: bytes) -> bool:
+    """Whether the first byte of ``text`` that is not whitespace (``\\s``) is '{': where
+    ``_FIRST_COMMENT_B`` may match."""
+    if cython.compiled:
+        p = cython.cast(cbytes, text)
+        n = len(text)
+        i = 0
+        while i < n and (p[i] == 32 or 9 <= p[i] <= 13):
+            i += 1
+        return i < n and p[i] == 123
+    return text.lstrip(b" \t\n\r\x0b\x0c")[:1] == b"{"
 
 
 def _may_hold_game(text: bytes) -> bool:

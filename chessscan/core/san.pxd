@@ -13,9 +13,11 @@ cpdef uint64_t candidates(Position pos, int piece, int to) noexcept
 @cython.locals(king=int, checking=uint64_t, blockers=uint64_t)
 cpdef int resolve(Position pos, int piece, uint64_t from_mask, int to, int promotion, str text) except? -1
 @cython.locals(us=bint, side=uint64_t, n=int, i=int, to_bb=uint64_t, frm=int, standing=int,
-               a_side=bint, match=int, count=int, origins=uint64_t, to_file=uint64_t, last_rank=bint)
+               a_side=bint, match=int, count=int, origins=uint64_t, last_rank=bint)
 cpdef int resolve_known(Position pos, int piece, uint64_t from_mask, int to, int promotion, str text,
                         int king, uint64_t checking, uint64_t blockers) except? -1
-@cython.locals(us=bint, to_bb=uint64_t, origins=uint64_t, to_file=uint64_t)
+@cython.locals(us=bint, to_bb=uint64_t, origins=uint64_t)
 cpdef int resolve_quick(Position pos, int piece, uint64_t from_mask, int to, int promotion, uint64_t blockers,
                         uint64_t checking) noexcept
+@cython.locals(to_file=uint64_t)
+cdef inline uint64_t _pawn_origins(uint64_t origins, uint64_t from_mask, int to) noexcept

@@ -237,12 +237,7 @@ def resolve_known(pos: Position, piece: int, from_mask: int, to: int, promotion:
         raise IllegalMove(text, f"{text} is illegal: {SQUARE_NAMES[to]} holds a piece of the side to move")
     origins = candidates(pos, piece, to) & from_mask
     if piece == PAWN:
-        # §8.2.3.3: a pawn capture names its origin file; without one the move is a push.
-        to_file = BB_FILE_A << (to & 7)
-        if from_mask == BB_ALL or from_mask & to_file:
-            origins &= to_file
-        else:
-            origins &= ~to_file
+        origins = _pawn_origins(origins, from_mask, to)
     if not origins:
         raise IllegalMove(text, f"{text} is illegal: no {_piece_name(piece)} can reach {SQUARE_NAMES[to]}")
     last_rank = (to >> 3) == (7 if us else 0)
@@ -298,14 +293,19 @@ def resolve_quick(pos: Position, piece: int, from_mask: int, to: int, promotion:
         return -1
     origins = candidates(pos, piece, to) & from_mask
     if piece == PAWN:
-        to_file = BB_FILE_A << (to & 7)
-        if from_mask == BB_ALL or from_mask & to_file:
-            origins &= to_file
-        else:
-            origins &= ~to_file
+        origins = _pawn_origins(origins, from_mask, to)
     if not origins or origins & (origins - 1) or origins & blockers:
         return -1
     return lsb(origins) | (to << 6) | (promotion << 12)
+
+
+def _pawn_origins(origins: int, from_mask: int, to: int) -> int:
+    """Of a pawn's ``origins`` (bitboard), those on the file the move names (PGN standard
+    §8.2.3.3: a pawn capture names its origin file; without one the move is a push)."""
+    to_file = BB_FILE_A << (to & 7)
+    if from_mask == BB_ALL or from_mask & to_file:
+        return origins & to_file
+    return origins & ~to_file
 
 
 def _piece_name(piece: int) -> str:

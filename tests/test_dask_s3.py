@@ -260,8 +260,10 @@ def test_a_second_run_into_the_prefix_meanwhile_is_left_its_marker_and_parts(s3_
     try:
         first = parts_of(s3, prefix)
         assert first, "no part was put"
+        # Read before the marker is planted: a task that then sees it removes its own parts.
+        foreign_part = s3.cat_file(f"{prefix}/{first[0]}")
         s3.pipe_file(f"{prefix}/{dask_engine.RUN_MARKER}", b"0123456789abcdef0123456789abcdef\n")
-        s3.pipe_file(f"{prefix}/games/part-000099.parquet", s3.cat_file(f"{prefix}/{first[0]}"))
+        s3.pipe_file(f"{prefix}/games/part-000099.parquet", foreign_part)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:

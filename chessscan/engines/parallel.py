@@ -631,8 +631,8 @@ def _never_restart_the_resource_tracker() -> None:
     removed, with a warning, and the new one prints a KeyError traceback for each it never
     saw, or the message raises BrokenPipeError when the tracker dies between its probe and
     the message. :func:`_dead_helpers` still sees that it died (it is not waited for here).
-    Python 3.8-3.13's ``ResourceTracker`` (private: ``_fd``, ``_send``); where that differs,
-    nothing is changed."""
+    Relies on ``ResourceTracker``'s private ``_fd`` and ``_send`` (as in Python 3.11); a
+    tracker without them is left as it is."""
     from multiprocessing import resource_tracker
 
     tracker = getattr(resource_tracker, "_resource_tracker", None)

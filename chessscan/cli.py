@@ -1755,7 +1755,9 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
         hashes = HashCollector(issue_filter, tempfile.mkdtemp(prefix="chessscan-validate-"))
     if fmt == "json":
         write('{"diagnostics": [')
-    options = AnalysisOptions(positions="none", cross_check=cross_check, moves_column=moves_column)
+    # The moves hash serves --duplicates only: validate writes no games table.
+    options = AnalysisOptions(positions="none", cross_check=cross_check, moves_column=moves_column,
+                              moves_hash=find_duplicates)
     tally = Tally()
     tally.cross_check_mode = cross_check
     unreadable = False

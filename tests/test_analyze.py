@@ -433,6 +433,33 @@ def test_moves_hash_is_blake2b_128_of_the_start_fen_and_the_uci_moves():
     assert sum(h is not None for h in want) == 100
 
 
+def test_without_the_moves_hash_only_the_moves_hash_column_is_empty():
+    """AnalysisOptions(moves_hash=False) (validate without --duplicates) leaves
+    games.moves_hash null and every other value of every table as it was."""
+    import pyarrow as pa
+
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.api import MemorySink
+    from chessscan.engines.local import run
+    from chessscan.reports.writers import to_record_batch
+    from chessscan.reports.schema import schema_for
+
+    def tables(**kw):
+        sink = MemorySink()
+        run([str(VARIANTS)], sink, AnalysisOptions(cross_check="off", **kw))
+        return {name: pa.Table.from_batches([to_record_batch(b, schema_for(name, ()), name) for b in batches],
+                                            schema=schema_for(name, ())).to_pandas()
+                for name, batches in sink.batches.items()}
+
+    full, lean = tables(), tables(moves_hash=False)
+    assert set(full) == set(lean) and {"games", "positions", "issues"} <= set(full)
+    assert full["games"].moves_hash.notna().sum() == 100
+    assert lean["games"].moves_hash.isna().all()
+    for name in full:
+        pd.testing.assert_frame_equal(full[name].drop(columns=["moves_hash"], errors="ignore"),
+                                      lean[name].drop(columns=["moves_hash"], errors="ignore"))
+
+
 def test_a_chessscan_bug_in_analyze_exits_3_with_one_line_and_no_summary(tmp_path, monkeypatch):
     """A bug met while analyzing is exit 3 (chessscan/exits.py), not the traceback's 1, which
     a CI gate reads as "issues found"; the traceback is printed, then one line; no summary."""

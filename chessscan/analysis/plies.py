@@ -406,9 +406,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     appending ``positions`` rows (as ``options.positions`` says) and issues, and filling
     ``state`` (a :class:`~chessscan.analysis.game.GameState`): plies, outcome-relevant end,
     winner, error, check counts, repetition keys (when a position repeated), checks given,
-    plies with a clock and with an evaluation annotation, and ``moves_hash`` (:data:`MOVES_HASH`;
-    None when an error stopped the replay) and, with ``options.moves_key``, ``moves_key``
-    (:data:`MOVES_KEY`, hex text; None likewise)."""
+    plies with a clock and with an evaluation annotation, and, with ``options.moves_hash``,
+    ``moves_hash`` (:data:`MOVES_HASH`; None when an error stopped the replay or the option is
+    off) and, with ``options.moves_key``, ``moves_key`` (:data:`MOVES_KEY`, hex text; None
+    likewise)."""
     source = raw.source
     gi = raw.index
     issues = tables["issues"]
@@ -428,7 +429,8 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     seen.reset()
     # The moves hash: the start FEN first (the position as given, before any move).
     start_fen = _START_FEN_BYTES if raw.tags.get("FEN") is None else pos.fen().encode("ascii")
-    hasher = blake2b(start_fen, digest_size=16)
+    want_hash = options.moves_hash
+    hasher = blake2b(start_fen, digest_size=16) if want_hash else None
     hn = 0
     want_key = options.moves_key
     kn = 0
@@ -563,24 +565,26 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             arrived = 0
             pos.play_null()
         plies += 1
-        # The move's UCI text into the moves hash (step 9).
-        if hn > _HASH_BUFFER - 8:
-            hasher.update(_hash_text(hash_bytes, hn))
-            hn = 0
-        hash_bytes[hn] = 32  # ' '
-        if move:
-            uto = to if pos.chess960 or not castling else (frm & 56) + (2 if to < frm else 6)
-            hash_bytes[hn + 1] = 97 + (frm & 7)
-            hash_bytes[hn + 2] = 49 + (frm >> 3)
-            hash_bytes[hn + 3] = 97 + (uto & 7)
-            hash_bytes[hn + 4] = 49 + (uto >> 3)
-            hn += 5
-            if promotion:
-                hash_bytes[hn] = _PROMOTION_LETTERS[promotion]
-                hn += 1
-        else:
-            hash_bytes[hn + 1] = hash_bytes[hn + 2] = hash_bytes[hn + 3] = hash_bytes[hn + 4] = 48  # '0000'
-            hn += 5
+        # The move's UCI text into the moves hash (step 9); the UCI destination of a castling
+        # move is the king's square, not the rook's (Chess960 aside).
+        uto = to if pos.chess960 or not castling else (frm & 56) + (2 if to < frm else 6)
+        if want_hash:
+            if hn > _HASH_BUFFER - 8:
+                hasher.update(_hash_text(hash_bytes, hn))
+                hn = 0
+            hash_bytes[hn] = 32  # ' '
+            if move:
+                hash_bytes[hn + 1] = 97 + (frm & 7)
+                hash_bytes[hn + 2] = 49 + (frm >> 3)
+                hash_bytes[hn + 3] = 97 + (uto & 7)
+                hash_bytes[hn + 4] = 49 + (uto >> 3)
+                hn += 5
+                if promotion:
+                    hash_bytes[hn] = _PROMOTION_LETTERS[promotion]
+                    hn += 1
+            else:
+                hash_bytes[hn + 1] = hash_bytes[hn + 2] = hash_bytes[hn + 3] = hash_bytes[hn + 4] = 48  # '0000'
+                hn += 5
         if want_key:  # the move's two bytes (MOVES_KEY)
             kv = frm << 9 | uto << 3 | promotion if move else 0
             key_bytes[kn] = kv >> 8
@@ -711,9 +715,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     state.final_clock = pos.halfmove_clock
     state.ended = END_NAMES[ended]
     if state.error is None:
-        if hn:
-            hasher.update(_hash_text(hash_bytes, hn))
-        state.moves_hash = hasher.hexdigest()
+        if want_hash:
+            if hn:
+                hasher.update(_hash_text(hash_bytes, hn))
+            state.moves_hash = hasher.hexdigest()
         if want_key:
             state.moves_key = ((_START_KEY if raw.tags.get("FEN") is None else
                                 blake2b(start_fen, digest_size=8).digest()) + bytes(key_bytes[:kn])).hex()

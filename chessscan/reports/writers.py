@@ -723,7 +723,11 @@ class TableWriter:
         if self.fmt == "parquet":
             self._pending.append(batch)
             self._pending_rows += n
-            self._pending_bytes += batch.nbytes
+            # The sum of the batch's buffers' sizes: its nbytes where each buffer spans exactly
+            # its rows (the positions rows, the arrays made from lists), more for a slice of a
+            # larger array (its group is cut sooner); nbytes walks every buffer's referenced
+            # range, which cost as much as a tenth of the positions table's conversion.
+            self._pending_bytes += batch.get_total_buffer_size()
             if self._pending_rows >= self.row_group_size or self._pending_bytes >= ROW_GROUP_BYTES:
                 self.flush()
             return n

@@ -603,8 +603,9 @@ def parquet_options(schema: pa.Schema, compression: str = "zstd",
                             if encoding not in ("dictionary", "PLAIN")} or None,
         "compression": codecs,
         "write_statistics": [name for name, (_, _, statistics) in encodings.items() if statistics],
-        # Values handed to a column's encoder at once (pyarrow's default: 1,024): a row
-        # group's chunks go in whole, with fewer regrowths of the encoders' buffers.
+        # Values handed to a column's writer at once (pyarrow's default: 1,024): a row
+        # group's chunks (the positions rows: ~8,192 rows each) go in whole, and the writer's
+        # work per batch of values (allocations, kernel dispatch, page checks) is done less often.
         "write_batch_size": DEFAULT_ROW_GROUP_SIZE,
     }
 

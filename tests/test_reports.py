@@ -295,7 +295,7 @@ def test_parquet_row_groups_are_cut_by_bytes_too(tmp_path, monkeypatch):
     from chessscan.reports import writers
 
     path = tmp_path / "p.parquet"
-    batch_bytes = writers.to_record_batch(position_rows(10), sch.POSITIONS_SCHEMA).nbytes
+    batch_bytes = writers.to_record_batch(position_rows(10), sch.POSITIONS_SCHEMA).get_total_buffer_size()
     cap = 2 * batch_bytes + 1  # reached by the third batch of a group (batches differ by a few bytes)
     monkeypatch.setattr(writers, "ROW_GROUP_BYTES", cap)
     with TableWriter(path, sch.POSITIONS_SCHEMA, "parquet", row_group_size=1_000) as w:

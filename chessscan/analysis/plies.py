@@ -683,18 +683,71 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
             if note_cp != _NOTE_NA or note_mate != _NOTE_NA:
                 n_eval += 1
         if keep_all or (keep_checks and checking):
-            loose = _text_of(raw, key) if key >= _LOOSE else None
-            if move:
-                row = rows.add_key(sid, gi, plies, move_number, mover, key, loose, frm,
-                                   to if pos.chess960 or not castling else (frm & 56) + (2 if to < frm else 6),
-                                   promotion, kind, checking, flags, clock, zobrist, rep)
+            if cython.compiled and not flags and move and 0 < key < _LOOSE and rows.n < rows.cap \
+                    and rows.san_len + 8 <= len(rows.san_data):
+                # PositionRows.add_key and set_notes for a row with no flag (so no checkers)
+                # and a keyed SAN, here: a call per ply costs as much as the writes.
+                row = rows.n
+                rows.game_index[row] = gi
+                rows.source_id[row] = sid
+                rows.ply[row] = plies
+                rows.move_number[row] = move_number
+                rows.color[row] = mover
+                rows.check_kind[row] = 0
+                rows.halfmove_clock[row] = clock
+                rows.zobrist[row] = zobrist
+                rows.repetition[row] = rep
+                j = rows.san_len
+                sk = key
+                while sk:
+                    rows.san_data[j] = sk & 255
+                    sk >>= 8
+                    j += 1
+                rows.san_len = j
+                rows.san_offsets[row + 1] = j
+                j = rows.uci_len
+                rows.uci_data[j] = 97 + (frm & 7)
+                rows.uci_data[j + 1] = 49 + (frm >> 3)
+                rows.uci_data[j + 2] = 97 + (uto & 7)
+                rows.uci_data[j + 3] = 49 + (uto >> 3)
+                j += 4
+                if promotion:
+                    rows.uci_data[j] = _PROMOTION_LETTERS[promotion]
+                    j += 1
+                rows.uci_len = j
+                rows.uci_offsets[row + 1] = j
+                rows.checkers_offsets[row + 1] = rows.checkers_len
+                rows.n = row + 1
+                if i < n_notes:
+                    nb = rows.bitmap_bytes
+                    bit8 = 1 << (row & 7)
+                    if note_clock != _NOTE_NA:
+                        rows.clock_ms[row] = note_clock
+                        rows.note_bits[row >> 3] |= bit8
+                    if note_emt != _NOTE_NA:
+                        rows.emt_ms[row] = note_emt
+                        rows.note_bits[nb + (row >> 3)] |= bit8
+                    if note_cp != _NOTE_NA:
+                        rows.eval_cp[row] = note_cp
+                        rows.note_bits[2 * nb + (row >> 3)] |= bit8
+                    if note_mate != _NOTE_NA:
+                        rows.eval_mate[row] = note_mate
+                        rows.note_bits[3 * nb + (row >> 3)] |= bit8
+                if want_fen:
+                    rows.add_fen(pos.fen())
             else:
-                row = rows.add_key(sid, gi, plies, move_number, mover, key, loose, 0, 0, 0, kind, checking, flags,
-                                   clock, zobrist, rep)
-            if i < n_notes:
-                rows.set_notes(row, note_clock, note_emt, note_cp, note_mate)
-            if want_fen:
-                rows.add_fen(pos.fen())
+                loose = _text_of(raw, key) if key >= _LOOSE else None
+                if move:
+                    row = rows.add_key(sid, gi, plies, move_number, mover, key, loose, frm,
+                                       to if pos.chess960 or not castling else (frm & 56) + (2 if to < frm else 6),
+                                       promotion, kind, checking, flags, clock, zobrist, rep)
+                else:
+                    row = rows.add_key(sid, gi, plies, move_number, mover, key, loose, 0, 0, 0, kind, checking, flags,
+                                       clock, zobrist, rep)
+                if i < n_notes:
+                    rows.set_notes(row, note_clock, note_emt, note_cp, note_mate)
+                if want_fen:
+                    rows.add_fen(pos.fen())
 
     state.direct += n_direct
     state.discovered += n_discovered

@@ -378,15 +378,18 @@ class PositionRows:
     def to_arrays(self) -> dict:
         """The rows as ``{column: pyarrow.Array}`` in the positions schema's order, over this
         object's buffers without a copy; they stay the arrays' (rows written afterwards go
-        to new buffers), so the rows may be cleared right after."""
+        to new buffers), so the rows may be cleared right after. Each Arrow buffer spans
+        exactly its rows' bytes, so that a batch's ``get_total_buffer_size()`` is its
+        ``nbytes`` (which walks every buffer's referenced range to find the same)."""
         n = self.n
         if n == 0:
             return _empty_arrays(self.fens is not None)
         self.cap = 0  # handed over: the next write moves to new buffers
         nbytes = self.bitmap_bytes
+        used = (n + 7) // 8  # a bitmap's bytes
         bits = np.asarray(self.flag_bits)
         validity = None
-        flags = [pa.Array.from_buffers(_BOOL, n, [validity, pa.py_buffer(bits[k * nbytes:(k + 1) * nbytes])])
+        flags = [pa.Array.from_buffers(_BOOL, n, [validity, pa.py_buffer(bits[k * nbytes:k * nbytes + used])])
                  for k in range(6)]
         sources = _SOURCES_MEMO.get(tuple(self.sources))
         if sources is None:
@@ -417,8 +420,8 @@ class PositionRows:
         notes = np.asarray(self.note_bits)
         for k, (name, arrow_type, values) in enumerate(zip(_NOTES, (_INT64, _INT64, _INT32, _INT32),
                                                            (self.clock_ms, self.emt_ms, self.eval_cp, self.eval_mate))):
-            out[name] = pa.Array.from_buffers(arrow_type, n, [pa.py_buffer(notes[k * nbytes:(k + 1) * nbytes]),
-                                                              pa.py_buffer(values)])
+            out[name] = pa.Array.from_buffers(arrow_type, n, [pa.py_buffer(notes[k * nbytes:k * nbytes + used]),
+                                                              pa.py_buffer(np.asarray(values)[:n])])
         if self.fens is not None:
             out["fen"] = from_list(self.fens, pa.string())
         return out
@@ -444,15 +447,17 @@ def _constant_dictionary(names: tuple):
 
 
 def _numbers(arrow_type, values, n: int):
-    return pa.Array.from_buffers(arrow_type, n, [None, pa.py_buffer(values)])
+    return pa.Array.from_buffers(arrow_type, n, [None, pa.py_buffer(np.asarray(values)[:n])])
 
 
 def _strings(offsets, data, n: int):
-    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    offsets = np.asarray(offsets)[:n + 1]
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets),
+                                                  pa.py_buffer(np.asarray(data)[:offsets[n]])])
 
 
 def _dictionary(codes, n: int, dictionary):
-    indices = pa.Array.from_buffers(_INT32, n, [None, pa.py_buffer(codes)])
+    indices = pa.Array.from_buffers(_INT32, n, [None, pa.py_buffer(np.asarray(codes)[:n])])
     return pa.DictionaryArray.from_arrays(indices, dictionary, safe=False)
 
 

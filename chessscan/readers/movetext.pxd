@@ -85,6 +85,8 @@ cdef class _NoteReader:
     cdef Py_ssize_t ply, count, cap
     cdef int64_t clock, emt, cp, mate
     cdef list problems
+    cdef Py_ssize_t comments
+    cdef bint tail
     cdef int64_t* buf
 
     @cython.locals(i=Py_ssize_t, c=uchar, start=Py_ssize_t, j=Py_ssize_t, kind=int, close=Py_ssize_t,
@@ -103,6 +105,8 @@ cdef class _NoteReader:
 @cython.locals(reader=_NoteReader)
 cpdef tuple read_notes(bytes mt)
 cpdef comment_notes(_NoteReader reader, bytes comment, Py_ssize_t ply)
+@cython.locals(reader=_NoteReader)
+cpdef tuple game_line_keys_notes(bytes line)
 @cython.locals(ply=Py_ssize_t, i=Py_ssize_t, c=uchar, e=Py_ssize_t, s=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t)
 cdef Py_ssize_t _scan_notes(_NoteReader reader, cbytes p, Py_ssize_t n) except -1
 cdef bint _is_marker(cbytes p, Py_ssize_t j, Py_ssize_t length) noexcept

@@ -626,6 +626,8 @@ class _NoteReader:
         self.count = 0      # plies stored
         self.cap = 0
         self.problems = []  # (offset, ply, command text) of each malformed command
+        self.comments = 0   # brace comments passed by _fast_keys_notes_c
+        self.tail = False   # _fast_keys_notes_c: a brace comment after the termination marker
         if not cython.compiled:
             self.buf = []
 
@@ -928,6 +930,25 @@ def fast_keys_notes(mt: bytes, is_ascii: bool = False):
     return keys, result, notes, problems
 
 
+def game_line_keys_notes(line: bytes):
+    """:func:`fast_keys_notes` of a movetext line that holds a whole game's plain movetext:
+    (keys, result, notes, problems, comments), ``comments`` the brace comments in ``line``;
+    None unless the line ends with the termination marker and whitespace (no comment after
+    the marker), and uncompiled. Such a line ends its game, and its comments need no
+    blanking to find the marker. Raises nothing."""
+    if not cython.compiled or not line.isascii():
+        return None
+    reader = _NoteReader()
+    got = _fast_keys_notes_c(line, len(line), reader)
+    if got is None:
+        return None
+    keys, result = got
+    if keys is None or result is None or reader.tail:
+        return None
+    notes, problems = reader.finish()
+    return keys, result, notes, problems, reader.comments
+
+
 def _fast_keys_notes_c(p, n, reader):
     """:func:`fast_keys_notes`' pass: :func:`_fast_keys_c` over the text with its brace
     comments, which separate tokens as the blank that replaces them does, and whose commands
@@ -953,6 +974,7 @@ def _fast_keys_notes_c(p, n, reader):
                         return None
                     if count:
                         reader.read(p, i + 1, e, count)
+                    reader.comments += 1
                     i = e + 1
                 else:
                     break
@@ -1010,6 +1032,8 @@ def _fast_keys_notes_c(p, n, reader):
                     e = _find(p, i + 1, n, 125)
                     if e == n:
                         return None
+                    reader.comments += 1
+                    reader.tail = True
                     i = e + 1
                 elif c == 59 or (c == 37 and (p[i - 1] == 10 or p[i - 1] == 13)):
                     return None

@@ -67,7 +67,7 @@ cdef bytes _TAG_CLASSES
 cdef dict _TAG_DICT
 @cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict,
                names=list, values=list, found=list, template=list, k=Py_ssize_t, j=Py_ssize_t, same=bint,
-               name=str, value=str, cls=cbytes)
+               name=str, value=str, cls=cbytes, ascii=bint)
 cdef dict _scan_tags(cbytes p, Py_ssize_t n)
 
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,

@@ -22,7 +22,7 @@ if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_FromStringAndSize
     from cython.cimports.cpython.dict import PyDict_SetDefault
     from cython.cimports.cpython.ref import PyObject
-    from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
+    from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_New
     from cython.cimports.libc.stdint import int64_t, uint64_t
     from cython.cimports.libc.stdlib import free, malloc, realloc
     from cython.cimports.libc.string import memchr, memcmp, memcpy
@@ -222,9 +222,10 @@ def _is_name_char(c):
 
 
 # _scan_tags' byte classes, by byte: 1 tag space, 2 name character, 4 a byte that stops a
-# value (the closing '"', an escape, a line end, or NUL: the one after the bytes' end).
+# value's loop (the closing '"', an escape, a line end, NUL: the one after the bytes' end,
+# or a byte not ASCII).
 _TAG_CLASSES = bytes((1 if _is_tag_space(c) else 0) | (2 if _is_name_char(c) else 0)
-                     | (4 if c in (34, 92, 10, 13, 0) else 0) for c in range(256))
+                     | (4 if c in (34, 92, 10, 13, 0) or c >= 128 else 0) for c in range(256))
 
 
 def _scan_tags(p, n):
@@ -263,15 +264,18 @@ def _scan_tags(p, n):
             return None
         i += 1
         vs = i
+        ascii = True
         while True:
             while not cls[p[i]] & 4:
                 i += 1
             c = p[i]
             if c == 34:
                 break
-            if c != 0 or i == n:  # an escape, a value cut by a line end, or the end
+            if c >= 128:
+                ascii = False
+            elif c != 0 or i == n:  # an escape, a value cut by a line end, or the end
                 return None
-            i += 1  # a NUL in the value
+            i += 1  # a NUL or a byte not ASCII in the value
         ve = i
         i += 1
         while cls[p[i]] & 1:
@@ -284,9 +288,13 @@ def _scan_tags(p, n):
             names[k] = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
         value = values[k]
         if value is None or PyUnicode_GET_LENGTH(value) != ve - vs or memcmp(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs):
-            value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
-            # (as many characters as bytes: ASCII)
-            values[k] = value if PyUnicode_GET_LENGTH(value) == ve - vs else None
+            if ascii:  # the bytes are the characters: no decoding
+                value = PyUnicode_New(ve - vs, 127)
+                memcpy(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs)
+                values[k] = value
+            else:
+                value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
+                values[k] = None
         found[k] = value
         k += 1
     template = _TAG_DICT_NAMES

@@ -62,9 +62,12 @@ cdef bint _is_tag_space(uchar c) noexcept
 cdef bint _is_alnum(uchar c) noexcept
 cdef bint _is_name_char(uchar c) noexcept
 
-cdef list _TAG_NAMES, _TAG_VALUES
+cdef list _TAG_NAMES, _TAG_VALUES, _TAG_FOUND, _TAG_DICT_NAMES
+cdef bytes _TAG_CLASSES
+cdef dict _TAG_DICT
 @cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict,
-               names=list, values=list, k=Py_ssize_t, name=str, value=str)
+               names=list, values=list, found=list, template=list, k=Py_ssize_t, j=Py_ssize_t, same=bint,
+               name=str, value=str, cls=cbytes, ascii=bint)
 cdef dict _scan_tags(cbytes p, Py_ssize_t n)
 
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
@@ -85,6 +88,8 @@ cdef class _NoteReader:
     cdef Py_ssize_t ply, count, cap
     cdef int64_t clock, emt, cp, mate
     cdef list problems
+    cdef Py_ssize_t comments
+    cdef bint tail
     cdef int64_t* buf
 
     @cython.locals(i=Py_ssize_t, c=uchar, start=Py_ssize_t, j=Py_ssize_t, kind=int, close=Py_ssize_t,
@@ -103,6 +108,8 @@ cdef class _NoteReader:
 @cython.locals(reader=_NoteReader)
 cpdef tuple read_notes(bytes mt)
 cpdef comment_notes(_NoteReader reader, bytes comment, Py_ssize_t ply)
+@cython.locals(reader=_NoteReader)
+cpdef tuple game_line_keys_notes(bytes line)
 @cython.locals(ply=Py_ssize_t, i=Py_ssize_t, c=uchar, e=Py_ssize_t, s=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t)
 cdef Py_ssize_t _scan_notes(_NoteReader reader, cbytes p, Py_ssize_t n) except -1
 cdef bint _is_marker(cbytes p, Py_ssize_t j, Py_ssize_t length) noexcept

@@ -22,7 +22,7 @@ if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_FromStringAndSize
     from cython.cimports.cpython.dict import PyDict_SetDefault
     from cython.cimports.cpython.ref import PyObject
-    from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
+    from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_New
     from cython.cimports.libc.stdint import int64_t, uint64_t
     from cython.cimports.libc.stdlib import free, malloc, realloc
     from cython.cimports.libc.string import memchr, memcmp, memcpy
@@ -199,6 +199,12 @@ _TAG_NAMES = [None] * 32
 # Likewise the ASCII values of the last section, by position (an event, a variant, a time
 # control, a termination repeat from game to game): None where the value was not ASCII.
 _TAG_VALUES = [None] * 32
+# The values of the section being scanned, by position (the dict is made once all are read).
+_TAG_FOUND = [None] * 32
+# A copy of the last dict made pair by pair, and its names in order: a section with the same
+# names (all distinct) is that dict copied, its values replaced (no insertion, no resizing).
+_TAG_DICT: dict = {}
+_TAG_DICT_NAMES: list = []
 
 
 def _is_tag_space(c):
@@ -215,65 +221,106 @@ def _is_name_char(c):
     return _is_alnum(c) or c == 95 or c == 43 or c == 35 or c == 61 or c == 58 or c == 45  # _+#=:-
 
 
+# _scan_tags' byte classes, by byte: 1 tag space, 2 name character, 4 a byte that stops a
+# value's loop (the closing '"', an escape, a line end, NUL: the one after the bytes' end,
+# or a byte not ASCII).
+_TAG_CLASSES = bytes((1 if _is_tag_space(c) else 0) | (2 if _is_name_char(c) else 0)
+                     | (4 if c in (34, 92, 10, 13, 0) or c >= 128 else 0) for c in range(256))
+
+
 def _scan_tags(p, n):
-    """Compiled scan behind :func:`tag_pairs` over ``n`` UTF-8 bytes at ``p``: the pairs,
-    or None for anything but whitespace-separated pairs without escapes or duplicates."""
-    tags = {}
+    """Compiled scan behind :func:`tag_pairs` over ``n`` UTF-8 bytes at ``p`` (a bytes
+    object's, so ``p[n]`` is NUL): the pairs,
+    or None for anything but whitespace-separated pairs without escapes or duplicates (and
+    for more than 32 pairs: the regex reads those)."""
+    global _TAG_DICT, _TAG_DICT_NAMES
     names = _TAG_NAMES
     values = _TAG_VALUES
+    found = _TAG_FOUND
+    cls = _TAG_CLASSES
+    # The loops stop at the NUL a bytes object has after its last byte (p[n]): no class has it
+    # but the value's.
     k = 0
     i = 0
     while True:
-        while i < n and _is_tag_space(p[i]):
+        while cls[p[i]] & 1:
             i += 1
         if i == n:
-            return tags
-        if p[i] != 91:  # '['
+            break
+        if p[i] != 91 or k == 32:  # '['
             return None
         i += 1
-        while i < n and _is_tag_space(p[i]):
+        while cls[p[i]] & 1:
             i += 1
         s = i
-        if i == n or not _is_alnum(p[i]):  # a name starts with a letter or digit
+        if not _is_alnum(p[i]):  # a name starts with a letter or digit
             return None
-        while i < n and _is_name_char(p[i]):
+        while cls[p[i]] & 2:
             i += 1
         e = i
-        while i < n and _is_tag_space(p[i]):
+        while cls[p[i]] & 1:
             i += 1
-        if i == n or p[i] != 34:  # '"'
+        if p[i] != 34:  # '"'
             return None
         i += 1
         vs = i
-        while i < n and p[i] != 34:
+        ascii = True
+        while True:
+            while not cls[p[i]] & 4:
+                i += 1
             c = p[i]
-            if c == 92 or c == 10 or c == 13:  # an escape, or a value cut by a line end
+            if c == 34:
+                break
+            if c >= 128:
+                ascii = False
+            elif c != 0 or i == n:  # an escape, a value cut by a line end, or the end
                 return None
-            i += 1
-        if i == n:
-            return None
+            i += 1  # a NUL or a byte not ASCII in the value
         ve = i
         i += 1
-        while i < n and _is_tag_space(p[i]):
+        while cls[p[i]] & 1:
             i += 1
-        if i == n or p[i] != 93:  # ']'
+        if p[i] != 93:  # ']'
             return None
         i += 1
-        name = names[k] if k < len(names) else None
+        name = names[k]
         if name is None or PyUnicode_GET_LENGTH(name) != e - s or memcmp(PyUnicode_1BYTE_DATA(name), p + s, e - s):
-            name = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
-            if k < len(names):
-                names[k] = name
-        value = values[k] if k < len(values) else None
+            names[k] = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
+        value = values[k]
         if value is None or PyUnicode_GET_LENGTH(value) != ve - vs or memcmp(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs):
-            value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
-            if k < len(values):  # (as many characters as bytes: ASCII)
-                values[k] = value if PyUnicode_GET_LENGTH(value) == ve - vs else None
+            if ascii:  # the bytes are the characters: no decoding
+                value = PyUnicode_New(ve - vs, 127)
+                memcpy(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs)
+                values[k] = value
+            else:
+                value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
+                values[k] = None
+        found[k] = value
         k += 1
+    template = _TAG_DICT_NAMES
+    same = k == len(template)
+    j = 0
+    while same and j < k:
+        same = names[j] is template[j]
+        j += 1
+    if same:
+        tags = _TAG_DICT.copy()
+        j = 0
+        while j < k:
+            tags[names[j]] = found[j]
+            j += 1
+        return tags
+    tags = {}
+    j = 0
+    while j < k:
         # One lookup: a duplicate name leaves the dict as it was (values may be one shared object: '').
-        PyDict_SetDefault(tags, name, value)
-        if len(tags) == k - 1:
+        PyDict_SetDefault(tags, names[j], found[j])
+        j += 1
+        if len(tags) != j:
             return None
+    _TAG_DICT = tags.copy()
+    _TAG_DICT_NAMES = names[:k]
+    return tags
 
 
 def fast_movetext(cb: bytes, piece: int = FAST_PIECE) -> tuple[list[str] | None, str | None]:
@@ -626,6 +673,8 @@ class _NoteReader:
         self.count = 0      # plies stored
         self.cap = 0
         self.problems = []  # (offset, ply, command text) of each malformed command
+        self.comments = 0   # brace comments passed by _fast_keys_notes_c
+        self.tail = False   # _fast_keys_notes_c: a brace comment after the termination marker
         if not cython.compiled:
             self.buf = []
 
@@ -928,6 +977,25 @@ def fast_keys_notes(mt: bytes, is_ascii: bool = False):
     return keys, result, notes, problems
 
 
+def game_line_keys_notes(line: bytes):
+    """:func:`fast_keys_notes` of a movetext line that holds a whole game's plain movetext:
+    (keys, result, notes, problems, comments), ``comments`` the brace comments in ``line``;
+    None unless the line ends with the termination marker and whitespace (no comment after
+    the marker), and uncompiled. Such a line ends its game, and its comments need no
+    blanking to find the marker. Raises nothing."""
+    if not cython.compiled or not line.isascii():
+        return None
+    reader = _NoteReader()
+    got = _fast_keys_notes_c(line, len(line), reader)
+    if got is None:
+        return None
+    keys, result = got
+    if keys is None or result is None or reader.tail:
+        return None
+    notes, problems = reader.finish()
+    return keys, result, notes, problems, reader.comments
+
+
 def _fast_keys_notes_c(p, n, reader):
     """:func:`fast_keys_notes`' pass: :func:`_fast_keys_c` over the text with its brace
     comments, which separate tokens as the blank that replaces them does, and whose commands
@@ -953,6 +1021,7 @@ def _fast_keys_notes_c(p, n, reader):
                         return None
                     if count:
                         reader.read(p, i + 1, e, count)
+                    reader.comments += 1
                     i = e + 1
                 else:
                     break
@@ -1010,6 +1079,8 @@ def _fast_keys_notes_c(p, n, reader):
                     e = _find(p, i + 1, n, 125)
                     if e == n:
                         return None
+                    reader.comments += 1
+                    reader.tail = True
                     i = e + 1
                 elif c == 59 or (c == 37 and (p[i - 1] == 10 or p[i - 1] == 13)):
                     return None

@@ -59,8 +59,8 @@ if cython.compiled:
 
 from .counts import line_ends
 from .movetext import (_COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME,
-                       blank_comments, comment_notes, fast_keys, fast_keys_notes, key_list, key_text, new_note_reader, read_notes,
-                       san_keys, tag_pairs)
+                       blank_comments, comment_notes, fast_keys, fast_keys_notes, game_line_keys_notes, key_list,
+                       key_text, new_note_reader, read_notes, san_keys, tag_pairs)
 from .sources import TruncatedInput, open_source, source_name
 
 __all__ = ["RawGame", "ReaderIssue", "ReadEnd", "read_games", "ISSUE_CODES", "MAX_GAME_BYTES", "sure_game_start",
@@ -627,14 +627,14 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                           f"game longer than {_size(cap)}: its text from here to its end is not read")
         return which < 2 or k == 0
 
-    def finish(unclosed: bool, extra: ReaderIssue | None) -> tuple[RawGame, int]:
+    def finish(unclosed: bool, extra: ReaderIssue | None, whole=None) -> tuple[RawGame, int]:
         """The current game as a RawGame (see :func:`_finish`), and the offset after it."""
         nonlocal over
         if where[0] - g_off > cap:
             trim()
         cut, over = over, None
         return _finish(source, index, g_off, g_line, pre_lines, pre_comments, tag_lines, tag_line0,
-                       mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra, cut)
+                       mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra, cut, whole)
 
     batches = _line_batches(stream, where)
     src = own = None  # the lines being read: a batch's own iterator, or lines read again first
@@ -779,6 +779,19 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                             started_in_comment = False
                             rest = line
                             mt_lines.append(line)
+                            if len(mt_lines) == 1 and not depth and where[0] - g_off <= cap:
+                                # A whole game's plain movetext on one line, ended by its
+                                # marker (as Lichess writes it): its moves and annotations
+                                # read in one pass, with no blanked copy to find the marker.
+                                whole = game_line_keys_notes(line)
+                                if whole is not None:
+                                    ncom += whole[4]
+                                    game, off = finish(False, None, whole)
+                                    yield game
+                                    index += 1
+                                    state = 0
+                                    in_comment = False
+                                    break
                         # Blank out comments; note a comment left open at line end.
                         n_line = 0
                         if b"{" in rest or b";" in rest:
@@ -1312,16 +1325,18 @@ def _last_content_line(lines: list[bytes], line0: int) -> int:
 
 def _finish(
     source, index, g_off, g_line, pre_lines, pre_comments, tag_lines, tag_line0,
-    mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra, cut=None,
+    mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra, cut=None, whole=None,
 ) -> tuple[RawGame, int]:
-    """Build the RawGame from the collected lines; also return the offset after it."""
+    """Build the RawGame from the collected lines; also return the offset after it.
+    ``whole``: :func:`~chessscan.readers.movetext.game_line_keys_notes` of the movetext, its one
+    line (ASCII), when the line loop read it."""
     issues: list[ReaderIssue] = []
     pre_b = b"".join(pre_lines) if pre_lines else b""
     tag_b = b"".join(tag_lines)
     mt_b = b"".join(mt_lines)
     end_off = g_off + adj + len(pre_b) + len(tag_b) + len(mt_b)
 
-    mt_ascii = mt_b.isascii()
+    mt_ascii = whole is not None or mt_b.isascii()
     if mt_ascii and tag_b.isascii() and pre_b.isascii():
         codec = "utf-8"
     else:
@@ -1345,7 +1360,7 @@ def _finish(
         # Plain SAN movetext (most of it): a subset of what _scan_movetext reads, same result,
         # the moves as keys. One pass reads both the moves and the annotations (when it can;
         # without annotations, the notes are None and there are no problems).
-        both = fast_keys_notes(mt_b, mt_ascii)
+        both = fast_keys_notes(mt_b, mt_ascii) if whole is None else whole[:4]
         if both is not None:
             keys, result, notes, problems = both
         else:

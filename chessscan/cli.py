@@ -30,6 +30,8 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 # Exit statuses, the same for every command: the table in chessscan/exits.py (documented from it).
 from chessscan.exits import EXIT_INTERNAL, EXIT_ISSUES, EXIT_OUTPUT, EXIT_USAGE  # noqa: E402
+# Stops held while a report closes (the same mechanism as the --jobs shared memory's).
+from chessscan.engines.stops import hold_stops as _hold_stops, release_stops as _release_stops  # noqa: E402
 
 
 class Stopped(KeyboardInterrupt):
@@ -53,34 +55,6 @@ def _stop_signals() -> list:
 def _ignore_stop_signals() -> None:
     for sig in _stop_signals() + [signal.SIGINT]:
         signal.signal(sig, signal.SIG_IGN)
-
-
-def _hold_stops():
-    """Hold Ctrl-C, SIGTERM and SIGHUP back until :func:`_release_stops`, which handles one
-    that came meanwhile as it would have been (in the main thread; elsewhere nothing is
-    held). Returns what _release_stops takes."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    came: list[int] = []
-    before = {}
-    for sig in [signal.SIGINT, *_stop_signals()]:
-        before[sig] = signal.getsignal(sig)
-        signal.signal(sig, lambda signum, frame: came.append(signum))
-    return before, came
-
-
-def _release_stops(held, replay: bool = True) -> None:
-    if held is None:
-        return
-    before, came = held
-    for sig, handler in before.items():
-        signal.signal(sig, handler)
-    if came and replay:
-        handler = before[came[0]]
-        if callable(handler):
-            handler(came[0], None)  # raises KeyboardInterrupt or Stopped
-        elif handler == signal.SIG_DFL:
-            os.kill(os.getpid(), came[0])
 
 
 def _stop_status(exc: KeyboardInterrupt) -> int:

@@ -404,9 +404,9 @@ LINUX_PROC = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="
 @pytest.mark.skipif(not hasattr(signal, "SIGTERM"), reason="no SIGTERM here")
 def test_a_stop_while_shared_memory_is_made_comes_after_it():
     """A stop that comes while a slot's shared memory is made or removed is handled once that
-    is recorded (chunks._stops_held), not between the resource tracker's registration and the
+    is recorded (engines.stops.stops_held), not between the resource tracker's registration and the
     record: such a segment was left to the tracker, which warned of it as leaked."""
-    from chessscan.engines.chunks import _stops_held
+    from chessscan.engines.stops import stops_held
 
     handled = []
 
@@ -415,7 +415,7 @@ def test_a_stop_while_shared_memory_is_made_comes_after_it():
 
     before = signal.signal(signal.SIGTERM, record)
     try:
-        with _stops_held():
+        with stops_held():
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(0.05)
             assert handled == []  # held

@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import mmap
 import os
-import signal
 import sys
-import threading
-from contextlib import contextmanager
 from typing import NamedTuple
+
+from .stops import stops_held
 
 __all__ = ["Slot", "Slots", "ChunkText", "ChunkStream", "FileRange", "shared_memory_available"]
 
@@ -88,37 +87,6 @@ class Slot:
             _free_shm(shm)
 
 
-_STOP_SIGNALS = [getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)]
-
-
-@contextmanager
-def _stops_held():
-    """Ctrl-C, SIGTERM and SIGHUP held back while shared memory is made or removed and
-    recorded, then handled as they would have been (in the main thread, where a stop is
-    raised between any two bytecodes; elsewhere nothing is held). A stop raised between
-    ``SharedMemory``'s registration with the resource tracker and the slot's record (or
-    between ``shm_unlink`` and the unregistration) left a segment that only the tracker
-    removed, at exit, with a "leaked shared_memory objects" warning."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    came: list[int] = []
-    before = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
-    for sig in _STOP_SIGNALS:
-        signal.signal(sig, lambda signum, frame: came.append(signum))
-    try:
-        yield
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
-        if came:
-            handler = before[came[0]]
-            if callable(handler):
-                handler(came[0], None)  # raises the stop (KeyboardInterrupt or chessscan's Stopped)
-            elif handler == signal.SIG_DFL:
-                os.kill(os.getpid(), came[0])
-
-
 # Shared memory removed while a view of it was still held (by a traceback, say): kept here
 # so that it is never closed under that view; the mapping goes with the process.
 _UNCLOSED: list = []
@@ -154,7 +122,7 @@ class Slots:
             # A chunk grows as the run goes on (the engine's module doc: Chunk sizes), so a free
             # slot too small now is not used again: removed, so that the memory held is that of
             # the chunks in flight, not of every size they had (a zstd bomb's run held 29 slots).
-            with _stops_held():
+            with stops_held():
                 for small in [s for s in self._free if s.capacity < capacity]:
                     self._free.remove(small)
                     self._all.remove(small)
@@ -177,7 +145,7 @@ class Slots:
             self._free.append(slot)
 
     def close(self) -> None:
-        with _stops_held():
+        with stops_held():
             for slot in self._all:
                 slot.free()
             self._all, self._free = [], []

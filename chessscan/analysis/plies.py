@@ -491,64 +491,82 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                           f"the game ended automatically by {END_NAMES[ended].replace('_', ' ')} at ply "
                           f"{ended_ply}; play goes on from {san}", san)
         move_number = pos.fullmove_number
-        try:
-            if key >= _LOOSE:
-                san = _text_of(raw, key)
-                cached = _TOKENS.get(san)
-                token = cached if cached is not None else _token(san)
-            elif cython.compiled:
-                # _TokenCache.get's hit path, here: a call per ply costs as much as the probe.
-                th = (key * _GOLDEN) >> (64 - _TOKEN_SLOT_BITS)
-                while token_cache.slots[2 * th] != key and token_cache.slots[2 * th] != 0:
-                    th = (th + 1) & (_TOKEN_SLOTS - 1)
-                token = token_cache.slots[2 * th + 1] if token_cache.slots[2 * th] == key else token_cache.get(key)
-            else:  # a dict lookup is the fastest there
-                cached = _KEY_TOKENS.get(key)
-                if cached is None:
-                    cached = _key_token(key)
-                    if len(_KEY_TOKENS) < _TOKENS_MAX:
-                        _KEY_TOKENS[key] = cached
-                token = cached
-            piece = (token & 15) - 3
-            if piece == NULL_PIECE:
-                san = _text_of(raw, key)
-                if checking:
-                    raise IllegalMove(san, f"{san} is illegal: a null move leaves the king in check")
-                add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "null-move",
-                          f"null move {san!r} played as a pass", san)
-                move = 0
-            else:
-                from_mask = BB_ALL
-                if (token >> 4) & 15 < 8:
-                    from_mask &= BB_FILE_A << ((token >> 4) & 15)
-                if (token >> 8) & 15 < 8:
-                    from_mask &= BB_RANK_1 << (8 * ((token >> 8) & 15))
-                to = (token >> 12) & 127
-                # The move's text only goes into resolve_known's errors: they are raised again
-                # with it below, where the text is made.
-                move = resolve_quick(pos, piece, from_mask, to, (token >> 19) & 7, blockers, checking)
-                if move < 0:  # not a move taken as named: the search, or the error
+        # The common ply first, outside the try (entering one saves the exception state, a
+        # ply's cost): a keyed token found in the cache (_TokenCache.get's hit path, here),
+        # not a null move, which resolve_quick takes as named.
+        token = -1
+        move = -1
+        if cython.compiled and key < _LOOSE:
+            th = (key * _GOLDEN) >> (64 - _TOKEN_SLOT_BITS)
+            while token_cache.slots[2 * th] != key and token_cache.slots[2 * th] != 0:
+                th = (th + 1) & (_TOKEN_SLOTS - 1)
+            if token_cache.slots[2 * th] == key:
+                token = token_cache.slots[2 * th + 1]
+                piece = (token & 15) - 3
+                if piece != NULL_PIECE:
+                    from_mask = BB_ALL
+                    if (token >> 4) & 15 < 8:
+                        from_mask &= BB_FILE_A << ((token >> 4) & 15)
+                    if (token >> 8) & 15 < 8:
+                        from_mask &= BB_RANK_1 << (8 * ((token >> 8) & 15))
+                    to = (token >> 12) & 127
+                    move = resolve_quick(pos, piece, from_mask, to, (token >> 19) & 7, blockers, checking)
+        if move < 0 or (token >> 24) & 1:
+            try:
+                if token < 0:
+                    if key >= _LOOSE:
+                        san = _text_of(raw, key)
+                        cached = _TOKENS.get(san)
+                        token = cached if cached is not None else _token(san)
+                    elif cython.compiled:
+                        token = token_cache.get(key)  # (a miss: the hit was taken above)
+                    else:  # a dict lookup is the fastest there
+                        cached = _KEY_TOKENS.get(key)
+                        if cached is None:
+                            cached = _key_token(key)
+                            if len(_KEY_TOKENS) < _TOKENS_MAX:
+                                _KEY_TOKENS[key] = cached
+                        token = cached
+                    piece = (token & 15) - 3
+                    if piece != NULL_PIECE:
+                        from_mask = BB_ALL
+                        if (token >> 4) & 15 < 8:
+                            from_mask &= BB_FILE_A << ((token >> 4) & 15)
+                        if (token >> 8) & 15 < 8:
+                            from_mask &= BB_RANK_1 << (8 * ((token >> 8) & 15))
+                        to = (token >> 12) & 127
+                        move = resolve_quick(pos, piece, from_mask, to, (token >> 19) & 7, blockers, checking)
+                if piece == NULL_PIECE:
+                    san = _text_of(raw, key)
+                    if checking:
+                        raise IllegalMove(san, f"{san} is illegal: a null move leaves the king in check")
+                    add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "null-move",
+                              f"null move {san!r} played as a pass", san)
+                    move = 0
+                elif move < 0:  # not a move taken as named: the search, or the error
+                    # The move's text only goes into resolve_known's errors: they are raised again
+                    # with it below, where the text is made.
                     move = resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, _NO_TEXT,
                                          king, checking, blockers)
-            if (token >> 24) & 1:
+                if (token >> 24) & 1:
+                    san = _text_of(raw, key)
+                    add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
+                              f"{san!r} names its origin square without a piece letter "
+                              f"(long algebraic / UCI), not SAN", san)
+            except SanError as exc:
                 san = _text_of(raw, key)
-                add_issue(issues, tally, source, gi, *raw.locate(i), i + 1, "warning", "uci-move",
-                          f"{san!r} names its origin square without a piece letter "
-                          f"(long algebraic / UCI), not SAN", san)
-        except SanError as exc:
-            san = _text_of(raw, key)
-            if not exc.san:  # resolve_known's, without the text: the same error, with it
-                try:
-                    resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, san,
-                                  king, checking, blockers)
-                except SanError as again:
-                    exc = again
-            line, col = raw.locate(i)
-            number = f"{pos.fullmove_number}{'.' if us else '...'}"
-            add_issue(issues, tally, source, gi, line, col, i + 1, "error", exc.code,
-                      f"{number}{exc} [FEN before the move: {pos.fen()}]", san)
-            state.error = (exc.code, i + 1)
-            break
+                if not exc.san:  # resolve_known's, without the text: the same error, with it
+                    try:
+                        resolve_known(pos, piece, from_mask, to if to < 64 else -1, (token >> 19) & 7, san,
+                                      king, checking, blockers)
+                    except SanError as again:
+                        exc = again
+                line, col = raw.locate(i)
+                number = f"{pos.fullmove_number}{'.' if us else '...'}"
+                add_issue(issues, tally, source, gi, line, col, i + 1, "error", exc.code,
+                          f"{number}{exc} [FEN before the move: {pos.fen()}]", san)
+                state.error = (exc.code, i + 1)
+                break
 
         # Play it; what arrived where (module doc, step 3).
         frm = move & 63

@@ -3,10 +3,16 @@
 # analyze_game types its dicts with cython.declare.
 cimport cython
 
-from chessscan.analysis.plies cimport GameState
+from chessscan.analysis.plies cimport GameState, play_plies
+from chessscan.core.position cimport Position
 
+cdef Position STANDARD_START
+cdef dict _RESULT_INDEX
+cdef tuple _RESULT_KEYS
+cdef int _INCONSISTENT, _MISMATCH
 cdef tuple _LAST_GAMES
 cdef tuple _game_columns(dict games)
 @cython.locals(k=Py_ssize_t)
 cdef int _append_row(tuple columns, tuple values) except -1
 cdef object _memoized(dict memo, object fn, object value)
+cdef int _check_result(raw, GameState state, source, gi, tag, int result_index, issues, tally) except -1

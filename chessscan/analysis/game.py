@@ -18,7 +18,6 @@ from operator import itemgetter
 
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.plies import GameState, play_plies
-from chessscan.analysis.repetition import find_perpetuals
 from chessscan.analysis.sampling import RARE_KINDS, REASONS, describe, reason_indices
 from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE
 from chessscan.core.fen import fault_severity, validate_setup
@@ -305,6 +304,11 @@ RESULT_VALUES = {"1-0", "0-1", "1/2-1/2", "*"}
 # game's text and board say of it (games.result_consistent true / false / null).
 RESULT_ORDER = tuple("1-0 0-1 1/2-1/2 * other missing".split())
 RESULT_VERDICTS = ("consistent", "inconsistent", "not_checked")
+_RESULT_INDEX = {v: RESULT_ORDER.index(v) for v in RESULT_VALUES}  # a valid Result tag's place in RESULT_ORDER
+# The keys of Tally.results, made once: (RESULT_ORDER[i], RESULT_VERDICTS[v]) at 3 * i + v.
+_RESULT_KEYS = tuple((tag, verdict) for tag in RESULT_ORDER for verdict in RESULT_VERDICTS)
+# _check_result's verdict bits: the result is inconsistent; a result-mismatch error.
+_INCONSISTENT, _MISMATCH = 1, 2
 
 
 def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally) -> bool:
@@ -364,6 +368,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             pos.chess960 = True
 
     tag = tags.get("Result")
+    # The tag's place in RESULT_ORDER (4: another value, 5: none).
+    result_index = cython.declare(cython.Py_ssize_t, 5 if tag is None else _RESULT_INDEX.get(tag, 4))
     outcome = "none"
     result_consistent = None
     n_perpetual = None  # runs reaching a third occurrence (None: no position played)
@@ -383,8 +389,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         if error is not None and (first_error is None or first_error[0] > error[1]):
             first_error = (error[1], error[0], error[1])
         n_perpetual = 0
-        if state.repeated:
-            state.perpetuals = find_perpetuals(state.keys, state.gave_check, state.white_first)
+        if state.repeated:  # (play_plies found the runs)
             _write_perpetuals(raw, state, tables)
             for run in state.perpetuals:
                 if run.occurrences >= 3:
@@ -392,13 +397,15 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
                     tally.perpetuals += 1
                 else:
                     tally.twofold_check_cycles += 1
-        result_consistent, result_error = _check_result(raw, state, issues, tally)
+        verdict = cython.declare(cython.Py_ssize_t, _check_result(raw, state, source, gi, tag, result_index, issues,
+                                                                  tally))
+        result_consistent = not verdict
         if result_consistent and first_error is not None:
             # An error stopped the replay (or the reading) before the end: whether the
             # final position agrees with the result is unknown.
             result_consistent = None
-        if result_error and first_error is None:
-            first_error = (state.plies + 0.5, result_error, state.plies)
+        if verdict & _MISMATCH and first_error is None:
+            first_error = (state.plies + 0.5, "result-mismatch", state.plies)
     if first_error is None:
         error_code = error_ply = None
         tally.games_ok += 1
@@ -435,8 +442,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     outcomes[outcome] = outcomes.get(outcome, 0) + 1
     lengths = cython.declare(dict, tally.game_lengths)
     lengths[plies] = lengths.get(plies, 0) + 1
-    key = (tag if tag in RESULT_VALUES else "missing" if tag is None else "other",
-           "not_checked" if result_consistent is None else "consistent" if result_consistent else "inconsistent")
+    key = _RESULT_KEYS[3 * result_index + (2 if result_consistent is None else 0 if result_consistent else 1)]
     results = cython.declare(dict, tally.results)
     results[key] = results.get(key, 0) + 1
     if outcome == "checkmate":
@@ -452,7 +458,10 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
              | (state.castling > 0) << 3 | (outcome == "checkmate") << 4
              | (outcome == "stalemate") << 5 | bool(n_perpetual) << 6)
     if kinds:
-        tally.count_rare(kinds)
+        rare = cython.declare(list, tally.rare_games)  # (Tally.count_rare, without the call)
+        for i in range(len(RARE_KINDS)):
+            if kinds >> i & 1:
+                rare[i] += 1
     return kinds
 
 
@@ -505,14 +514,15 @@ def _write_perpetuals(raw, state: GameState, tables) -> None:
         rows["game_result"].append(raw.tags.get("Result"))
 
 
-def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, str | None]:
-    """Compare the Result tag and the movetext result token with the final position; add
-    issues; return whether everything is consistent, and the error code if one is an error."""
-    source, gi = raw.source, raw.index
-    tag = raw.tags.get("Result")
+def _check_result(raw, state: GameState, source: str, gi: int, tag: str | None, result_index: int, issues,
+                  tally: Tally) -> int:
+    """Compare the Result tag (``tag``, None when missing; ``result_index`` its place in
+    :data:`RESULT_ORDER`) and the movetext result token with the final position; add issues;
+    return 0 when everything is consistent, else ``_INCONSISTENT``, with ``_MISMATCH`` when
+    the disagreement is an error (``result-mismatch``)."""
     token = raw.result
     ok = True
-    if tag is not None and tag not in RESULT_VALUES:
+    if result_index == 4:
         # PGN standard §8.1.1.7: "?" and other values are no result. The movetext's token
         # then stands for the game's claim.
         add_issue(issues, tally, source, gi, *raw.tag_line("Result"), None, "warning", "result-tag-invalid",
@@ -523,28 +533,26 @@ def _check_result(raw, state: GameState, issues, tally: Tally) -> tuple[bool, st
         add_issue(issues, tally, source, gi, *raw.tag_line("Result"), None, "warning", "result-token-mismatch",
                   f"Result tag {tag!r} but the movetext ends with {token!r}")
         ok = False
-    if state.error is not None:
-        return ok, None
+    if state.error is not None or state.ended is None:  # no automatic end: nothing to compare
+        return 0 if ok else _INCONSISTENT
     claimed = tag if tag is not None else token
     outcome = state.outcome
     if outcome == "checkmate":
         expected = "1-0" if state.winner == "white" else "0-1"
-    elif outcome in AUTOMATIC_ENDS:
-        expected = "1/2-1/2"
     else:
-        return ok, None
+        expected = "1/2-1/2"
     if claimed == expected:
-        return ok, None
+        return 0 if ok else _INCONSISTENT
     # Where the claim stands: the Result tag, else (the movetext's token) the game. (Found
     # only here: searching the tag section for every game cost ~5% of a run.)
     at = raw.tag_line("Result") if tag is not None else (raw.line, None)
-    if claimed in (None, "*"):
+    if claimed is None or claimed == "*":
         add_issue(issues, tally, source, gi, *at, state.plies, "warning", "result-unfinished",
                   f"the game ended by {outcome.replace('_', ' ')} but its result is {claimed or 'missing'!r}")
-        return False, None
-    if claimed != expected and outcome in RESULT_DECIDING_ENDS:
+        return _INCONSISTENT
+    if outcome in RESULT_DECIDING_ENDS:
         add_issue(issues, tally, source, gi, *at, state.plies, "error", "result-mismatch",
                   f"Result {claimed!r} contradicts the final position: {RESULT_DECIDING_ENDS[outcome]}"
                   f"{' by ' + state.winner if state.winner else ''}, so {expected}")
-        return False, "result-mismatch"
-    return ok, None
+        return _INCONSISTENT | _MISMATCH
+    return 0 if ok else _INCONSISTENT

@@ -3,6 +3,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 ctypedef const char* ccharp
 
+from chessscan.analysis.repetition cimport _runs, _table as _perpetual_table
 from chessscan.analysis.rows cimport PositionRows
 from chessscan.core._bits cimport BB_ALL, BB_FILE_A, BB_RANK_1, KING, PAWN, SAN_NULL as NULL_PIECE, bit, lsb
 from chessscan.core.movegen cimport attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
@@ -71,7 +72,7 @@ cdef class GameState:
     cdef public int plies, final_repetition, final_clock, mate_move_number, mate_kind, clock_plies, eval_plies
     cdef public int direct, discovered, double, en_passant, castling, promotion
     cdef public bint repeated, white_first
-    cdef public object outcome, winner, error, keys, gave_check, perpetuals, ended, moves_hash, moves_key
+    cdef public object outcome, winner, error, perpetuals, ended, moves_hash, moves_key
 
 
 cdef dict _TOKENS

@@ -42,6 +42,7 @@ from hashlib import blake2b
 
 import numpy as np
 
+from chessscan.analysis.repetition import find_perpetuals
 from chessscan.analysis.rows import PositionRows
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES
@@ -357,12 +358,9 @@ class GameState:
         self.outcome = "none"
         self.winner = None
         self.error = None          # (code, ply) of the first error while playing
-        # Set when a position repeated: the repetition key after each ply ([0] = start
-        # position) and whether the ply gave check, uint64 / uint8 numpy arrays.
-        self.keys = ()
-        self.gave_check = (False,)
         self.repeated = False
         self.white_first = True
+        # The perpetual-check runs (repetition.Perpetual), found when a position repeated.
         self.perpetuals = ()
         self.ended = None          # first automatic end reached (see game.AUTOMATIC_ENDS)
         self.final_repetition = 0
@@ -405,7 +403,7 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     ``pos`` (mutated: the position after the last ply played),
     appending ``positions`` rows (as ``options.positions`` says) and issues, and filling
     ``state`` (a :class:`~chessscan.analysis.game.GameState`): plies, outcome-relevant end,
-    winner, error, check counts, repetition keys (when a position repeated), checks given,
+    winner, error, check counts, perpetual-check runs (when a position repeated), checks given,
     plies with a clock and with an evaluation annotation, and, with ``options.moves_hash``,
     ``moves_hash`` (:data:`MOVES_HASH`; None when an error stopped the replay or the option is
     off) and, with ``options.moves_key``, ``moves_key`` (:data:`MOVES_KEY`, hex text; None
@@ -779,9 +777,14 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
         state.eval_plies = n_eval
     state.repeated = repeated
     if repeated:
-        # Copies as arrays: find_perpetuals reads them as they are; the buffers serve the next game.
-        state.keys = np.asarray(history.keys)[:history.n].copy()
-        state.gave_check = np.asarray(history.checks)[:history.n].copy()
+        # The perpetual checks, read from this thread's buffers while they hold the game
+        # (compiled: the buffers as they are, no copy and no conversion).
+        if cython.compiled:
+            state.perpetuals = _runs(_perpetual_table(), history.keys[:history.n], history.checks[:history.n],
+                                     state.white_first)
+        else:
+            state.perpetuals = find_perpetuals(np.asarray(history.keys)[:history.n],
+                                               np.asarray(history.checks)[:history.n], state.white_first)
     state.final_repetition = rep
     state.final_clock = pos.halfmove_clock
     state.ended = END_NAMES[ended]

@@ -374,7 +374,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     result_consistent = None
     n_perpetual = None  # runs reaching a third occurrence (None: no position played)
     if pos is not None:
-        play_plies(raw, pos, tables, options, tally, state, add_issue)
+        play_plies(raw, pos, start_fen is not None, tables, options, tally, state, add_issue)
         # The outcome: the first automatic end reached, else what the final position lets
         # a player claim (threefold repetition, fifty moves), else none.
         error = state.error

@@ -80,7 +80,12 @@ cdef int _CHECKMATE, _STALEMATE, _DEAD, _SEVENTYFIVE, _FIVEFOLD
 cdef int _IN_CHECK, _BY_EP, _BY_CASTLING, _BY_PROMOTION, _MATE, _STALE
 cdef int SEVENTYFIVE_MOVES_PLIES
 cdef object _LOCAL
+cdef tuple _LAST_SCRATCH, _LAST_OPTIONS
+cdef int _KEEP_ALL, _KEEP_CHECKS, _WANT_FEN, _WANT_HASH, _WANT_KEY
+@cython.locals(ident=uint64_t)
 cdef tuple _scratch()
+@cython.locals(bits=int)
+cpdef int option_bits(options) except -1
 
 @cython.locals(rows=PositionRows, keep_all=bint, keep_checks=bint, want_fen=bint, sid=int,
                n_direct=int, n_discovered=int, n_double=int, n_ep=int, n_castling=int,
@@ -95,8 +100,8 @@ cdef tuple _scratch()
                np_=ccharp, note_clock=int64_t, note_emt=int64_t, note_cp=int64_t, note_mate=int64_t,
                row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object, want_hash=bint,
                want_key=bint, key_bytes=uint8_t[::1], kn=Py_ssize_t, kv=int, start_fen=bytes, th=uint64_t,
-               j=Py_ssize_t, sk=uint64_t, nb=Py_ssize_t, bit8=uint8_t)
-cpdef play_plies(raw, Position pos, tables, options, tally, GameState state, add_issue)
+               j=Py_ssize_t, sk=uint64_t, nb=Py_ssize_t, bit8=uint8_t, bits=int)
+cpdef play_plies(raw, Position pos, bint setup, tables, options, tally, GameState state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)
 cdef bytes _hash_text(uint8_t[::1] text, Py_ssize_t n)

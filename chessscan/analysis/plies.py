@@ -51,6 +51,7 @@ from chessscan.readers.movetext import LOOSE_KEY, NOTE_NA, key_list, key_text, n
 
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
+    from cython.cimports.cpython.pythread import PyThread_get_thread_ident
     from cython.cimports.cpython.unicode import PyUnicode_DecodeASCII
     from cython.cimports.libc.string import memcpy
 
@@ -389,19 +390,58 @@ def _key_scratch(n: int):
     return buf
 
 
+# The thread that last took its scratch, and the scratch: (thread ident, scratch). Reading a
+# threading.local costs as much as a few dict lookups; the thread ident next to nothing. One
+# tuple, read once, so that a thread always gets its own scratch (the ident of a thread
+# that ended may name a new thread, which then takes the ended thread's scratch).
+_LAST_SCRATCH: tuple = (None, None)
+
+
 def _scratch() -> tuple:
     """This thread's (_Repetitions, _History, _TokenCache or None when uncompiled)."""
+    global _LAST_SCRATCH
+    ident = PyThread_get_thread_ident() if cython.compiled else threading.get_ident()
+    last = _LAST_SCRATCH
+    if last[0] == ident:
+        return last[1]
     try:
-        return _LOCAL.scratch
+        scratch = _LOCAL.scratch
     except AttributeError:
-        _LOCAL.scratch = (_Repetitions(), _History(), _TokenCache() if cython.compiled else None)
-        return _LOCAL.scratch
+        scratch = _LOCAL.scratch = (_Repetitions(), _History(), _TokenCache() if cython.compiled else None)
+    _LAST_SCRATCH = (ident, scratch)
+    return scratch
 
 
-def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> None:
+# What play_plies reads of its options, as bits: the rows kept (all, or the checks only), the
+# FEN column, the moves hash, the moves key.
+_KEEP_ALL, _KEEP_CHECKS, _WANT_FEN, _WANT_HASH, _WANT_KEY = 1, 2, 4, 8, 16
+# The last options read and their bits: the options are a frozen dataclass, whose attribute
+# reads cost more than the game's other per-game work of its kind. One tuple, read once.
+_LAST_OPTIONS: tuple = (None, 0)
+
+
+def option_bits(options) -> int:
+    """``options``' bits (``_KEEP_ALL`` ...) as :func:`play_plies` reads them."""
+    global _LAST_OPTIONS
+    last = _LAST_OPTIONS
+    if last[0] is options:
+        return last[1]
+    keep = options.positions
+    bits = _KEEP_ALL if keep == "all" else _KEEP_CHECKS if keep == "checks" else 0
+    if options.fen and bits:
+        bits |= _WANT_FEN
+    if options.moves_hash:
+        bits |= _WANT_HASH
+    if options.moves_key:
+        bits |= _WANT_KEY
+    _LAST_OPTIONS = (options, bits)
+    return bits
+
+
+def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, add_issue) -> None:
     """Play ``raw.keys`` (the moves as SAN keys, :mod:`chessscan.readers.movetext`) from
-    ``pos`` (mutated: the position after the last ply played),
-    appending ``positions`` rows (as ``options.positions`` says) and issues, and filling
+    ``pos`` (mutated: the position after the last ply played; ``setup``: the game's [FEN]
+    tag gave it), appending ``positions`` rows (as ``options.positions`` says) and issues, and filling
     ``state`` (a :class:`~chessscan.analysis.game.GameState`): plies, outcome-relevant end,
     winner, error, check counts, perpetual-check runs (when a position repeated), checks given,
     plies with a clock and with an evaluation annotation, and, with ``options.moves_hash``,
@@ -412,10 +452,10 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     gi = raw.index
     issues = tables["issues"]
     rows = tables["positions"]
-    keep = options.positions
-    keep_all = keep == "all"
-    keep_checks = keep == "checks"
-    want_fen = options.fen and (keep_all or keep_checks)
+    bits = option_bits(options)
+    keep_all = bits & _KEEP_ALL
+    keep_checks = bits & _KEEP_CHECKS
+    want_fen = bits & _WANT_FEN
     sid = rows.source_number(source) if keep_all or keep_checks else 0
     n_direct = n_discovered = n_double = n_ep = n_castling = n_promotion = 0
     # Dataset histograms (Tally): touched only on checking plies, a few in a hundred.
@@ -426,11 +466,11 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
     hash_bytes = history.text
     seen.reset()
     # The moves hash: the start FEN first (the position as given, before any move).
-    start_fen = _START_FEN_BYTES if raw.tags.get("FEN") is None else pos.fen().encode("ascii")
-    want_hash = options.moves_hash
+    start_fen = pos.fen().encode("ascii") if setup else _START_FEN_BYTES
+    want_hash = bits & _WANT_HASH
     hasher = blake2b(start_fen, digest_size=16) if want_hash else None
     hn = 0
-    want_key = options.moves_key
+    want_key = bits & _WANT_KEY
     kn = 0
     if want_key:
         key_bytes = _key_scratch(2 * (len(raw.keys) // 8))
@@ -794,8 +834,8 @@ def play_plies(raw, pos: Position, tables, options, tally, state, add_issue) -> 
                 hasher.update(_hash_text(hash_bytes, hn))
             state.moves_hash = hasher.hexdigest()
         if want_key:
-            state.moves_key = ((_START_KEY if raw.tags.get("FEN") is None else
-                                blake2b(start_fen, digest_size=8).digest()) + bytes(key_bytes[:kn])).hex()
+            state.moves_key = ((blake2b(start_fen, digest_size=8).digest() if setup else _START_KEY)
+                               + bytes(key_bytes[:kn])).hex()
 
 
 def _hash_text(text, n: int) -> bytes:

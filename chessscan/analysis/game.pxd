@@ -2,6 +2,9 @@
 # Python-level work costs less interpreter time. The few C types here are the per-game helpers';
 # analyze_game types its dicts with cython.declare.
 cimport cython
+from libc.stdint cimport uint8_t
+
+ctypedef const uint8_t* bytes_p
 
 from chessscan.analysis.plies cimport GameState, play_plies
 from chessscan.core.position cimport Position
@@ -16,3 +19,5 @@ cdef tuple _game_columns(dict games)
 cdef int _append_row(tuple columns, tuple values) except -1
 cdef object _memoized(dict memo, object fn, object value)
 cdef int _check_result(raw, GameState state, source, gi, tag, int result_index, issues, tally) except -1
+@cython.locals(n=Py_ssize_t, data=bytes_p, elo=long, k=Py_ssize_t)
+cdef object _elo(object text)

@@ -34,6 +34,9 @@ CHESS960_VARIANTS = frozenset({"chess960", "chess 960", "chess-960", "960", "fis
 
 STANDARD_START = Position.initial()
 
+if cython.compiled:
+    from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_KIND
+
 
 def variant_kind(tags: dict[str, str]) -> str | None:
     """``'standard'``, ``'chess960'``, or None for a variant chessscan does not play
@@ -104,6 +107,23 @@ _UNSEEN = object()
 _KIND_MEMO: dict = {None: "standard"}   # Variant tag value (None: no tag) -> variant kind
 _ELO_MEMO: dict = {None: None}          # Elo tag value -> _int_or_none(value)
 _TIME_CONTROL_MEMO: dict = {None: (None, None)}  # TimeControl tag value -> time_control(value)
+
+
+def _elo(text):
+    """``_int_or_none(text)`` of an Elo tag's value: its digits read here when they are 1 to 9
+    ASCII digits (the common value), else memoized."""
+    if cython.compiled and isinstance(text, str):
+        n = len(text)
+        if 0 < n < 10 and PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND:
+            data = PyUnicode_1BYTE_DATA(text)
+            elo = 0
+            k = 0
+            while k < n and 48 <= data[k] <= 57:
+                elo = elo * 10 + (data[k] - 48)
+                k += 1
+            if k == n:
+                return elo
+    return _memoized(_ELO_MEMO, _int_or_none, text)
 
 
 def _memoized(memo: dict, fn, value):
@@ -417,8 +437,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     plies = state.plies
     winner = state.winner
     n_direct, n_discovered, n_double = state.direct, state.discovered, state.double
-    white_elo = _memoized(_ELO_MEMO, _int_or_none, tags.get("WhiteElo"))
-    black_elo = _memoized(_ELO_MEMO, _int_or_none, tags.get("BlackElo"))
+    white_elo = _elo(tags.get("WhiteElo"))
+    black_elo = _elo(tags.get("BlackElo"))
     time_control_tag = tags.get("TimeControl")
     base_s, increment_s = _memoized(_TIME_CONTROL_MEMO, time_control, time_control_tag)
     # One definition of perpetuals with the summary's perpetual_checks: runs whose position

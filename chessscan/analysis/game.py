@@ -434,9 +434,11 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         tally.games_with_errors += 1
 
     games = tables["games"]
-    plies = state.plies
+    plies = cython.declare(cython.Py_ssize_t, state.plies)
     winner = state.winner
-    n_direct, n_discovered, n_double = state.direct, state.discovered, state.double
+    n_direct = cython.declare(cython.Py_ssize_t, state.direct)
+    n_discovered = cython.declare(cython.Py_ssize_t, state.discovered)
+    n_double = cython.declare(cython.Py_ssize_t, state.double)
     white_elo = _elo(tags.get("WhiteElo"))
     black_elo = _elo(tags.get("BlackElo"))
     time_control_tag = tags.get("TimeControl")
@@ -455,9 +457,12 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
 
     tally.positions += plies
     checks = cython.declare(dict, tally.checks)
-    checks[DIRECT] += n_direct
-    checks[DISCOVERED] += n_discovered
-    checks[DOUBLE] += n_double
+    if n_direct:
+        checks[DIRECT] += n_direct
+    if n_discovered:
+        checks[DISCOVERED] += n_discovered
+    if n_double:
+        checks[DOUBLE] += n_double
     outcomes = cython.declare(dict, tally.outcomes)
     outcomes[outcome] = outcomes.get(outcome, 0) + 1
     lengths = cython.declare(dict, tally.game_lengths)
@@ -465,18 +470,20 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     key = _RESULT_KEYS[3 * result_index + (2 if result_consistent is None else 0 if result_consistent else 1)]
     results = cython.declare(dict, tally.results)
     results[key] = results.get(key, 0) + 1
-    if outcome == "checkmate":
+    mated = cython.declare(cython.bint, outcome == "checkmate")
+    stalemated = cython.declare(cython.bint, outcome == "stalemate")
+    if mated:
         tally.checkmates += 1
         mates = tally.checkmates_by_move
         mates[state.mate_move_number] = mates.get(state.mate_move_number, 0) + 1
         if state.mate_kind:  # (none for a [FEN] setup already mated)
-            kinds = tally.checkmate_kinds
-            kinds[state.mate_kind] = kinds.get(state.mate_kind, 0) + 1
-    elif outcome == "stalemate":
+            mate_kinds = tally.checkmate_kinds
+            mate_kinds[state.mate_kind] = mate_kinds.get(state.mate_kind, 0) + 1
+    elif stalemated:
         tally.stalemates += 1
-    kinds = ((n_double > 0) | (state.en_passant > 0) << 1 | (state.promotion > 0) << 2
-             | (state.castling > 0) << 3 | (outcome == "checkmate") << 4
-             | (outcome == "stalemate") << 5 | bool(n_perpetual) << 6)
+    kinds = cython.declare(cython.Py_ssize_t, (n_double > 0) | (state.en_passant > 0) << 1 | (state.promotion > 0) << 2
+                           | (state.castling > 0) << 3 | mated << 4 | stalemated << 5 | bool(n_perpetual) << 6)
+    i = cython.declare(cython.Py_ssize_t)
     if kinds:
         rare = cython.declare(list, tally.rare_games)  # (Tally.count_rare, without the call)
         for i in range(len(RARE_KINDS)):

@@ -691,12 +691,27 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             history.add(rkey, checking != 0)
         if clock == 0:
             seen.reset()
+        # _Repetitions.add, without the call (a ply's cost); the call when the table grows.
+        rmask = seen.size - 1
+        ri = rkey & rmask
+        while seen.stamps[ri] == seen.gen and seen.keys[ri] != rkey:
+            ri = (ri + 1) & rmask
+        if seen.stamps[ri] == seen.gen:
+            seen.counts[ri] += 1
+            rep = seen.counts[ri]
+        elif 2 * (seen.used + 1) > seen.size:
             rep = seen.add(rkey)
+        else:
+            seen.stamps[ri] = seen.gen
+            seen.keys[ri] = rkey
+            seen.counts[ri] = 1
+            seen.used += 1
+            rep = 1
+        if clock == 0:
             if not pos.pieces[PAWN] and not ended and is_insufficient_material(pos):
                 ended = _DEAD
                 ended_ply = plies
         else:
-            rep = seen.add(rkey)
             if rep > 1:
                 repeated = True
                 if rep >= 5 and not ended:

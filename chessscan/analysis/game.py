@@ -154,7 +154,7 @@ def _merge_counts(into: dict, other: dict) -> None:
 
 class Tally:
     """Dataset counters, updated once per game (the histograms of checks also on checking
-    plies).
+    plies). Compiled, an extension type: analyze_game's updates enter no attribute dict.
 
     ``as_dict()`` is the run's ``summary.json``; merging the tallies of any split of the input
     (``--jobs``, ``--dask``) gives the same dict as one tally of the whole.

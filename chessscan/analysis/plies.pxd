@@ -5,7 +5,7 @@ ctypedef const char* ccharp
 
 from chessscan.analysis.repetition cimport _runs, _table as _perpetual_table
 from chessscan.analysis.rows cimport PositionRows
-from chessscan.core._bits cimport BB_ALL, BB_FILE_A, BB_RANK_1, KING, PAWN, SAN_NULL as NULL_PIECE, bit, lsb
+from chessscan.core._bits cimport BB_ALL, BB_FILE_A, BB_RANK_1, KING, PAWN, SAN_NULL as NULL_PIECE, bit, lsb, msb
 from chessscan.core.movegen cimport attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
 from chessscan.core.position cimport Position
 from chessscan.core.rules cimport is_insufficient_material

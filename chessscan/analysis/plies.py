@@ -56,7 +56,7 @@ if cython.compiled:
     from cython.cimports.libc.string import memcpy
 
 if not cython.compiled:
-    from chessscan.core.bitboard import BB_ALL, BB_FILE_A, BB_RANK_1, bit, lsb
+    from chessscan.core.bitboard import BB_ALL, BB_FILE_A, BB_RANK_1, bit, lsb, msb
     from chessscan.core.movegen import attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
     from chessscan.core.rules import is_insufficient_material
     from chessscan.core.san import NULL_PIECE, resolve_known, resolve_quick
@@ -614,7 +614,7 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
         en_passant = False
         if move:
             castling = pos.mailbox[frm] == KING and (pos.occupied_co[us] >> to & 1) == 1
-            en_passant = pos.is_en_passant(move)
+            en_passant = pos.ep != 0 and pos.is_en_passant(move)  # (no call without an en-passant square)
             arrived = bit((frm & 56) + (3 if to < frm else 5)) if castling else bit(to)
             pos.play(move)
         else:
@@ -649,7 +649,7 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
         mover = us
         us = pos.turn
 
-        king = pos.king(us)
+        king = msb(pos.pieces[KING] & pos.occupied_co[us])  # (Position.king, without the call)
         checking = attackers(pos, not us, king, pos.occupied)
         blockers = pinned(pos, king, us)
         kind = 0
@@ -680,7 +680,7 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                 check_routes[route] = check_routes.get(route, 0) + 1
 
         clock = pos.halfmove_clock
-        zobrist = pos.key ^ pos.ep_key()
+        zobrist = pos.key ^ pos.ep_key() if pos.ep else pos.key  # (ep_key is 0 without an en-passant square)
         legal_ep = pos.ep != 0 and has_legal_en_passant(pos)
         rkey = pos.repetition_key(legal_ep)
         if history.n < len(history.keys):  # _History.add, without the call

@@ -12,6 +12,7 @@ They follow the PGN standard (Steven J. Edwards, 1994): comments §5 and §8.2.5
 from __future__ import annotations
 
 import re
+import sys
 
 try:
     import cython
@@ -663,6 +664,29 @@ _NOTE_HOURS_DIGITS = 9   # more: not a clock (and no overflow)
 _NOTE_PAWN_DIGITS = 7    # more: not an evaluation (centipawns fit 32 bits)
 
 
+# read_fixed's constants: 8 bytes as one number in the machine's byte order (_load8), and
+# per-byte masks for "H:MM:SS]" less '0' per byte (':' 0x0a, ']' 0x6d; a digit 0-9, so
+# adding 0x76 sets no high bit, adding 0x7a none for 0-5, and no byte carries into the next).
+_CLK_HEAD = int.from_bytes(b"{ [%clk ", sys.byteorder)
+_EVAL_HEAD = int.from_bytes(b"{ [%eval", sys.byteorder)
+_CLK_AFTER_EVAL = int.from_bytes(b"] [%clk ", sys.byteorder)
+_CLK_ZEROS = int.from_bytes(b"00000000", sys.byteorder)
+_CLK_FIXED_MASK = int.from_bytes(b"\x00\xff\x00\x00\xff\x00\x00\xff", sys.byteorder)
+_CLK_FIXED = int.from_bytes(b"\x00\x0a\x00\x00\x0a\x00\x00\x6d", sys.byteorder)
+_CLK_ADD_10 = int.from_bytes(b"\x76" * 8, sys.byteorder)
+_CLK_DIGIT_BITS = int.from_bytes(b"\x80\x00\x80\x80\x00\x80\x80\x00", sys.byteorder)
+_CLK_ADD_6 = int.from_bytes(b"\x7a" * 8, sys.byteorder)
+_CLK_TENS_BITS = int.from_bytes(b"\x00\x00\x80\x00\x00\x80\x00\x00", sys.byteorder)
+
+
+def _load8(p, i):
+    """The 8 bytes at ``p[i:i + 8]`` as one number in the machine's byte order."""
+    if cython.compiled:
+        memcpy(cython.address(x), p + i, 8)
+        return x
+    return int.from_bytes(p[i:i + 8], sys.byteorder)
+
+
 class _NoteReader:
     """Reads the annotations of one game's comments, ply by ply (:func:`read_notes`, and the
     general tokenizer comment by comment through :meth:`read`), then :meth:`finish`."""
@@ -760,6 +784,64 @@ class _NoteReader:
                 ok = self._eval(p, vs, ve)
             if not ok:
                 self.problems.append((start, ply, p[start:close + 1 if close < e else e]))
+
+    def read_fixed(self, p, i, n, ply):
+        """The brace comment opening at ``p[i]`` (of ``n`` bytes) when it is exactly
+        ``{ [%clk H:MM:SS] }`` or ``{ [%eval E] [%clk H:MM:SS] }`` (``E``: [-]pawns with one
+        or two decimals, or #[-]moves; up to 7 digits), as Lichess writes every annotated
+        ply: its values read as :meth:`read` reads them, after ply ``ply``, and the offset of
+        its '}'. Else -1, and nothing read. Fixed text is compared 8 bytes at a time."""
+        if i + 17 >= n:
+            return -1
+        cp = mate = _NA
+        head = _load8(p, i)
+        k = i + 8  # the clock's "H:MM:SS] }"
+        if head != _CLK_HEAD:
+            if head != _EVAL_HEAD or p[k] != 32:
+                return -1
+            k += 1
+            is_mate = p[k] == 35  # '#'
+            if is_mate:
+                k += 1
+            negative = p[k] == 45  # '-'
+            if negative:
+                k += 1
+            d = k
+            value = 0
+            while k < n and 48 <= p[k] <= 57:
+                value = value * 10 + (p[k] - 48)
+                k += 1
+            if k == d or k - d > _NOTE_PAWN_DIGITS or k + 20 >= n:
+                return -1
+            if is_mate:
+                mate = -value if negative else value
+            else:
+                if p[k] != 46 or not 48 <= p[k + 1] <= 57:  # '.' and a digit
+                    return -1
+                value = value * 100 + (p[k + 1] - 48) * 10
+                k += 2
+                if 48 <= p[k] <= 57:
+                    value += p[k] - 48
+                    k += 1
+                cp = -value if negative else value
+            if _load8(p, k) != _CLK_AFTER_EVAL:
+                return -1
+            k += 8
+        # "H:MM:SS]" as 8 bytes less '0' each: the colons and ']' in place, digits 0-9, tens 0-5.
+        clock = _load8(p, k) ^ _CLK_ZEROS
+        if (((clock & _CLK_FIXED_MASK) ^ _CLK_FIXED) | (((clock + _CLK_ADD_10) | clock) & _CLK_DIGIT_BITS)
+                | ((clock + _CLK_ADD_6) & _CLK_TENS_BITS)) or p[k + 8] != 32 or p[k + 9] != 125:
+            return -1
+        if ply != self.ply:
+            self._flush()
+            self.ply = ply
+        if self.cp == _NA and self.mate == _NA:
+            self.cp = cp
+            self.mate = mate
+        if self.clock == _NA:
+            self.clock = ((((p[k] - 48) * 60 + (p[k + 2] - 48) * 10 + (p[k + 3] - 48)) * 60
+                           + (p[k + 5] - 48) * 10 + (p[k + 6] - 48)) * 1000)
+        return k + 9
 
     def _time(self, p, i, e, kind):
         """``H:MM:SS(.f)`` in ``p[i:e]`` as milliseconds into the clock (kind 0) or emt (1),
@@ -1016,11 +1098,13 @@ def _fast_keys_notes_c(p, n, reader):
                 if _is_space(c):
                     i += 1
                 elif c == 123:  # '{'
-                    e = _find(p, i + 1, n, 125)  # '}'
-                    if e == n:
-                        return None
-                    if count:
-                        reader.read(p, i + 1, e, count)
+                    e = reader.read_fixed(p, i, n, count) if count else -1
+                    if e < 0:
+                        e = _find(p, i + 1, n, 125)  # '}'
+                        if e == n:
+                            return None
+                        if count:
+                            reader.read(p, i + 1, e, count)
                     reader.comments += 1
                     i = e + 1
                 else:

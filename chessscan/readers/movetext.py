@@ -1078,6 +1078,10 @@ def game_line_keys_notes(line: bytes):
     return keys, result, notes, problems, reader.comments
 
 
+# 1 for a byte that continues a movetext token: not whitespace (_is_space), '{' or ';'.
+_TOKEN_BYTES = bytes(0 if _is_space(c) or c == 123 or c == 59 else 1 for c in range(256))
+
+
 def _fast_keys_notes_c(p, n, reader):
     """:func:`fast_keys_notes`' pass: :func:`_fast_keys_c` over the text with its brace
     comments, which separate tokens as the blank that replaces them does, and whose commands
@@ -1089,6 +1093,7 @@ def _fast_keys_notes_c(p, n, reader):
         raise MemoryError()
     count = 0
     result = None
+    cls = _TOKEN_BYTES
     try:
         i = 0
         while True:
@@ -1115,16 +1120,23 @@ def _fast_keys_notes_c(p, n, reader):
             if c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
                 return None
             s = i
-            while i < n:  # to whitespace or a '{' (a ';' ends the pass)
-                c = p[i]
-                if c <= 32:
-                    if c == 32 or 9 <= c <= 13:
-                        break
-                elif c == 123:
-                    break
-                elif c == 59:
-                    return None
+            if 48 <= c <= 57:
+                # A move number indication then a space ("12. " or "12... ", as most are):
+                # passed over as the token it is.
+                k = i + 1
+                while k < n and 48 <= p[k] <= 57:
+                    k += 1
+                if k < n and p[k] == 46:
+                    k += 1
+                    while k < n and p[k] == 46:
+                        k += 1
+                    if k < n and p[k] == 32:
+                        i = k + 1
+                        continue
+            while i < n and cls[p[i]]:  # to whitespace, a '{' or a ';'
                 i += 1
+            if i < n and p[i] == 59:
+                return None
             e = i
             j = _after_move_number(p, s, e)
             if j == e:

@@ -1063,9 +1063,10 @@ def game_line_keys_notes(line: bytes):
     """:func:`fast_keys_notes` of a movetext line that holds a whole game's plain movetext:
     (keys, result, notes, problems, comments), ``comments`` the brace comments in ``line``;
     None unless the line ends with the termination marker and whitespace (no comment after
-    the marker), and uncompiled. Such a line ends its game, and its comments need no
+    the marker) and is ASCII (the pass checks it: a byte above 0x7F makes it return None, or
+    no keys), and uncompiled. Such a line ends its game, and its comments need no
     blanking to find the marker. Raises nothing."""
-    if not cython.compiled or not line.isascii():
+    if not cython.compiled:
         return None
     reader = _NoteReader()
     got = _fast_keys_notes_c(line, len(line), reader)
@@ -1078,15 +1079,18 @@ def game_line_keys_notes(line: bytes):
     return keys, result, notes, problems, reader.comments
 
 
-# 1 for a byte that continues a movetext token: not whitespace (_is_space), '{' or ';'.
-_TOKEN_BYTES = bytes(0 if _is_space(c) or c == 123 or c == 59 else 1 for c in range(256))
+# 1 for a byte that continues a movetext token: not whitespace (_is_space), '{', ';' or
+# above 0x7F (which ends _fast_keys_notes_c's pass).
+_TOKEN_BYTES = bytes(0 if _is_space(c) or c == 123 or c == 59 or c > 127 else 1 for c in range(256))
 
 
 def _fast_keys_notes_c(p, n, reader):
     """:func:`fast_keys_notes`' pass: :func:`_fast_keys_c` over the text with its brace
     comments, which separate tokens as the blank that replaces them does, and whose commands
     are read into ``reader`` (after the first move, up to the termination marker). None on a
-    ';' or escape line outside a comment, or a '{' with no '}'."""
+    ';' or escape line outside a comment, a '{' with no '}', or a byte above 0x7F (in a
+    token or comment; after the termination marker it gives no keys): text it reads to the
+    end is ASCII."""
     cap = 256
     keys = cython.cast(cython.pointer(uint64_t), malloc(cap * 8))
     if keys == cython.NULL:
@@ -1106,7 +1110,7 @@ def _fast_keys_notes_c(p, n, reader):
                     e = reader.read_fixed(p, i, n, count) if count else -1
                     if e < 0:
                         e = _find(p, i + 1, n, 125)  # '}'
-                        if e == n:
+                        if e == n or not _is_ascii(p, i + 1, e):
                             return None
                         if count:
                             reader.read(p, i + 1, e, count)
@@ -1133,9 +1137,9 @@ def _fast_keys_notes_c(p, n, reader):
                     if k < n and p[k] == 32:
                         i = k + 1
                         continue
-            while i < n and cls[p[i]]:  # to whitespace, a '{' or a ';'
+            while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
                 i += 1
-            if i < n and p[i] == 59:
+            if i < n and (p[i] == 59 or p[i] > 127):
                 return None
             e = i
             j = _after_move_number(p, s, e)
@@ -1173,7 +1177,7 @@ def _fast_keys_notes_c(p, n, reader):
                     i += 1
                 elif c == 123:  # '{'
                     e = _find(p, i + 1, n, 125)
-                    if e == n:
+                    if e == n or not _is_ascii(p, i + 1, e):
                         return None
                     reader.comments += 1
                     reader.tail = True
@@ -1186,6 +1190,22 @@ def _fast_keys_notes_c(p, n, reader):
         return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
     finally:
         free(keys)
+
+
+_HIGH_BITS = int.from_bytes(b"\x80" * 8, sys.byteorder)
+
+
+def _is_ascii(p, i, e):
+    """Whether ``p[i:e]`` is ASCII (8 bytes at a time)."""
+    while i + 8 <= e:
+        if _load8(p, i) & _HIGH_BITS:
+            return False
+        i += 8
+    while i < e:
+        if p[i] > 127:
+            return False
+        i += 1
+    return True
 
 
 def _find(p, i, e, c):

@@ -103,7 +103,7 @@ cdef class _NoteReader:
                    vs=Py_ssize_t, ve=Py_ssize_t, ok=bint, fk=Py_ssize_t, fd=Py_ssize_t, fv=int64_t, fneg=bint)
     cdef int read(self, cbytes p, Py_ssize_t s, Py_ssize_t e, Py_ssize_t ply) except -1
     @cython.locals(k=Py_ssize_t, d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t,
-                   head=uint64_t, clock=uint64_t)
+                   head=uint64_t, clock=uint64_t, ms=int64_t)
     cdef inline Py_ssize_t read_fixed(self, cbytes p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t ply) except -2
     @cython.locals(h=int64_t, k=Py_ssize_t, m1=int, m2=int, s1=int, s2=int, ms=int64_t, scale=int64_t)
     cdef inline bint _time(self, cbytes p, Py_ssize_t i, Py_ssize_t e, int kind) noexcept

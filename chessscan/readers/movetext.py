@@ -832,15 +832,20 @@ class _NoteReader:
         if (((clock & _CLK_FIXED_MASK) ^ _CLK_FIXED) | (((clock + _CLK_ADD_10) | clock) & _CLK_DIGIT_BITS)
                 | ((clock + _CLK_ADD_6) & _CLK_TENS_BITS)) or p[k + 8] != 32 or p[k + 9] != 125:
             return -1
-        if ply != self.ply:
+        ms = ((((p[k] - 48) * 60 + (p[k + 2] - 48) * 10 + (p[k + 3] - 48)) * 60
+               + (p[k + 5] - 48) * 10 + (p[k + 6] - 48)) * 1000)
+        if ply != self.ply:  # the ply's first comment (as usual): all four are NA after _flush
             self._flush()
             self.ply = ply
+            self.clock = ms
+            self.cp = cp
+            self.mate = mate
+            return k + 9
         if self.cp == _NA and self.mate == _NA:
             self.cp = cp
             self.mate = mate
         if self.clock == _NA:
-            self.clock = ((((p[k] - 48) * 60 + (p[k + 2] - 48) * 10 + (p[k + 3] - 48)) * 60
-                           + (p[k + 5] - 48) * 10 + (p[k + 6] - 48)) * 1000)
+            self.clock = ms
         return k + 9
 
     def _time(self, p, i, e, kind):
@@ -1121,8 +1126,6 @@ def _fast_keys_notes_c(p, n, reader):
             if i >= n:
                 break
             c = p[i]
-            if c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
-                return None
             s = i
             if 48 <= c <= 57:
                 # A move number indication then a space ("12. " or "12... ", as most are):
@@ -1137,12 +1140,15 @@ def _fast_keys_notes_c(p, n, reader):
                     if k < n and p[k] == 32:
                         i = k + 1
                         continue
+            elif c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
+                return None
             while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
                 i += 1
             if i < n and (p[i] == 59 or p[i] > 127):
                 return None
             e = i
-            j = _after_move_number(p, s, e)
+            # (A token starting with a letter has no move number indication.)
+            j = _after_move_number(p, s, e) if c <= 57 else s
             if j == e:
                 continue
             length = e - j

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import chessscan
 from chessscan.analysis.game import time_control
-from chessscan.readers.movetext import NOTE_NA, blank_comments, fast_keys, fast_keys_notes, note_values, read_notes
+from chessscan.readers.movetext import (NOTE_NA, blank_comments, fast_keys, fast_keys_notes, game_line_keys_notes,
+                                        note_values, read_notes)
 from chessscan.readers.pgn import read_games
 from conftest import SAMPLES, shared_path
 
@@ -191,6 +192,38 @@ def test_one_pass_reads_what_two_passes_read_any_movetext(mt: bytes) -> None:
     if both is None:
         return  # (uncompiled always; compiled: a ';', an escape line or a '{' left open)
     assert both == _two_passes(mt)
+
+
+# Lichess's annotation comments, which the one pass reads at fixed offsets, and near misses of
+# them (each read by the general command reader instead).
+_LICHESS_VALUES = ["0.3", "-0.35", "12.34", "-1234567.89", "12345678.1", "#3", "#-12", "#1234567", "#12345678",
+                   "0.123", "+0.3", ".5", "-", "1.", "1.2,20", "#-", "0.3 ", " 0.3"]
+_LICHESS_CLOCKS = ["0:03:00", "9:59:59", "0:60:00", "0:00:60", "10:00:00", "0:0:00", "0:00:00.5", "0:00", "0:5a:00"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["1. e4 ", "1... e5 ", "2. Nf3 ", "Nc6 "]),
+                          st.one_of(st.sampled_from(_LICHESS_VALUES).map(lambda v: "{ [%eval " + v + "] [%clk "),
+                                    st.just("{ [%clk ")),
+                          st.sampled_from(_LICHESS_CLOCKS), st.sampled_from(["] }", "]}", "] } ", "]  }", "] }{ x }"]),
+                          st.sampled_from([" ", "", "\n"])), max_size=6),
+       st.sampled_from(["1-0", "*", "1/2-1/2\n", " 0-1 "]))
+def test_one_pass_reads_lichess_comments_as_two_passes(plies, result) -> None:
+    mt = ("".join(a + b + c + d + e for a, b, c, d, e in plies) + result).encode()
+    both = fast_keys_notes(mt)
+    if both is not None:
+        assert both == _two_passes(mt)
+    line = game_line_keys_notes(mt)
+    if line is not None:
+        assert line[:4] == _two_passes(mt)
+
+
+def test_a_non_ascii_line_is_no_one_pass_game():
+    assert game_line_keys_notes("1. e4 { [%clk 0:03:00] café } 1-0\n".encode()) is None
+    assert game_line_keys_notes("1. e4é { [%clk 0:03:00] } 1-0\n".encode()) is None
+    assert game_line_keys_notes("1. e4 { [%clk 0:03:00] } 1-0 é\n".encode()) is None
+    if chessscan.core_mode() == "compiled":
+        assert game_line_keys_notes(b"1. e4 { [%clk 0:03:00] } 1-0\n")[:2] == (b"e4" + bytes(6), "1-0")
 
 
 def test_the_issues_and_positions_tables(tmp_path):

@@ -83,6 +83,13 @@ cdef int64_t _NA
 cdef Py_ssize_t _NOTE_HOURS_DIGITS, _NOTE_PAWN_DIGITS
 
 
+cdef uint64_t _CLK_HEAD, _EVAL_HEAD, _CLK_AFTER_EVAL, _CLK_ZEROS, _CLK_FIXED_MASK, _CLK_FIXED, _CLK_ADD_10
+cdef uint64_t _CLK_DIGIT_BITS, _CLK_ADD_6, _CLK_TENS_BITS
+
+@cython.locals(x=uint64_t)
+cdef inline uint64_t _load8(cbytes p, Py_ssize_t i) noexcept
+
+
 @cython.final
 cdef class _NoteReader:
     cdef Py_ssize_t ply, count, cap
@@ -95,6 +102,9 @@ cdef class _NoteReader:
     @cython.locals(i=Py_ssize_t, c=uchar, start=Py_ssize_t, j=Py_ssize_t, kind=int, close=Py_ssize_t,
                    vs=Py_ssize_t, ve=Py_ssize_t, ok=bint, fk=Py_ssize_t, fd=Py_ssize_t, fv=int64_t, fneg=bint)
     cdef int read(self, cbytes p, Py_ssize_t s, Py_ssize_t e, Py_ssize_t ply) except -1
+    @cython.locals(k=Py_ssize_t, d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t,
+                   head=uint64_t, clock=uint64_t, ms=int64_t)
+    cdef inline Py_ssize_t read_fixed(self, cbytes p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t ply) except -2
     @cython.locals(h=int64_t, k=Py_ssize_t, m1=int, m2=int, s1=int, s2=int, ms=int64_t, scale=int64_t)
     cdef inline bint _time(self, cbytes p, Py_ssize_t i, Py_ssize_t e, int kind) noexcept
     @cython.locals(k=Py_ssize_t, d=Py_ssize_t, mate=bint, negative=bint, value=int64_t, digits=Py_ssize_t)
@@ -115,6 +125,9 @@ cdef Py_ssize_t _scan_notes(_NoteReader reader, cbytes p, Py_ssize_t n) except -
 cdef bint _is_marker(cbytes p, Py_ssize_t j, Py_ssize_t length) noexcept
 @cython.locals(q=cbytes)
 cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noexcept
+cdef uint64_t _HIGH_BITS
+cdef bint _is_ascii(cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
+cdef bytes _TOKEN_BYTES
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
-               e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t)
+               e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t, cls=cbytes)
 cdef object _fast_keys_notes_c(cbytes p, Py_ssize_t n, _NoteReader reader)

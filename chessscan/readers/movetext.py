@@ -12,6 +12,7 @@ They follow the PGN standard (Steven J. Edwards, 1994): comments §5 and §8.2.5
 from __future__ import annotations
 
 import re
+import sys
 
 try:
     import cython
@@ -663,6 +664,29 @@ _NOTE_HOURS_DIGITS = 9   # more: not a clock (and no overflow)
 _NOTE_PAWN_DIGITS = 7    # more: not an evaluation (centipawns fit 32 bits)
 
 
+# read_fixed's constants: 8 bytes as one number in the machine's byte order (_load8), and
+# per-byte masks for "H:MM:SS]" less '0' per byte (':' 0x0a, ']' 0x6d; a digit 0-9, so
+# adding 0x76 sets no high bit, adding 0x7a none for 0-5, and no byte carries into the next).
+_CLK_HEAD = int.from_bytes(b"{ [%clk ", sys.byteorder)
+_EVAL_HEAD = int.from_bytes(b"{ [%eval", sys.byteorder)
+_CLK_AFTER_EVAL = int.from_bytes(b"] [%clk ", sys.byteorder)
+_CLK_ZEROS = int.from_bytes(b"00000000", sys.byteorder)
+_CLK_FIXED_MASK = int.from_bytes(b"\x00\xff\x00\x00\xff\x00\x00\xff", sys.byteorder)
+_CLK_FIXED = int.from_bytes(b"\x00\x0a\x00\x00\x0a\x00\x00\x6d", sys.byteorder)
+_CLK_ADD_10 = int.from_bytes(b"\x76" * 8, sys.byteorder)
+_CLK_DIGIT_BITS = int.from_bytes(b"\x80\x00\x80\x80\x00\x80\x80\x00", sys.byteorder)
+_CLK_ADD_6 = int.from_bytes(b"\x7a" * 8, sys.byteorder)
+_CLK_TENS_BITS = int.from_bytes(b"\x00\x00\x80\x00\x00\x80\x00\x00", sys.byteorder)
+
+
+def _load8(p, i):
+    """The 8 bytes at ``p[i:i + 8]`` as one number in the machine's byte order."""
+    if cython.compiled:
+        memcpy(cython.address(x), p + i, 8)
+        return x
+    return int.from_bytes(p[i:i + 8], sys.byteorder)
+
+
 class _NoteReader:
     """Reads the annotations of one game's comments, ply by ply (:func:`read_notes`, and the
     general tokenizer comment by comment through :meth:`read`), then :meth:`finish`."""
@@ -760,6 +784,69 @@ class _NoteReader:
                 ok = self._eval(p, vs, ve)
             if not ok:
                 self.problems.append((start, ply, p[start:close + 1 if close < e else e]))
+
+    def read_fixed(self, p, i, n, ply):
+        """The brace comment opening at ``p[i]`` (of ``n`` bytes) when it is exactly
+        ``{ [%clk H:MM:SS] }`` or ``{ [%eval E] [%clk H:MM:SS] }`` (``E``: [-]pawns with one
+        or two decimals, or #[-]moves; up to 7 digits), as Lichess writes every annotated
+        ply: its values read as :meth:`read` reads them, after ply ``ply``, and the offset of
+        its '}'. Else -1, and nothing read. Fixed text is compared 8 bytes at a time."""
+        if i + 17 >= n:
+            return -1
+        cp = mate = _NA
+        head = _load8(p, i)
+        k = i + 8  # the clock's "H:MM:SS] }"
+        if head != _CLK_HEAD:
+            if head != _EVAL_HEAD or p[k] != 32:
+                return -1
+            k += 1
+            is_mate = p[k] == 35  # '#'
+            if is_mate:
+                k += 1
+            negative = p[k] == 45  # '-'
+            if negative:
+                k += 1
+            d = k
+            value = 0
+            while k < n and 48 <= p[k] <= 57:
+                value = value * 10 + (p[k] - 48)
+                k += 1
+            if k == d or k - d > _NOTE_PAWN_DIGITS or k + 20 >= n:
+                return -1
+            if is_mate:
+                mate = -value if negative else value
+            else:
+                if p[k] != 46 or not 48 <= p[k + 1] <= 57:  # '.' and a digit
+                    return -1
+                value = value * 100 + (p[k + 1] - 48) * 10
+                k += 2
+                if 48 <= p[k] <= 57:
+                    value += p[k] - 48
+                    k += 1
+                cp = -value if negative else value
+            if _load8(p, k) != _CLK_AFTER_EVAL:
+                return -1
+            k += 8
+        # "H:MM:SS]" as 8 bytes less '0' each: the colons and ']' in place, digits 0-9, tens 0-5.
+        clock = _load8(p, k) ^ _CLK_ZEROS
+        if (((clock & _CLK_FIXED_MASK) ^ _CLK_FIXED) | (((clock + _CLK_ADD_10) | clock) & _CLK_DIGIT_BITS)
+                | ((clock + _CLK_ADD_6) & _CLK_TENS_BITS)) or p[k + 8] != 32 or p[k + 9] != 125:
+            return -1
+        ms = ((((p[k] - 48) * 60 + (p[k + 2] - 48) * 10 + (p[k + 3] - 48)) * 60
+               + (p[k + 5] - 48) * 10 + (p[k + 6] - 48)) * 1000)
+        if ply != self.ply:  # the ply's first comment (as usual): all four are NA after _flush
+            self._flush()
+            self.ply = ply
+            self.clock = ms
+            self.cp = cp
+            self.mate = mate
+            return k + 9
+        if self.cp == _NA and self.mate == _NA:
+            self.cp = cp
+            self.mate = mate
+        if self.clock == _NA:
+            self.clock = ms
+        return k + 9
 
     def _time(self, p, i, e, kind):
         """``H:MM:SS(.f)`` in ``p[i:e]`` as milliseconds into the clock (kind 0) or emt (1),
@@ -981,9 +1068,10 @@ def game_line_keys_notes(line: bytes):
     """:func:`fast_keys_notes` of a movetext line that holds a whole game's plain movetext:
     (keys, result, notes, problems, comments), ``comments`` the brace comments in ``line``;
     None unless the line ends with the termination marker and whitespace (no comment after
-    the marker), and uncompiled. Such a line ends its game, and its comments need no
+    the marker) and is ASCII (the pass checks it: a byte above 0x7F makes it return None, or
+    no keys), and uncompiled. Such a line ends its game, and its comments need no
     blanking to find the marker. Raises nothing."""
-    if not cython.compiled or not line.isascii():
+    if not cython.compiled:
         return None
     reader = _NoteReader()
     got = _fast_keys_notes_c(line, len(line), reader)
@@ -996,17 +1084,25 @@ def game_line_keys_notes(line: bytes):
     return keys, result, notes, problems, reader.comments
 
 
+# 1 for a byte that continues a movetext token: not whitespace (_is_space), '{', ';' or
+# above 0x7F (which ends _fast_keys_notes_c's pass).
+_TOKEN_BYTES = bytes(0 if _is_space(c) or c == 123 or c == 59 or c > 127 else 1 for c in range(256))
+
+
 def _fast_keys_notes_c(p, n, reader):
     """:func:`fast_keys_notes`' pass: :func:`_fast_keys_c` over the text with its brace
     comments, which separate tokens as the blank that replaces them does, and whose commands
     are read into ``reader`` (after the first move, up to the termination marker). None on a
-    ';' or escape line outside a comment, or a '{' with no '}'."""
+    ';' or escape line outside a comment, a '{' with no '}', or a byte above 0x7F (in a
+    token or comment; after the termination marker it gives no keys): text it reads to the
+    end is ASCII."""
     cap = 256
     keys = cython.cast(cython.pointer(uint64_t), malloc(cap * 8))
     if keys == cython.NULL:
         raise MemoryError()
     count = 0
     result = None
+    cls = _TOKEN_BYTES
     try:
         i = 0
         while True:
@@ -1016,11 +1112,13 @@ def _fast_keys_notes_c(p, n, reader):
                 if _is_space(c):
                     i += 1
                 elif c == 123:  # '{'
-                    e = _find(p, i + 1, n, 125)  # '}'
-                    if e == n:
-                        return None
-                    if count:
-                        reader.read(p, i + 1, e, count)
+                    e = reader.read_fixed(p, i, n, count) if count else -1
+                    if e < 0:
+                        e = _find(p, i + 1, n, 125)  # '}'
+                        if e == n or not _is_ascii(p, i + 1, e):
+                            return None
+                        if count:
+                            reader.read(p, i + 1, e, count)
                     reader.comments += 1
                     i = e + 1
                 else:
@@ -1028,21 +1126,29 @@ def _fast_keys_notes_c(p, n, reader):
             if i >= n:
                 break
             c = p[i]
-            if c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
-                return None
             s = i
-            while i < n:  # to whitespace or a '{' (a ';' ends the pass)
-                c = p[i]
-                if c <= 32:
-                    if c == 32 or 9 <= c <= 13:
-                        break
-                elif c == 123:
-                    break
-                elif c == 59:
-                    return None
+            if 48 <= c <= 57:
+                # A move number indication then a space ("12. " or "12... ", as most are):
+                # passed over as the token it is.
+                k = i + 1
+                while k < n and 48 <= p[k] <= 57:
+                    k += 1
+                if k < n and p[k] == 46:
+                    k += 1
+                    while k < n and p[k] == 46:
+                        k += 1
+                    if k < n and p[k] == 32:
+                        i = k + 1
+                        continue
+            elif c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
+                return None
+            while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
                 i += 1
+            if i < n and (p[i] == 59 or p[i] > 127):
+                return None
             e = i
-            j = _after_move_number(p, s, e)
+            # (A token starting with a letter has no move number indication.)
+            j = _after_move_number(p, s, e) if c <= 57 else s
             if j == e:
                 continue
             length = e - j
@@ -1077,7 +1183,7 @@ def _fast_keys_notes_c(p, n, reader):
                     i += 1
                 elif c == 123:  # '{'
                     e = _find(p, i + 1, n, 125)
-                    if e == n:
+                    if e == n or not _is_ascii(p, i + 1, e):
                         return None
                     reader.comments += 1
                     reader.tail = True
@@ -1090,6 +1196,22 @@ def _fast_keys_notes_c(p, n, reader):
         return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
     finally:
         free(keys)
+
+
+_HIGH_BITS = int.from_bytes(b"\x80" * 8, sys.byteorder)
+
+
+def _is_ascii(p, i, e):
+    """Whether ``p[i:e]`` is ASCII (8 bytes at a time)."""
+    while i + 8 <= e:
+        if _load8(p, i) & _HIGH_BITS:
+            return False
+        i += 8
+    while i < e:
+        if p[i] > 127:
+            return False
+        i += 1
+    return True
 
 
 def _find(p, i, e, c):

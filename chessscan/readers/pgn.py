@@ -1399,9 +1399,11 @@ def _finish(
         if fc is not None:
             first_comment = fc.group(1).decode(codec, "replace").strip()
 
-    for text, line0 in ((pre_b, g_line), (mt_b, mt_line0)):
-        if _may_hold_game(text):
-            issues.extend(_games_in_comments(text, line0))
+    if pre_b and _may_hold_game(pre_b):
+        issues.extend(_games_in_comments(pre_b, g_line))
+    # (a movetext of one line has no line end before its last byte: _may_hold_game is false)
+    if len(mt_lines) > 1 and _may_hold_game(mt_b):
+        issues.extend(_games_in_comments(mt_b, mt_line0))
 
     if result is None and cut is None:  # (a game cut short: its end was not read)
         if mt_lines:

@@ -2,6 +2,12 @@ cimport cython
 
 ctypedef const unsigned char* cbytes
 
+
+cdef class RawGame:
+    cdef public object source, index, byte_offset, line, tags, _sans, _keys, result, movetext_line, variations
+    cdef public object comments, nags, issues, first_comment, _mt, _codec, _tags, _tag_line, notes
+
+
 cdef list _split_lines(data)
 @cython.locals(lines=list, i=Py_ssize_t, cr=Py_ssize_t, lf=Py_ssize_t, e=Py_ssize_t, q=cbytes)
 cdef list _split_lines_c(cbytes p, Py_ssize_t n)

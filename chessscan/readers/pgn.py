@@ -141,6 +141,7 @@ class RawGame:
         when no comment after a main-line move holds one.
     """
 
+    # Compiled, an extension type (pgn.pxd): its fields are C struct members.
     __slots__ = (
         "source", "index", "byte_offset", "line", "tags", "_sans", "_keys", "result",
         "movetext_line", "variations", "comments", "nags", "issues",
@@ -1418,11 +1419,27 @@ def _finish(
                 extra = extra._replace(ply=(len(sans) if keys is None else len(keys) // 8) + 1)
             issues.append(extra)
 
-    game = RawGame(
-        source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0,
-        variations, comments, nags, issues, first_comment, mt_b, codec, tag_b, tag_line0 if tag_b else 0, keys,
-        notes,
-    )
+    # (RawGame.__init__'s work, without its argument passing: compiled, stores into C fields)
+    game = cython.declare(RawGame, RawGame.__new__(RawGame))
+    game.source = source
+    game.index = index
+    game.byte_offset = g_off
+    game.line = g_line
+    game.tags = tags
+    game._sans = sans if sans is not None or keys is not None else []
+    game._keys = keys
+    game.result = result
+    game.movetext_line = mt_line0 if mt_lines else 0
+    game.variations = variations
+    game.comments = comments
+    game.nags = nags
+    game.issues = issues
+    game.first_comment = first_comment
+    game._mt = mt_b
+    game._codec = codec
+    game._tags = tag_b
+    game._tag_line = tag_line0 if tag_b else 0
+    game.notes = notes
     return game, end_off
 
 

@@ -1420,7 +1420,7 @@ def _finish(
             issues.append(extra)
 
     # (RawGame.__init__'s work, without its argument passing: compiled, stores into C fields)
-    game = cython.declare(RawGame, RawGame.__new__(RawGame))
+    game = RawGame.__new__(RawGame)
     game.source = source
     game.index = index
     game.byte_offset = g_off

@@ -1,5 +1,7 @@
 cimport cython
 
+from chessscan.readers.movetext cimport ascii_tag_pairs
+
 ctypedef const unsigned char* cbytes
 
 
@@ -36,7 +38,8 @@ cdef bint _has_text_c(cbytes p, Py_ssize_t n, Py_ssize_t i) noexcept
 @cython.locals(p=cbytes, n=Py_ssize_t, i=Py_ssize_t)
 cpdef bint _first_is_brace(bytes text) except -1
 
-@cython.locals(issues=list, pre_b=bytes, tag_b=bytes, mt_b=bytes, end_off=Py_ssize_t, mt_ascii=bint, game=RawGame)
+@cython.locals(issues=list, pre_b=bytes, tag_b=bytes, mt_b=bytes, end_off=Py_ssize_t, mt_ascii=bint, game=RawGame,
+               tag_n=Py_ssize_t, tags=dict)
 cdef tuple _finish(source, Py_ssize_t index, Py_ssize_t g_off, Py_ssize_t g_line, list pre_lines,
                    Py_ssize_t pre_comments, list tag_lines, Py_ssize_t tag_line0, list mt_lines,
                    Py_ssize_t mt_line0, list clean, Py_ssize_t ncom, bint unclosed, bint has_tags,

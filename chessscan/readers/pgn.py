@@ -165,7 +165,7 @@ class RawGame:
         first_comment: str | None = None,
         _mt: bytes = b"",
         _codec: str = "utf-8",
-        _tags: bytes = b"",
+        _tags: bytes | list[bytes] = b"",
         _tag_line: int = 0,
         _keys: bytes | None = None,
         notes: bytes | None = None,
@@ -186,7 +186,7 @@ class RawGame:
         self.first_comment = first_comment
         self._mt = _mt
         self._codec = _codec
-        self._tags = _tags          # the tag section's text, for tag_line()
+        self._tags = _tags          # the tag section's text or its lines, for tag_line()
         self._tag_line = _tag_line  # its first line (0: none)
         self.notes = notes
 
@@ -250,7 +250,8 @@ class RawGame:
         the game's first line and column None when the game has no such tag. For reports
         only: it searches the kept tag section text. Raises nothing."""
         if self._tags:
-            m = re.compile(r"\[\s*" + re.escape(name) + r'\s*"').search(_movetext_str(self._tags, self._codec))
+            text = b"".join(self._tags) if type(self._tags) is list else self._tags
+            m = re.compile(r"\[\s*" + re.escape(name) + r'\s*"').search(_movetext_str(text, self._codec))
             if m is not None:
                 return _line_col(m.string, m.start(), self._tag_line)
         return self.line, None
@@ -1333,26 +1334,35 @@ def _finish(
     line (ASCII), when the line loop read it."""
     issues: list[ReaderIssue] = []
     pre_b = b"".join(pre_lines) if pre_lines else b""
-    tag_b = b"".join(tag_lines)
     mt_b = b"".join(mt_lines)
-    end_off = g_off + adj + len(pre_b) + len(tag_b) + len(mt_b)
-
     mt_ascii = whole is not None or mt_b.isascii()
-    if mt_ascii and tag_b.isascii() and pre_b.isascii():
+    # Tag section (§8.1). Most are ASCII pairs, whole on their lines: read line by line, which
+    # tells they are ASCII too, with no joined copy (the RawGame keeps the lines).
+    tags = None
+    tag_n = 0
+    if cython.compiled and mt_ascii and tag_lines and (not pre_b or pre_b.isascii()):
+        tags = ascii_tag_pairs(tag_lines, cython.address(tag_n))
+    if tags is not None:
         codec = "utf-8"
     else:
-        codec = _pick_codec((pre_b, tag_b, mt_b))
-        if codec != "utf-8":
-            issues.append(_issue("decode-fallback", g_line, None, f"game is not valid UTF-8; decoded as {codec}"))
+        tag_b = b"".join(tag_lines)
+        tag_n = len(tag_b)
+        if mt_ascii and tag_b.isascii() and pre_b.isascii():
+            codec = "utf-8"
+        else:
+            codec = _pick_codec((pre_b, tag_b, mt_b))
+            if codec != "utf-8":
+                issues.append(_issue("decode-fallback", g_line, None, f"game is not valid UTF-8; decoded as {codec}"))
+    end_off = g_off + adj + len(pre_b) + tag_n + len(mt_b)
     if not has_tags:
         issues.append(_issue("missing-tags", g_line, None, "movetext without a tag section"))
 
-    # Tag section (§8.1).
-    tags: dict[str, str] = {}
-    if tag_b:
-        tags = tag_pairs(tag_b, codec)
-        if tags is None:
-            tags = _parse_tags_slow(tag_lines, tag_line0, codec, issues)
+    if tags is None:
+        tags = {}
+        if tag_b:
+            tags = tag_pairs(tag_b, codec)
+            if tags is None:
+                tags = _parse_tags_slow(tag_lines, tag_line0, codec, issues)
 
     # Movetext (§8.2).
     sans = keys = notes = None
@@ -1437,8 +1447,8 @@ def _finish(
     game.first_comment = first_comment
     game._mt = mt_b
     game._codec = codec
-    game._tags = tag_b
-    game._tag_line = tag_line0 if tag_b else 0
+    game._tags = tag_lines
+    game._tag_line = tag_line0 if tag_n else 0
     game.notes = notes
     return game, end_off
 

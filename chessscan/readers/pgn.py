@@ -729,11 +729,10 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         else:
                             c = line[0]
                             if c <= 32:
-                                t = line.lstrip()
-                                if not t:
+                                c = _lead(line)
+                                if c < 0:
                                     mt_lines.append(line)
                                     break
-                                c = t[0]
                             if c == 91:
                                 # (no comment so far, with tags: there is movetext)
                                 if (not has_tags or clean is not None) and not b"".join(
@@ -866,8 +865,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                     elif state == 1:
                         c = line[0]
                         if c <= 32:
-                            t = line.lstrip()
-                            c = t[0] if t else -1
+                            c = _lead(line)
                         if c == 91:
                             if tags_gap:
                                 tags_gap = False
@@ -922,11 +920,10 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                     else:  # between games
                         c = line[0]
                         if c <= 32:
-                            t = line.lstrip()
-                            if not t.strip(_JUNK):
+                            if not _has_text(line, 0):
                                 off += len(line)  # blank, or only control characters
                                 break
-                            c = t[0]
+                            c = _lead(line)
                         if c == 37 and line[0] == 37:
                             off += len(line)
                             break
@@ -1237,6 +1234,20 @@ def _has_text_c(p, n, i):
             return True
         i += 1
     return False
+
+
+def _lead(line: bytes) -> int:
+    """The first byte of ``line`` that is not ASCII whitespace (where ``line.lstrip()``
+    begins), or -1."""
+    if cython.compiled:
+        p = cython.cast(cbytes, line)
+        n = len(line)
+        i = 0
+        while i < n and (p[i] == 32 or 9 <= p[i] <= 13):
+            i += 1
+        return p[i] if i < n else -1
+    t = line.lstrip()
+    return t[0] if t else -1
 
 
 def _starts_game(line: bytes, tag_lines: list[bytes]) -> bool:

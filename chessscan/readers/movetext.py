@@ -237,7 +237,7 @@ def ascii_tag_pairs(lines, nbytes):
     known to be ASCII (no pass of its own over the bytes), no joined copy of it is made, and
     ``nbytes[0]`` is set to its length in bytes."""
     k = _scan_tag_lines(lines, True, nbytes)
-    return None if k < 0 else _tag_dict(k)
+    return None if k < 0 else _tag_dict(k, _TAG_VALUES)  # (ASCII values: all kept there)
 
 
 def _scan_tags(tag_b):
@@ -246,13 +246,14 @@ def _scan_tags(tag_b):
     for more than 32 pairs: the regex reads those)."""
     total = 0
     k = _scan_tag_lines([tag_b], False, cython.address(total))
-    return None if k < 0 else _tag_dict(k)
+    return None if k < 0 else _tag_dict(k, _TAG_FOUND)
 
 
 def _scan_tag_lines(lines, ascii_only, nbytes):
-    """The pairs in each bytes of ``lines`` in turn, stored in ``_TAG_FOUND`` (names in
-    ``_TAG_NAMES``) in order: their count, or -1 for anything but whitespace-separated pairs
-    without escapes (a pair cut by the end of a bytes too), for more than 32 pairs, and with
+    """The pairs in each bytes of ``lines`` in turn, their values stored in ``_TAG_FOUND``
+    in order (with ``ascii_only``, they are those kept in ``_TAG_VALUES``), their names in
+    ``_TAG_NAMES``: their count, or -1 for anything but whitespace-separated pairs without
+    escapes (a pair cut by the end of a bytes too), for more than 32 pairs, and with
     ``ascii_only``, a byte not ASCII. ``nbytes[0]``: the bytes' total length (when not -1)."""
     names = _TAG_NAMES
     values = _TAG_VALUES
@@ -324,18 +325,18 @@ def _scan_tag_lines(lines, ascii_only, nbytes):
                 else:
                     value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
                     values[k] = None
-            found[k] = value
+            if not ascii_only:  # (ASCII values are the ones kept in _TAG_VALUES)
+                found[k] = value
             k += 1
     nbytes[0] = total
     return k
 
 
-def _tag_dict(k):
-    """The dict of the ``k`` pairs :func:`_scan_tag_text` stored, in order; None when a name
-    repeats."""
+def _tag_dict(k, found):
+    """The dict of the ``k`` pairs :func:`_scan_tag_lines` stored, in order (names in
+    ``_TAG_NAMES``, values in ``found``); None when a name repeats."""
     global _TAG_DICT, _TAG_DICT_NAMES
     names = _TAG_NAMES
-    found = _TAG_FOUND
     template = _TAG_DICT_NAMES
     same = k == len(template)
     j = 0

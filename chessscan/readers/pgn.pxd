@@ -14,8 +14,8 @@ cdef list _split_lines(data)
 @cython.locals(lines=list, i=Py_ssize_t, cr=Py_ssize_t, lf=Py_ssize_t, e=Py_ssize_t, q=cbytes)
 cdef list _split_lines_c(cbytes p, Py_ssize_t n)
 
-cdef bint _ends_tag(bytes line) except -1
-cdef bint _ends_tag_c(cbytes p, Py_ssize_t n) noexcept
+cdef inline bint _ends_tag(bytes line) except -1
+cdef inline bint _ends_tag_c(cbytes p, Py_ssize_t n) noexcept
 
 cdef Py_ssize_t _marker_candidate(bytes rest) except -2
 @cython.locals(star=cbytes, q=cbytes, end=Py_ssize_t, i=Py_ssize_t)

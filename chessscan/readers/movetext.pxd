@@ -65,10 +65,16 @@ cdef bint _is_name_char(uchar c) noexcept
 cdef list _TAG_NAMES, _TAG_VALUES, _TAG_FOUND, _TAG_DICT_NAMES
 cdef bytes _TAG_CLASSES
 cdef dict _TAG_DICT
-@cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, tags=dict,
-               names=list, values=list, found=list, template=list, k=Py_ssize_t, j=Py_ssize_t, same=bint,
+@cython.locals(k=Py_ssize_t)
+cdef dict ascii_tag_pairs(list lines, Py_ssize_t* nbytes)
+@cython.locals(k=Py_ssize_t, total=Py_ssize_t)
+cdef dict _scan_tags(bytes tag_b)
+@cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, k=Py_ssize_t,
+               n=Py_ssize_t, total=Py_ssize_t, line=bytes, p=cbytes, q=cbytes, names=list, values=list, found=list,
                name=str, value=str, cls=cbytes, ascii=bint)
-cdef dict _scan_tags(cbytes p, Py_ssize_t n)
+cdef Py_ssize_t _scan_tag_lines(list lines, bint ascii_only, Py_ssize_t* nbytes) except -2
+@cython.locals(tags=dict, names=list, template=list, j=Py_ssize_t, same=bint)
+cdef dict _tag_dict(Py_ssize_t k, list found)
 
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
                e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t)

@@ -181,7 +181,7 @@ def tag_pairs(tag_b: bytes, codec: str) -> dict[str, str] | None:
     anything unusual) one regex split decides, with the same result.
     """
     if cython.compiled and codec == "utf-8":
-        tags = _scan_tags(tag_b, len(tag_b))
+        tags = _scan_tags(tag_b)
         if tags is not None:
             return tags
     tag_s = tag_b.decode(codec)
@@ -229,75 +229,115 @@ _TAG_CLASSES = bytes((1 if _is_tag_space(c) else 0) | (2 if _is_name_char(c) els
                      | (4 if c in (34, 92, 10, 13, 0) or c >= 128 else 0) for c in range(256))
 
 
-def _scan_tags(p, n):
-    """Compiled scan behind :func:`tag_pairs` over ``n`` UTF-8 bytes at ``p`` (a bytes
-    object's, so ``p[n]`` is NUL): the pairs,
+def ascii_tag_pairs(lines, nbytes):
+    """Compiled only: :func:`tag_pairs` of the tag section made of ``lines`` (a list of bytes,
+    line ends included) joined, decoded as UTF-8, when each line holds only whole tag pairs
+    (and whitespace) and every byte is ASCII; else None, and the caller joins the lines and
+    asks :func:`tag_pairs`. A pair split over lines, a byte not ASCII, anything
+    :func:`tag_pairs` would read by its regex: None. Where it gives a dict, the section is
+    known to be ASCII (no pass of its own over the bytes), no joined copy of it is made, and
+    ``nbytes[0]`` is set to its length in bytes."""
+    k = _scan_tag_lines(lines, True, nbytes)
+    return None if k < 0 else _tag_dict(k, _TAG_VALUES)  # (ASCII values: all kept there)
+
+
+def _scan_tags(tag_b):
+    """Compiled scan behind :func:`tag_pairs` over the UTF-8 bytes ``tag_b``: the pairs,
     or None for anything but whitespace-separated pairs without escapes or duplicates (and
     for more than 32 pairs: the regex reads those)."""
-    global _TAG_DICT, _TAG_DICT_NAMES
+    total = 0
+    k = _scan_tag_lines([tag_b], False, cython.address(total))
+    return None if k < 0 else _tag_dict(k, _TAG_FOUND)
+
+
+def _scan_tag_lines(lines, ascii_only, nbytes):
+    """The pairs in each bytes of ``lines`` in turn, their values stored in ``_TAG_FOUND``
+    in order (with ``ascii_only``, they are those kept in ``_TAG_VALUES``), their names in
+    ``_TAG_NAMES``: their count, or -1 for anything but whitespace-separated pairs without
+    escapes (a pair cut by the end of a bytes too), for more than 32 pairs, and with
+    ``ascii_only``, a byte not ASCII. ``nbytes[0]``: the bytes' total length (when not -1)."""
     names = _TAG_NAMES
     values = _TAG_VALUES
     found = _TAG_FOUND
     cls = _TAG_CLASSES
-    # The loops stop at the NUL a bytes object has after its last byte (p[n]): no class has it
-    # but the value's.
     k = 0
-    i = 0
-    while True:
-        while cls[p[i]] & 1:
-            i += 1
-        if i == n:
-            break
-        if p[i] != 91 or k == 32:  # '['
-            return None
-        i += 1
-        while cls[p[i]] & 1:
-            i += 1
-        s = i
-        if not _is_alnum(p[i]):  # a name starts with a letter or digit
-            return None
-        while cls[p[i]] & 2:
-            i += 1
-        e = i
-        while cls[p[i]] & 1:
-            i += 1
-        if p[i] != 34:  # '"'
-            return None
-        i += 1
-        vs = i
-        ascii = True
+    total = 0
+    for line in lines:
+        p = line
+        n = len(line)
+        total += n
+        # The loops stop at the NUL a bytes object has after its last byte (p[n]): no class
+        # has it but the value's.
+        i = 0
         while True:
-            while not cls[p[i]] & 4:
+            while cls[p[i]] & 1:
                 i += 1
-            c = p[i]
-            if c == 34:
+            if i == n:
                 break
-            if c >= 128:
-                ascii = False
-            elif c != 0 or i == n:  # an escape, a value cut by a line end, or the end
-                return None
-            i += 1  # a NUL or a byte not ASCII in the value
-        ve = i
-        i += 1
-        while cls[p[i]] & 1:
+            if p[i] != 91 or k == 32:  # '['
+                return -1
             i += 1
-        if p[i] != 93:  # ']'
-            return None
-        i += 1
-        name = names[k]
-        if name is None or PyUnicode_GET_LENGTH(name) != e - s or memcmp(PyUnicode_1BYTE_DATA(name), p + s, e - s):
-            names[k] = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
-        value = values[k]
-        if value is None or PyUnicode_GET_LENGTH(value) != ve - vs or memcmp(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs):
-            if ascii:  # the bytes are the characters: no decoding
-                value = PyUnicode_New(ve - vs, 127)
-                memcpy(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs)
-                values[k] = value
-            else:
-                value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
-                values[k] = None
-        found[k] = value
-        k += 1
+            while cls[p[i]] & 1:
+                i += 1
+            s = i
+            if not _is_alnum(p[i]):  # a name starts with a letter or digit
+                return -1
+            while cls[p[i]] & 2:
+                i += 1
+            e = i
+            while cls[p[i]] & 1:
+                i += 1
+            if p[i] != 34:  # '"'
+                return -1
+            i += 1
+            vs = i
+            ascii = True
+            q = p + i  # (a pointer of its own: the value loop, where most bytes are, steps it alone)
+            while True:
+                while not cls[q[0]] & 4:
+                    q += 1
+                c = q[0]
+                if c == 34:
+                    break
+                if c >= 128:
+                    ascii = False
+                elif c != 0 or q == p + n:  # an escape, a value cut by a line end, or the end
+                    return -1
+                q += 1  # a NUL or a byte not ASCII in the value
+            if ascii_only and not ascii:
+                return -1
+            i = q - p
+            ve = i
+            i += 1
+            while cls[p[i]] & 1:
+                i += 1
+            if p[i] != 93:  # ']'
+                return -1
+            i += 1
+            name = names[k]
+            if name is None or PyUnicode_GET_LENGTH(name) != e - s or memcmp(PyUnicode_1BYTE_DATA(name), p + s, e - s):
+                names[k] = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
+            value = values[k]
+            if value is None or PyUnicode_GET_LENGTH(value) != ve - vs or memcmp(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs):
+                if ascii:  # the bytes are the characters: no decoding
+                    value = PyUnicode_New(ve - vs, 127)
+                    memcpy(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs)
+                    values[k] = value
+                else:
+                    value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
+                    values[k] = None
+            if not ascii_only:  # (ASCII values are the ones kept in _TAG_VALUES)
+                found[k] = value
+            k += 1
+    nbytes[0] = total
+    return k
+
+
+def _tag_dict(k, found):
+    """The dict of the ``k`` pairs :func:`_scan_tag_lines` stored, in order (names in
+    ``_TAG_NAMES``, values in ``found``); None when a name repeats."""
+    global _TAG_DICT, _TAG_DICT_NAMES
+    names = _TAG_NAMES
     template = _TAG_DICT_NAMES
     same = k == len(template)
     j = 0

@@ -1,13 +1,21 @@
 cimport cython
 
+from chessscan.readers.movetext cimport ascii_tag_pairs
+
 ctypedef const unsigned char* cbytes
+
+
+cdef class RawGame:
+    cdef public object source, index, byte_offset, line, tags, _sans, _keys, result, movetext_line, variations
+    cdef public object comments, nags, issues, first_comment, _mt, _codec, _tags, _tag_line, notes
+
 
 cdef list _split_lines(data)
 @cython.locals(lines=list, i=Py_ssize_t, cr=Py_ssize_t, lf=Py_ssize_t, e=Py_ssize_t, q=cbytes)
 cdef list _split_lines_c(cbytes p, Py_ssize_t n)
 
-cdef bint _ends_tag(bytes line) except -1
-cdef bint _ends_tag_c(cbytes p, Py_ssize_t n) noexcept
+cdef inline bint _ends_tag(bytes line) except -1
+cdef inline bint _ends_tag_c(cbytes p, Py_ssize_t n) noexcept
 
 cdef Py_ssize_t _marker_candidate(bytes rest) except -2
 @cython.locals(star=cbytes, q=cbytes, end=Py_ssize_t, i=Py_ssize_t)
@@ -28,4 +36,13 @@ cdef inline bint _in_symbol(cython.uchar c) noexcept
 cpdef bint _has_text(bytes b, Py_ssize_t start) except -1
 cdef bint _has_text_c(cbytes p, Py_ssize_t n, Py_ssize_t i) noexcept
 @cython.locals(p=cbytes, n=Py_ssize_t, i=Py_ssize_t)
+cdef Py_ssize_t _lead(bytes line) except -2
+@cython.locals(p=cbytes, n=Py_ssize_t, i=Py_ssize_t)
 cpdef bint _first_is_brace(bytes text) except -1
+
+@cython.locals(issues=list, pre_b=bytes, tag_b=bytes, mt_b=bytes, end_off=Py_ssize_t, mt_ascii=bint, game=RawGame,
+               tag_n=Py_ssize_t, tags=dict)
+cdef tuple _finish(source, Py_ssize_t index, Py_ssize_t g_off, Py_ssize_t g_line, list pre_lines,
+                   Py_ssize_t pre_comments, list tag_lines, Py_ssize_t tag_line0, list mt_lines,
+                   Py_ssize_t mt_line0, list clean, Py_ssize_t ncom, bint unclosed, bint has_tags,
+                   Py_ssize_t adj, extra, cut=*, tuple whole=*)

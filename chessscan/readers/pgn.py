@@ -141,6 +141,7 @@ class RawGame:
         when no comment after a main-line move holds one.
     """
 
+    # Compiled, an extension type (pgn.pxd): its fields are C struct members.
     __slots__ = (
         "source", "index", "byte_offset", "line", "tags", "_sans", "_keys", "result",
         "movetext_line", "variations", "comments", "nags", "issues",
@@ -164,7 +165,7 @@ class RawGame:
         first_comment: str | None = None,
         _mt: bytes = b"",
         _codec: str = "utf-8",
-        _tags: bytes = b"",
+        _tags: bytes | list[bytes] = b"",
         _tag_line: int = 0,
         _keys: bytes | None = None,
         notes: bytes | None = None,
@@ -185,7 +186,7 @@ class RawGame:
         self.first_comment = first_comment
         self._mt = _mt
         self._codec = _codec
-        self._tags = _tags          # the tag section's text, for tag_line()
+        self._tags = _tags          # the tag section's text or its lines, for tag_line()
         self._tag_line = _tag_line  # its first line (0: none)
         self.notes = notes
 
@@ -249,7 +250,8 @@ class RawGame:
         the game's first line and column None when the game has no such tag. For reports
         only: it searches the kept tag section text. Raises nothing."""
         if self._tags:
-            m = re.compile(r"\[\s*" + re.escape(name) + r'\s*"').search(_movetext_str(self._tags, self._codec))
+            text = b"".join(self._tags) if type(self._tags) is list else self._tags
+            m = re.compile(r"\[\s*" + re.escape(name) + r'\s*"').search(_movetext_str(text, self._codec))
             if m is not None:
                 return _line_col(m.string, m.start(), self._tag_line)
         return self.line, None
@@ -727,11 +729,10 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         else:
                             c = line[0]
                             if c <= 32:
-                                t = line.lstrip()
-                                if not t:
+                                c = _lead(line)
+                                if c < 0:
                                     mt_lines.append(line)
                                     break
-                                c = t[0]
                             if c == 91:
                                 # (no comment so far, with tags: there is movetext)
                                 if (not has_tags or clean is not None) and not b"".join(
@@ -864,8 +865,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                     elif state == 1:
                         c = line[0]
                         if c <= 32:
-                            t = line.lstrip()
-                            c = t[0] if t else -1
+                            c = _lead(line)
                         if c == 91:
                             if tags_gap:
                                 tags_gap = False
@@ -920,11 +920,10 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                     else:  # between games
                         c = line[0]
                         if c <= 32:
-                            t = line.lstrip()
-                            if not t.strip(_JUNK):
+                            if not _has_text(line, 0):
                                 off += len(line)  # blank, or only control characters
                                 break
-                            c = t[0]
+                            c = _lead(line)
                         if c == 37 and line[0] == 37:
                             off += len(line)
                             break
@@ -1237,6 +1236,20 @@ def _has_text_c(p, n, i):
     return False
 
 
+def _lead(line: bytes) -> int:
+    """The first byte of ``line`` that is not ASCII whitespace (where ``line.lstrip()``
+    begins), or -1."""
+    if cython.compiled:
+        p = cython.cast(cbytes, line)
+        n = len(line)
+        i = 0
+        while i < n and (p[i] == 32 or 9 <= p[i] <= 13):
+            i += 1
+        return p[i] if i < n else -1
+    t = line.lstrip()
+    return t[0] if t else -1
+
+
 def _starts_game(line: bytes, tag_lines: list[bytes]) -> bool:
     """Whether the tag starting ``line``, after a blank line in a tag section, starts a new
     game: an Event tag (the first of the Seven Tag Roster, §8.1.1), or a tag already in
@@ -1332,26 +1345,35 @@ def _finish(
     line (ASCII), when the line loop read it."""
     issues: list[ReaderIssue] = []
     pre_b = b"".join(pre_lines) if pre_lines else b""
-    tag_b = b"".join(tag_lines)
     mt_b = b"".join(mt_lines)
-    end_off = g_off + adj + len(pre_b) + len(tag_b) + len(mt_b)
-
     mt_ascii = whole is not None or mt_b.isascii()
-    if mt_ascii and tag_b.isascii() and pre_b.isascii():
+    # Tag section (§8.1). Most are ASCII pairs, whole on their lines: read line by line, which
+    # tells they are ASCII too, with no joined copy (the RawGame keeps the lines).
+    tags = None
+    tag_n = 0
+    if cython.compiled and mt_ascii and tag_lines and (not pre_b or pre_b.isascii()):
+        tags = ascii_tag_pairs(tag_lines, cython.address(tag_n))
+    if tags is not None:
         codec = "utf-8"
     else:
-        codec = _pick_codec((pre_b, tag_b, mt_b))
-        if codec != "utf-8":
-            issues.append(_issue("decode-fallback", g_line, None, f"game is not valid UTF-8; decoded as {codec}"))
+        tag_b = b"".join(tag_lines)
+        tag_n = len(tag_b)
+        if mt_ascii and tag_b.isascii() and pre_b.isascii():
+            codec = "utf-8"
+        else:
+            codec = _pick_codec((pre_b, tag_b, mt_b))
+            if codec != "utf-8":
+                issues.append(_issue("decode-fallback", g_line, None, f"game is not valid UTF-8; decoded as {codec}"))
+    end_off = g_off + adj + len(pre_b) + tag_n + len(mt_b)
     if not has_tags:
         issues.append(_issue("missing-tags", g_line, None, "movetext without a tag section"))
 
-    # Tag section (§8.1).
-    tags: dict[str, str] = {}
-    if tag_b:
-        tags = tag_pairs(tag_b, codec)
-        if tags is None:
-            tags = _parse_tags_slow(tag_lines, tag_line0, codec, issues)
+    if tags is None:
+        tags = {}
+        if tag_b:
+            tags = tag_pairs(tag_b, codec)
+            if tags is None:
+                tags = _parse_tags_slow(tag_lines, tag_line0, codec, issues)
 
     # Movetext (§8.2).
     sans = keys = notes = None
@@ -1399,9 +1421,11 @@ def _finish(
         if fc is not None:
             first_comment = fc.group(1).decode(codec, "replace").strip()
 
-    for text, line0 in ((pre_b, g_line), (mt_b, mt_line0)):
-        if _may_hold_game(text):
-            issues.extend(_games_in_comments(text, line0))
+    if pre_b and _may_hold_game(pre_b):
+        issues.extend(_games_in_comments(pre_b, g_line))
+    # (a movetext of one line has no line end before its last byte: _may_hold_game is false)
+    if len(mt_lines) > 1 and _may_hold_game(mt_b):
+        issues.extend(_games_in_comments(mt_b, mt_line0))
 
     if result is None and cut is None:  # (a game cut short: its end was not read)
         if mt_lines:
@@ -1416,11 +1440,27 @@ def _finish(
                 extra = extra._replace(ply=(len(sans) if keys is None else len(keys) // 8) + 1)
             issues.append(extra)
 
-    game = RawGame(
-        source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0,
-        variations, comments, nags, issues, first_comment, mt_b, codec, tag_b, tag_line0 if tag_b else 0, keys,
-        notes,
-    )
+    # (RawGame.__init__'s work, without its argument passing: compiled, stores into C fields)
+    game = RawGame.__new__(RawGame)
+    game.source = source
+    game.index = index
+    game.byte_offset = g_off
+    game.line = g_line
+    game.tags = tags
+    game._sans = sans if sans is not None or keys is not None else []
+    game._keys = keys
+    game.result = result
+    game.movetext_line = mt_line0 if mt_lines else 0
+    game.variations = variations
+    game.comments = comments
+    game.nags = nags
+    game.issues = issues
+    game.first_comment = first_comment
+    game._mt = mt_b
+    game._codec = codec
+    game._tags = tag_lines
+    game._tag_line = tag_line0 if tag_n else 0
+    game.notes = notes
     return game, end_off
 
 

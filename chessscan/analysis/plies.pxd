@@ -87,6 +87,9 @@ cdef tuple _scratch()
 @cython.locals(bits=int)
 cpdef int option_bits(options) except -1
 
+@cython.locals(from_mask=uint64_t)
+cdef inline uint64_t _origin_mask(long token) noexcept
+
 @cython.locals(rows=PositionRows, keep_all=bint, keep_checks=bint, want_fen=bint, sid=int,
                n_direct=int, n_discovered=int, n_double=int, n_ep=int, n_castling=int,
                n_promotion=int, seen=_Repetitions, token_cache=_TokenCache,

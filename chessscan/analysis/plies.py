@@ -438,6 +438,16 @@ def option_bits(options) -> int:
     return bits
 
 
+def _origin_mask(token: int) -> int:
+    """The squares a packed token's origin file and rank (8: none named) allow, a bitboard."""
+    from_mask = BB_ALL
+    if (token >> 4) & 15 < 8:
+        from_mask &= BB_FILE_A << ((token >> 4) & 15)
+    if (token >> 8) & 15 < 8:
+        from_mask &= BB_RANK_1 << (8 * ((token >> 8) & 15))
+    return from_mask
+
+
 def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, add_issue) -> None:
     """Play ``raw.keys`` (the moves as SAN keys, :mod:`chessscan.readers.movetext`) from
     ``pos`` (mutated: the position after the last ply played; ``setup``: the game's [FEN]
@@ -541,13 +551,9 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             if token_cache.slots[2 * th] == key:
                 token = token_cache.slots[2 * th + 1]
                 piece = (token & 15) - 3
+                from_mask = _origin_mask(token)
+                to = (token >> 12) & 127
                 if piece != NULL_PIECE:
-                    from_mask = BB_ALL
-                    if (token >> 4) & 15 < 8:
-                        from_mask &= BB_FILE_A << ((token >> 4) & 15)
-                    if (token >> 8) & 15 < 8:
-                        from_mask &= BB_RANK_1 << (8 * ((token >> 8) & 15))
-                    to = (token >> 12) & 127
                     move = resolve_quick(pos, piece, from_mask, to, (token >> 19) & 7, blockers, checking)
         if move < 0 or (token >> 24) & 1:
             try:
@@ -566,14 +572,9 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                                 _KEY_TOKENS[key] = cached
                         token = cached
                     piece = (token & 15) - 3
-                    if piece != NULL_PIECE:
-                        from_mask = BB_ALL
-                        if (token >> 4) & 15 < 8:
-                            from_mask &= BB_FILE_A << ((token >> 4) & 15)
-                        if (token >> 8) & 15 < 8:
-                            from_mask &= BB_RANK_1 << (8 * ((token >> 8) & 15))
-                        to = (token >> 12) & 127
-                        move = resolve_quick(pos, piece, from_mask, to, (token >> 19) & 7, blockers, checking)
+                    from_mask = _origin_mask(token)
+                    to = (token >> 12) & 127
+                    # (resolve_known below returns what resolve_quick would have)
                 if piece == NULL_PIECE:
                     san = _text_of(raw, key)
                     if checking:

@@ -8,6 +8,8 @@ ctypedef const unsigned char* cbytes
 cdef class RawGame:
     cdef public object source, index, byte_offset, line, tags, _sans, _keys, result, movetext_line, variations
     cdef public object comments, nags, issues, first_comment, _mt, _codec, _tags, _tag_line, notes
+    cdef _fill(self, source, index, byte_offset, line, tags, sans, result, movetext_line, variations, comments,
+               nags, issues, first_comment, _mt, _codec, _tags, _tag_line, _keys, notes)
 
 
 cdef list _split_lines(data)

@@ -170,6 +170,13 @@ class RawGame:
         _keys: bytes | None = None,
         notes: bytes | None = None,
     ) -> None:
+        self._fill(source, index, byte_offset, line, tags, sans, result, movetext_line, variations, comments, nags,
+                   issues, first_comment, _mt, _codec, _tags, _tag_line, _keys, notes)
+
+    def _fill(self, source, index, byte_offset, line, tags, sans, result, movetext_line, variations, comments, nags,
+              issues, first_comment, _mt, _codec, _tags, _tag_line, _keys, notes) -> None:
+        """:meth:`__init__`'s work, every argument given (the reader calls it on a new game:
+        compiled, a C call storing into C fields, without ``__init__``'s argument passing)."""
         self.source = source
         self.index = index
         self.byte_offset = byte_offset
@@ -1440,27 +1447,9 @@ def _finish(
                 extra = extra._replace(ply=(len(sans) if keys is None else len(keys) // 8) + 1)
             issues.append(extra)
 
-    # (RawGame.__init__'s work, without its argument passing: compiled, stores into C fields)
     game = RawGame.__new__(RawGame)
-    game.source = source
-    game.index = index
-    game.byte_offset = g_off
-    game.line = g_line
-    game.tags = tags
-    game._sans = sans if sans is not None or keys is not None else []
-    game._keys = keys
-    game.result = result
-    game.movetext_line = mt_line0 if mt_lines else 0
-    game.variations = variations
-    game.comments = comments
-    game.nags = nags
-    game.issues = issues
-    game.first_comment = first_comment
-    game._mt = mt_b
-    game._codec = codec
-    game._tags = tag_lines
-    game._tag_line = tag_line0 if tag_n else 0
-    game.notes = notes
+    game._fill(source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0, variations, comments,
+               nags, issues, first_comment, mt_b, codec, tag_lines, tag_line0 if tag_n else 0, keys, notes)
     return game, end_off
 
 

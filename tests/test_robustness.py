@@ -28,7 +28,7 @@ from chessscan.engines import parallel
 from chessscan.engines.local import run
 from chessscan.engines.parallel import run_parallel
 from chessscan.readers.pgn import MAX_GAME_BYTES
-from chessscan.readers.sources import binary_kind, detect_compression
+from chessscan.readers.sources import binary_kind, detect_compression, detect_utf16
 from chessscan.readers.tables import _MAGIC as TABLE_MAGIC
 from conftest import SAMPLES
 
@@ -378,10 +378,11 @@ def _mutate(data: bytes, mutations) -> bytes:
             i, j = min(i, len(buf) - 1), min(j, len(buf) - 1, REAL_STARTS[10] - 1)
             buf[i], buf[j] = buf[j], buf[i]
     head = bytes(buf[:64])
-    if (detect_compression(head) or binary_kind(head) not in (None, "binary data")
+    if (detect_compression(head) or binary_kind(head) not in (None, "binary data") or detect_utf16(head)
             or head.startswith(tuple(magic for magic, _ in TABLE_MAGIC))):
         # A compression magic number in front would make it a "compressed" file, another
-        # magic number (\x7fELF) a file that is not text, a table's (FEA1) a game table.
+        # magic number (\x7fELF) a file that is not text, a table's (FEA1) a game table, a
+        # byte order mark (\xfe\xff) UTF-16 text.
         buf[:0] = b"\n"
     return bytes(buf)
 
@@ -399,6 +400,7 @@ def real_games(scratch):
 @given(mutations=st.lists(MUTATION, min_size=1, max_size=20))
 @example(mutations=[("insert", 0, 0, b"FEA1")])  # (a Feather table's magic number in front)
 @example(mutations=[("insert", 0, 0, b"XZ\x00"), ("insert", 0, 0, b"\xfd7z")])  # (xz's, 6 bytes, in two)
+@example(mutations=[("insert", 0, 0, b"\xfe\xff")])  # (UTF-16's byte order mark)
 def test_mutated_real_games(scratch, real_games, mutations):
     """Bytes inserted, deleted or swapped in the first 10 of 20 real games: nothing raises, the
     accounting holds, and the last 9 games (after an untouched one) are read as before."""
@@ -452,7 +454,7 @@ def mutate_seeded(data: bytes, rng: random.Random, count: int) -> bytes:
         elif buf:
             i, j = min(i, len(buf) - 1), rng.randrange(len(buf))
             buf[i], buf[j] = buf[j], buf[i]
-    if detect_compression(bytes(buf[:6])):
+    if detect_compression(bytes(buf[:6])) or detect_utf16(bytes(buf[:32])):
         buf[:0] = b"\n"
     return bytes(buf)
 

@@ -291,7 +291,9 @@ def _scan_tag_lines(lines, ascii_only, nbytes):
                 while cls[p[i]] & 2:
                     i += 1
                 e = i
-                names[k] = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
+                # Interned, like the names a program writes: a lookup of "Event" in the dict
+                # finds its key by identity, with no comparison of the characters.
+                names[k] = sys.intern(PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL))
             i = e
             while cls[p[i]] & 1:
                 i += 1

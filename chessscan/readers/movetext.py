@@ -202,10 +202,12 @@ _TAG_NAMES = [None] * 32
 _TAG_VALUES = [None] * 32
 # The values of the section being scanned, by position (the dict is made once all are read).
 _TAG_FOUND = [None] * 32
-# A copy of the last dict made pair by pair, and its names in order: a section with the same
-# names (all distinct) is that dict copied, its values replaced (no insertion, no resizing).
+# The dict of the last section (a private one, never handed out), its names and values in
+# order: a section with the same names (all distinct) is this dict with the values that differ
+# replaced (no insertion, no resizing; a repeated value is the same str), then copied.
 _TAG_DICT: dict = {}
 _TAG_DICT_NAMES: list = []
+_TAG_DICT_VALUES = [None] * 32
 
 
 def _is_tag_space(c):
@@ -351,13 +353,17 @@ def _tag_dict(k, found):
     while same and j < k:
         same = names[j] is template[j]
         j += 1
+    values = _TAG_DICT_VALUES
     if same:
-        tags = _TAG_DICT.copy()
+        tags = _TAG_DICT
         j = 0
         while j < k:
-            tags[names[j]] = found[j]
+            v = found[j]
+            if v is not values[j]:
+                tags[names[j]] = v
+                values[j] = v
             j += 1
-        return tags
+        return tags.copy()
     tags = {}
     j = 0
     while j < k:
@@ -366,9 +372,10 @@ def _tag_dict(k, found):
         j += 1
         if len(tags) != j:
             return None
-    _TAG_DICT = tags.copy()
+    _TAG_DICT = tags
     _TAG_DICT_NAMES = names[:k]
-    return tags
+    values[:k] = found[:k]
+    return tags.copy()
 
 
 def fast_movetext(cb: bytes, piece: int = FAST_PIECE) -> tuple[list[str] | None, str | None]:

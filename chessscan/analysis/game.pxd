@@ -23,7 +23,7 @@ cdef class Tally:
 cdef dict _RESULT_INDEX
 cdef tuple _RESULT_KEYS
 cdef int _INCONSISTENT, _MISMATCH
-cdef tuple _LAST_GAMES
+cdef tuple _LAST_GAMES, _LAST_KIND, _LAST_TIME_CONTROL
 cdef tuple _game_columns(dict games)
 @cython.locals(k=Py_ssize_t)
 cdef int _append_row(tuple columns, tuple values) except -1

@@ -107,6 +107,11 @@ _UNSEEN = object()
 _KIND_MEMO: dict = {None: "standard"}   # Variant tag value (None: no tag) -> variant kind
 _ELO_MEMO: dict = {None: None}          # Elo tag value -> _int_or_none(value)
 _TIME_CONTROL_MEMO: dict = {None: (None, None)}  # TimeControl tag value -> time_control(value)
+# The last value looked up in each, and what it gave, as one tuple (read once: threads see a
+# consistent pair): the reader hands out the same str while a tag's value repeats from game to
+# game, so an identity test spares the memo's hashing and lookup.
+_LAST_KIND: tuple = (None, "standard")
+_LAST_TIME_CONTROL: tuple = (None, (None, None))
 
 
 def _elo(text):
@@ -361,8 +366,14 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             if first_error is None:
                 first_error = (-1 if iss.ply is None else iss.ply - 0.5, iss.code, iss.ply)
 
+    global _LAST_KIND, _LAST_TIME_CONTROL
     variant = tags.get("Variant")
-    kind = _memoized(_KIND_MEMO, _kind_of, variant)
+    last = _LAST_KIND
+    if last[0] is variant:
+        kind = last[1]
+    else:
+        kind = _memoized(_KIND_MEMO, _kind_of, variant)
+        _LAST_KIND = (variant, kind)
     state = cython.declare(GameState, GameState())  # (compiled: C struct fields)
     pos = None
     start_fen = tags.get("FEN")
@@ -442,7 +453,13 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     white_elo = _elo(tags.get("WhiteElo"))
     black_elo = _elo(tags.get("BlackElo"))
     time_control_tag = tags.get("TimeControl")
-    base_s, increment_s = _memoized(_TIME_CONTROL_MEMO, time_control, time_control_tag)
+    last = _LAST_TIME_CONTROL
+    if last[0] is time_control_tag:
+        base_s, increment_s = last[1]
+    else:
+        parsed = _memoized(_TIME_CONTROL_MEMO, time_control, time_control_tag)
+        _LAST_TIME_CONTROL = (time_control_tag, parsed)
+        base_s, increment_s = parsed
     # One definition of perpetuals with the summary's perpetual_checks: runs whose position
     # stood a third time (twofold cycles are rows of the perpetuals table too, occurrences 2).
     _append_row(_game_columns(games), (

@@ -62,7 +62,7 @@ cdef bint _is_tag_space(uchar c) noexcept
 cdef bint _is_alnum(uchar c) noexcept
 cdef bint _is_name_char(uchar c) noexcept
 
-cdef list _TAG_NAMES, _TAG_VALUES, _TAG_FOUND, _TAG_DICT_NAMES
+cdef list _TAG_NAMES, _TAG_VALUES, _TAG_FOUND, _TAG_DICT_NAMES, _TAG_DICT_VALUES
 cdef bytes _TAG_CLASSES
 cdef dict _TAG_DICT
 @cython.locals(k=Py_ssize_t)
@@ -73,7 +73,7 @@ cdef dict _scan_tags(bytes tag_b)
                n=Py_ssize_t, total=Py_ssize_t, line=bytes, p=cbytes, q=cbytes, names=list, values=list, found=list,
                name=str, value=str, cls=cbytes, ascii=bint)
 cdef Py_ssize_t _scan_tag_lines(list lines, bint ascii_only, Py_ssize_t* nbytes) except -2
-@cython.locals(tags=dict, names=list, template=list, j=Py_ssize_t, same=bint)
+@cython.locals(tags=dict, names=list, template=list, values=list, v=object, j=Py_ssize_t, same=bint)
 cdef dict _tag_dict(Py_ssize_t k, list found)
 
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,

@@ -202,10 +202,12 @@ _TAG_NAMES = [None] * 32
 _TAG_VALUES = [None] * 32
 # The values of the section being scanned, by position (the dict is made once all are read).
 _TAG_FOUND = [None] * 32
-# A copy of the last dict made pair by pair, and its names in order: a section with the same
-# names (all distinct) is that dict copied, its values replaced (no insertion, no resizing).
+# The dict of the last section (a private one, never handed out), its names and values in
+# order: a section with the same names (all distinct) is this dict with the values that differ
+# replaced (no insertion, no resizing; a repeated value is the same str), then copied.
 _TAG_DICT: dict = {}
 _TAG_DICT_NAMES: list = []
+_TAG_DICT_VALUES = [None] * 32
 
 
 def _is_tag_space(c):
@@ -280,45 +282,46 @@ def _scan_tag_lines(lines, ascii_only, nbytes):
             while cls[p[i]] & 1:
                 i += 1
             s = i
-            if not _is_alnum(p[i]):  # a name starts with a letter or digit
-                return -1
-            while cls[p[i]] & 2:
-                i += 1
-            e = i
+            # The name (then the value) of the last section at this position, when the bytes
+            # here repeat it whole, is taken with no byte loop: it was checked when first read
+            # (a name of name characters, an ASCII value without '"', escape or line end).
+            name = names[k]
+            e = -1 if name is None else s + PyUnicode_GET_LENGTH(name)
+            if e < 0 or e > n or memcmp(PyUnicode_1BYTE_DATA(name), p + s, e - s) or cls[p[e]] & 2:
+                if not _is_alnum(p[i]):  # a name starts with a letter or digit
+                    return -1
+                while cls[p[i]] & 2:
+                    i += 1
+                e = i
+                # Interned, like the names a program writes: a lookup of "Event" in the dict
+                # finds its key by identity, with no comparison of the characters.
+                names[k] = sys.intern(PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL))
+            i = e
             while cls[p[i]] & 1:
                 i += 1
             if p[i] != 34:  # '"'
                 return -1
             i += 1
             vs = i
-            ascii = True
-            q = p + i  # (a pointer of its own: the value loop, where most bytes are, steps it alone)
-            while True:
-                while not cls[q[0]] & 4:
-                    q += 1
-                c = q[0]
-                if c == 34:
-                    break
-                if c >= 128:
-                    ascii = False
-                elif c != 0 or q == p + n:  # an escape, a value cut by a line end, or the end
-                    return -1
-                q += 1  # a NUL or a byte not ASCII in the value
-            if ascii_only and not ascii:
-                return -1
-            i = q - p
-            ve = i
-            i += 1
-            while cls[p[i]] & 1:
-                i += 1
-            if p[i] != 93:  # ']'
-                return -1
-            i += 1
-            name = names[k]
-            if name is None or PyUnicode_GET_LENGTH(name) != e - s or memcmp(PyUnicode_1BYTE_DATA(name), p + s, e - s):
-                names[k] = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)
             value = values[k]
-            if value is None or PyUnicode_GET_LENGTH(value) != ve - vs or memcmp(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs):
+            ve = -1 if value is None else vs + PyUnicode_GET_LENGTH(value)
+            if ve < 0 or ve >= n or p[ve] != 34 or memcmp(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs):
+                ascii = True
+                q = p + i  # (a pointer of its own: the value loop, where most bytes are, steps it alone)
+                while True:
+                    while not cls[q[0]] & 4:
+                        q += 1
+                    c = q[0]
+                    if c == 34:
+                        break
+                    if c >= 128:
+                        ascii = False
+                    elif c != 0 or q == p + n:  # an escape, a value cut by a line end, or the end
+                        return -1
+                    q += 1  # a NUL or a byte not ASCII in the value
+                if ascii_only and not ascii:
+                    return -1
+                ve = q - p
                 if ascii:  # the bytes are the characters: no decoding
                     value = PyUnicode_New(ve - vs, 127)
                     memcpy(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs)
@@ -326,6 +329,12 @@ def _scan_tag_lines(lines, ascii_only, nbytes):
                 else:
                     value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
                     values[k] = None
+            i = ve + 1
+            while cls[p[i]] & 1:
+                i += 1
+            if p[i] != 93:  # ']'
+                return -1
+            i += 1
             if not ascii_only:  # (ASCII values are the ones kept in _TAG_VALUES)
                 found[k] = value
             k += 1
@@ -344,13 +353,17 @@ def _tag_dict(k, found):
     while same and j < k:
         same = names[j] is template[j]
         j += 1
+    values = _TAG_DICT_VALUES
     if same:
-        tags = _TAG_DICT.copy()
+        tags = _TAG_DICT
         j = 0
         while j < k:
-            tags[names[j]] = found[j]
+            v = found[j]
+            if v is not values[j]:
+                tags[names[j]] = v
+                values[j] = v
             j += 1
-        return tags
+        return tags.copy()
     tags = {}
     j = 0
     while j < k:
@@ -359,9 +372,10 @@ def _tag_dict(k, found):
         j += 1
         if len(tags) != j:
             return None
-    _TAG_DICT = tags.copy()
+    _TAG_DICT = tags
     _TAG_DICT_NAMES = names[:k]
-    return tags
+    values[:k] = found[:k]
+    return tags.copy()
 
 
 def fast_movetext(cb: bytes, piece: int = FAST_PIECE) -> tuple[list[str] | None, str | None]:

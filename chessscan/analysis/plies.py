@@ -745,7 +745,15 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             ended = _SEVENTYFIVE  # (reported before a fivefold repetition at the same ply)
             ended_ply = plies
         mate = False
-        if not has_legal_move_known(pos, king, checking, blockers):
+        # has_legal_move_known's first test, without the call: out of check, a pawn that is not
+        # pinned and has an empty square ahead can push (most positions).
+        if checking or king < 0:
+            has_move = has_legal_move_known(pos, king, checking, blockers)
+        else:
+            pawns = pos.pieces[PAWN] & pos.occupied_co[us] & ~blockers
+            has_move = (((pawns << 8) if us else (pawns >> 8)) & ~occupied & BB_ALL) != 0 \
+                or has_legal_move_known(pos, king, checking, blockers)
+        if not has_move:
             mate = checking != 0
             flags |= _MATE if mate else _STALE
             if not ended or ended_ply == plies:  # mate and stalemate come before the other ends

@@ -6,16 +6,19 @@ ctypedef const char* ccharp
 from chessscan.analysis.repetition cimport _runs, _table as _perpetual_table
 from chessscan.analysis.rows cimport PositionRows
 from chessscan.core._bits cimport (
-    BB_ALL, BB_FILE_A, BB_RANK_1, BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, SAN_NULL as NULL_PIECE, bit, lsb, msb,
+    BB_ALL, BB_FILE_A, BB_RANK_1, BISHOP, CASTLE_MIX, KING, KNIGHT, PAWN, QUEEN, ROOK, SAN_NULL as NULL_PIECE,
+    bit, lsb, msb,
 )
 from chessscan.core.attacks cimport AttackTables, bishop_attacks, rook_attacks
 from chessscan.core.movegen cimport attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
 from chessscan.core.position cimport Position
 from chessscan.core.rules cimport is_insufficient_material
 from chessscan.core.san cimport resolve_known, resolve_quick
+from chessscan.core.zobrist cimport ZobristKeys
 
 
 cdef AttackTables T
+cdef ZobristKeys K
 cdef Py_ssize_t _TOKEN_SLOTS, _HASH_BUFFER
 cdef bytes _START_FEN_BYTES, _PROMOTION_LETTERS, _START_KEY
 cdef int _TOKEN_SLOT_BITS

@@ -48,6 +48,7 @@ from chessscan.core.attacks import tables
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES
 from chessscan.core.san import IllegalMove, SanError, parse_san
+from chessscan.core.zobrist import keys
 from chessscan.readers.movetext import LOOSE_KEY, NOTE_NA, key_list, key_text, note_values
 
 if cython.compiled:
@@ -63,8 +64,10 @@ if not cython.compiled:
     from chessscan.core.rules import is_insufficient_material
     from chessscan.core.san import NULL_PIECE, resolve_known, resolve_quick
     from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
+    from chessscan.core.zobrist import CASTLE_MIX
 
 T = tables()
+K = keys()
 COLOR_NAMES = ("black", "white")
 # Automatic ends (``ended``): 0 none yet; the names are GameState.ended's.
 END_NAMES = (None, "checkmate", "stalemate", "insufficient_material", "seventyfive_moves", "fivefold_repetition")
@@ -706,7 +709,9 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
         clock = pos.halfmove_clock
         zobrist = pos.key ^ pos.ep_key() if pos.ep else pos.key  # (ep_key is 0 without an en-passant square)
         legal_ep = pos.ep != 0 and has_legal_en_passant(pos)
-        rkey = pos.repetition_key(legal_ep)
+        rkey = pos.key ^ ((pos.castling_rights * CASTLE_MIX) & BB_ALL)  # Position.repetition_key, without the call
+        if legal_ep:
+            rkey ^= K.ep[pos.ep & 7]
         if history.n < len(history.keys):  # _History.add, without the call
             history.keys[history.n] = rkey
             history.checks[history.n] = checking != 0

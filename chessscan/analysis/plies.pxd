@@ -5,13 +5,20 @@ ctypedef const char* ccharp
 
 from chessscan.analysis.repetition cimport _runs, _table as _perpetual_table
 from chessscan.analysis.rows cimport PositionRows
-from chessscan.core._bits cimport BB_ALL, BB_FILE_A, BB_RANK_1, KING, PAWN, SAN_NULL as NULL_PIECE, bit, lsb, msb
+from chessscan.core._bits cimport (
+    BB_ALL, BB_FILE_A, BB_RANK_1, BISHOP, CASTLE_MIX, KING, KNIGHT, PAWN, QUEEN, ROOK, SAN_NULL as NULL_PIECE,
+    bit, lsb, msb,
+)
+from chessscan.core.attacks cimport AttackTables, bishop_attacks, rook_attacks
 from chessscan.core.movegen cimport attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
 from chessscan.core.position cimport Position
 from chessscan.core.rules cimport is_insufficient_material
 from chessscan.core.san cimport resolve_known, resolve_quick
+from chessscan.core.zobrist cimport ZobristKeys
 
 
+cdef AttackTables T
+cdef ZobristKeys K
 cdef Py_ssize_t _TOKEN_SLOTS, _HASH_BUFFER
 cdef bytes _START_FEN_BYTES, _PROMOTION_LETTERS, _START_KEY
 cdef int _TOKEN_SLOT_BITS
@@ -103,7 +110,9 @@ cdef inline uint64_t _origin_mask(long token) noexcept
                np_=ccharp, note_clock=int64_t, note_emt=int64_t, note_cp=int64_t, note_mate=int64_t,
                row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object, want_hash=bint,
                want_key=bint, key_bytes=uint8_t[::1], kn=Py_ssize_t, kv=int, start_fen=bytes, th=uint64_t,
-               j=Py_ssize_t, sk=uint64_t, nb=Py_ssize_t, bit8=uint8_t, bits=int, rmask=uint64_t, ri=Py_ssize_t)
+               j=Py_ssize_t, sk=uint64_t, nb=Py_ssize_t, bit8=uint8_t, bits=int, rmask=uint64_t, ri=Py_ssize_t,
+               theirs=uint64_t, queens=uint64_t, rooks=uint64_t, bishops=uint64_t, snipers=uint64_t, b=uint64_t,
+               occupied=uint64_t, pawns=uint64_t, has_move=bint)
 cpdef play_plies(raw, Position pos, bint setup, tables, options, tally, GameState state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)

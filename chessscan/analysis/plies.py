@@ -44,9 +44,11 @@ import numpy as np
 
 from chessscan.analysis.repetition import find_perpetuals
 from chessscan.analysis.rows import PositionRows
+from chessscan.core.attacks import tables
 from chessscan.core.position import Position
 from chessscan.core.rules import SEVENTYFIVE_MOVES_PLIES
 from chessscan.core.san import IllegalMove, SanError, parse_san
+from chessscan.core.zobrist import keys
 from chessscan.readers.movetext import LOOSE_KEY, NOTE_NA, key_list, key_text, note_values
 
 if cython.compiled:
@@ -57,11 +59,15 @@ if cython.compiled:
 
 if not cython.compiled:
     from chessscan.core.bitboard import BB_ALL, BB_FILE_A, BB_RANK_1, bit, lsb, msb
+    from chessscan.core.attacks import bishop_attacks, rook_attacks
     from chessscan.core.movegen import attackers, has_legal_en_passant, has_legal_move, has_legal_move_known, pinned
     from chessscan.core.rules import is_insufficient_material
     from chessscan.core.san import NULL_PIECE, resolve_known, resolve_quick
-    from chessscan.core.squares import KING, PAWN
+    from chessscan.core.squares import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK
+    from chessscan.core.zobrist import CASTLE_MIX
 
+T = tables()
+K = keys()
 COLOR_NAMES = ("black", "white")
 # Automatic ends (``ended``): 0 none yet; the names are GameState.ended's.
 END_NAMES = (None, "checkmate", "stalemate", "insufficient_material", "seventyfive_moves", "fivefold_repetition")
@@ -651,8 +657,28 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
         us = pos.turn
 
         king = msb(pos.pieces[KING] & pos.occupied_co[us])  # (Position.king, without the call)
-        checking = attackers(pos, not us, king, pos.occupied)
-        blockers = pinned(pos, king, us)
+        # attackers(pos, not us, king, pos.occupied) and pinned(pos, king, us) in one, here: the
+        # two calls cost as much as their work, and they read the same enemy sliders.
+        occupied = pos.occupied
+        theirs = pos.occupied_co[not us]
+        queens = pos.pieces[QUEEN]
+        rooks = (pos.pieces[ROOK] | queens) & theirs & T.rook_pseudo[king]
+        bishops = (pos.pieces[BISHOP] | queens) & theirs & T.bishop_pseudo[king]
+        checking = ((T.knight[king] & pos.pieces[KNIGHT])
+                    | (T.king[king] & pos.pieces[KING])
+                    | (T.pawn[us * 64 + king] & pos.pieces[PAWN])) & theirs
+        if rooks:
+            checking |= rook_attacks(king, occupied) & rooks
+        if bishops:
+            checking |= bishop_attacks(king, occupied) & bishops
+        blockers = 0
+        snipers = rooks | bishops
+        while snipers:
+            b = T.between[king * 64 + lsb(snipers)] & occupied
+            if b and not b & (b - 1):
+                blockers |= b
+            snipers &= snipers - 1
+        blockers &= pos.occupied_co[us]
         kind = 0
         flags = 0
         if checking:
@@ -683,7 +709,9 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
         clock = pos.halfmove_clock
         zobrist = pos.key ^ pos.ep_key() if pos.ep else pos.key  # (ep_key is 0 without an en-passant square)
         legal_ep = pos.ep != 0 and has_legal_en_passant(pos)
-        rkey = pos.repetition_key(legal_ep)
+        rkey = pos.key ^ ((pos.castling_rights * CASTLE_MIX) & BB_ALL)  # Position.repetition_key, without the call
+        if legal_ep:
+            rkey ^= K.ep[pos.ep & 7]
         if history.n < len(history.keys):  # _History.add, without the call
             history.keys[history.n] = rkey
             history.checks[history.n] = checking != 0
@@ -722,7 +750,15 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             ended = _SEVENTYFIVE  # (reported before a fivefold repetition at the same ply)
             ended_ply = plies
         mate = False
-        if not has_legal_move_known(pos, king, checking, blockers):
+        # has_legal_move_known's first test, without the call: out of check, a pawn that is not
+        # pinned and has an empty square ahead can push (most positions).
+        if checking or king < 0:
+            has_move = has_legal_move_known(pos, king, checking, blockers)
+        else:
+            pawns = pos.pieces[PAWN] & pos.occupied_co[us] & ~blockers
+            has_move = (((pawns << 8) if us else (pawns >> 8)) & ~occupied & BB_ALL) != 0 \
+                or has_legal_move_known(pos, king, checking, blockers)
+        if not has_move:
             mate = checking != 0
             flags |= _MATE if mate else _STALE
             if not ended or ended_ply == plies:  # mate and stalemate come before the other ends

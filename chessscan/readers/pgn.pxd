@@ -39,7 +39,6 @@ cpdef bint _has_text(bytes b, Py_ssize_t start) except -1
 cdef bint _has_text_c(cbytes p, Py_ssize_t n, Py_ssize_t i) noexcept
 @cython.locals(p=cbytes, n=Py_ssize_t, i=Py_ssize_t)
 cdef Py_ssize_t _lead(bytes line) except -2
-@cython.locals(p=cbytes, n=Py_ssize_t, i=Py_ssize_t)
 cpdef bint _first_is_brace(bytes text) except -1
 
 @cython.locals(issues=list, pre_b=bytes, tag_b=bytes, mt_b=bytes, end_off=Py_ssize_t, mt_ascii=bint, game=RawGame,

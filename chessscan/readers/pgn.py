@@ -1482,14 +1482,7 @@ def note_issues(mt: bytes, codec: str, line0: int, problems: list) -> list[Reade
 def _first_is_brace(text: bytes) -> bool:
     """Whether the first byte of ``text`` that is not whitespace (``\\s``) is '{': where
     ``_FIRST_COMMENT_B`` may match."""
-    if cython.compiled:
-        p = cython.cast(cbytes, text)
-        n = len(text)
-        i = 0
-        while i < n and (p[i] == 32 or 9 <= p[i] <= 13):
-            i += 1
-        return i < n and p[i] == 123
-    return text.lstrip(b" \t\n\r\x0b\x0c")[:1] == b"{"
+    return _lead(text) == 123  # '{'
 
 
 def _may_hold_game(text: bytes) -> bool:

@@ -37,7 +37,9 @@ MAX_MOVES = 256
 
 def attackers(pos: Position, color: bool, sq: int, occupied: int) -> int:
     """Bitboard of ``color``'s pieces attacking square ``sq``, sliders seeing ``occupied``
-    as the blockers (the pieces themselves are taken from ``pos``)."""
+    as the blockers (the pieces themselves are taken from ``pos``). The per-ply loop
+    (:func:`chessscan.analysis.plies.play_plies`) has this and :func:`pinned` written out for
+    the side to move's king: a change here is made there too."""
     own = pos.occupied_co[color]
     queens = pos.pieces[QUEEN]
     found = ((T.knight[sq] & pos.pieces[KNIGHT])
@@ -73,7 +75,8 @@ def checkers(pos: Position) -> int:
 
 def pinned(pos: Position, king: int, color: bool) -> int:
     """Pieces of ``color`` pinned to its king on square ``king``: the single piece standing
-    between the king and an enemy slider on a line."""
+    between the king and an enemy slider on a line (written out in the per-ply loop too: see
+    :func:`attackers`)."""
     queens = pos.pieces[QUEEN]
     snipers = ((T.rook_pseudo[king] & (pos.pieces[ROOK] | queens))
                | (T.bishop_pseudo[king] & (pos.pieces[BISHOP] | queens))) & pos.occupied_co[not color]

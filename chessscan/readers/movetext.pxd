@@ -106,7 +106,7 @@ cdef class _NoteReader:
     cdef int64_t* buf
 
     @cython.locals(i=Py_ssize_t, c=uchar, start=Py_ssize_t, j=Py_ssize_t, kind=int, close=Py_ssize_t,
-                   vs=Py_ssize_t, ve=Py_ssize_t, ok=bint, fk=Py_ssize_t, fd=Py_ssize_t, fv=int64_t, fneg=bint)
+                   vs=Py_ssize_t, ve=Py_ssize_t, ok=bint)
     cdef int read(self, cbytes p, Py_ssize_t s, Py_ssize_t e, Py_ssize_t ply) except -1
     @cython.locals(k=Py_ssize_t, d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t,
                    head=uint64_t, clock=uint64_t, ms=int64_t)

@@ -784,30 +784,6 @@ class _NoteReader:
                                    + (p[i + 10] - 48) * 10 + (p[i + 11] - 48)) * 1000)
                 i += 13
                 continue
-            if (i + 8 < e and p[i + 5] == 32 and p[i + 1] == 101 and p[i + 2] == 118 and p[i + 3] == 97
-                    and p[i + 4] == 108):
-                # "[%eval -1.23]" (one or two decimals), as Lichess writes an evaluation in
-                # pawns: likewise; any other form is read below.
-                fk = i + 6
-                fneg = p[fk] == 45  # '-'
-                if fneg:
-                    fk += 1
-                fd = fk
-                fv = 0
-                while fk < e and 48 <= p[fk] <= 57:
-                    fv = fv * 10 + (p[fk] - 48)
-                    fk += 1
-                if 0 < fk - fd <= _NOTE_PAWN_DIGITS and fk + 2 < e and p[fk] == 46 and 48 <= p[fk + 1] <= 57:
-                    fv = fv * 100 + (p[fk + 1] - 48) * 10
-                    fk += 2
-                    if 48 <= p[fk] <= 57:
-                        fv += p[fk] - 48
-                        fk += 1
-                    if fk < e and p[fk] == 93:  # ']'
-                        if self.cp == _NA and self.mate == _NA:
-                            self.cp = -fv if fneg else fv
-                        i = fk + 1
-                        continue
             start = i - 1
             j = i + 1
             while j < e and (97 <= p[j] <= 122 or 65 <= p[j] <= 90):

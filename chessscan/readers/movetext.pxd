@@ -108,15 +108,16 @@ cdef class _NoteReader:
     @cython.locals(i=Py_ssize_t, c=uchar, start=Py_ssize_t, j=Py_ssize_t, kind=int, close=Py_ssize_t,
                    vs=Py_ssize_t, ve=Py_ssize_t, ok=bint)
     cdef int read(self, cbytes p, Py_ssize_t s, Py_ssize_t e, Py_ssize_t ply) except -1
-    @cython.locals(k=Py_ssize_t, d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t,
-                   head=uint64_t, clock=uint64_t, ms=int64_t)
-    cdef inline Py_ssize_t read_fixed(self, cbytes p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t ply) except -2
+    @cython.locals(n=Py_ssize_t)
+    cdef inline int add_fixed(self, Py_ssize_t ply, int64_t clock, int64_t cp, int64_t mate) except -1
     @cython.locals(h=int64_t, k=Py_ssize_t, m1=int, m2=int, s1=int, s2=int, ms=int64_t, scale=int64_t)
     cdef inline bint _time(self, cbytes p, Py_ssize_t i, Py_ssize_t e, int kind) noexcept
     @cython.locals(k=Py_ssize_t, d=Py_ssize_t, mate=bint, negative=bint, value=int64_t, digits=Py_ssize_t)
     cdef inline bint _eval(self, cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
-    @cython.locals(n=Py_ssize_t, cap=Py_ssize_t, k=Py_ssize_t, grown=int64_p)
+    @cython.locals(n=Py_ssize_t, k=Py_ssize_t)
     cdef inline int _flush(self) except -1
+    @cython.locals(cap=Py_ssize_t, grown=int64_p)
+    cdef int _grow(self, Py_ssize_t n) except -1
     cpdef list take_problems(self)
     cpdef tuple finish(self)
 
@@ -134,6 +135,10 @@ cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noex
 cdef uint64_t _HIGH_BITS
 cdef bint _is_ascii(cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
 cdef bytes _TOKEN_BYTES
+cdef u64p _KEY_BUF
+cdef Py_ssize_t _KEY_CAP
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
-               e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t, cls=cbytes)
+               e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t, cls=cbytes,
+               d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t, head=uint64_t,
+               clock=uint64_t, ms=int64_t)
 cdef object _fast_keys_notes_c(cbytes p, Py_ssize_t n, _NoteReader reader)

@@ -718,9 +718,10 @@ _NOTE_HOURS_DIGITS = 9   # more: not a clock (and no overflow)
 _NOTE_PAWN_DIGITS = 7    # more: not an evaluation (centipawns fit 32 bits)
 
 
-# read_fixed's constants: 8 bytes as one number in the machine's byte order (_load8), and
-# per-byte masks for "H:MM:SS]" less '0' per byte (':' 0x0a, ']' 0x6d; a digit 0-9, so
-# adding 0x76 sets no high bit, adding 0x7a none for 0-5, and no byte carries into the next).
+# The constants of _fast_keys_notes_c's fixed reading of a Lichess comment: 8 bytes as one
+# number in the machine's byte order (_load8), and per-byte masks for "H:MM:SS]" less '0' per
+# byte (':' 0x0a, ']' 0x6d; a digit 0-9, so adding 0x76 sets no high bit, adding 0x7a none for
+# 0-5, and no byte carries into the next).
 _CLK_HEAD = int.from_bytes(b"{ [%clk ", sys.byteorder)
 _EVAL_HEAD = int.from_bytes(b"{ [%eval", sys.byteorder)
 _CLK_AFTER_EVAL = int.from_bytes(b"] [%clk ", sys.byteorder)
@@ -815,68 +816,33 @@ class _NoteReader:
             if not ok:
                 self.problems.append((start, ply, p[start:close + 1 if close < e else e]))
 
-    def read_fixed(self, p, i, n, ply):
-        """The brace comment opening at ``p[i]`` (of ``n`` bytes) when it is exactly
-        ``{ [%clk H:MM:SS] }`` or ``{ [%eval E] [%clk H:MM:SS] }`` (``E``: [-]pawns with one
-        or two decimals, or #[-]moves; up to 7 digits), as Lichess writes every annotated
-        ply: its values read as :meth:`read` reads them, after ply ``ply``, and the offset of
-        its '}'. Else -1, and nothing read. Fixed text is compared 8 bytes at a time."""
-        if i + 17 >= n:
-            return -1
-        cp = mate = _NA
-        head = _load8(p, i)
-        k = i + 8  # the clock's "H:MM:SS] }"
-        if head != _CLK_HEAD:
-            if head != _EVAL_HEAD or p[k] != 32:
-                return -1
-            k += 1
-            is_mate = p[k] == 35  # '#'
-            if is_mate:
-                k += 1
-            negative = p[k] == 45  # '-'
-            if negative:
-                k += 1
-            d = k
-            value = 0
-            while k < n and 48 <= p[k] <= 57:
-                value = value * 10 + (p[k] - 48)
-                k += 1
-            if k == d or k - d > _NOTE_PAWN_DIGITS or k + 20 >= n:
-                return -1
-            if is_mate:
-                mate = -value if negative else value
+    def add_fixed(self, ply, clock, cp, mate):
+        """Store the values :func:`_fast_keys_notes_c` read from a Lichess comment (clock ms,
+        eval cp, eval mate; NA for the eval it has not) after ply ``ply``, as :meth:`read` stores
+        them. Compiled only."""
+        if ply != self.ply:  # the ply's first comment (as usual)
+            n = 4 * self.ply
+            if cython.compiled and self.clock != _NA and 4 * self.count == n - 4 and n <= self.cap:
+                # _flush's usual case, written out (the plies before are stored; there is room).
+                self.buf[n - 4] = self.clock
+                self.buf[n - 3] = self.emt
+                self.buf[n - 2] = self.cp
+                self.buf[n - 1] = self.mate
+                self.count = self.ply
             else:
-                if p[k] != 46 or not 48 <= p[k + 1] <= 57:  # '.' and a digit
-                    return -1
-                value = value * 100 + (p[k + 1] - 48) * 10
-                k += 2
-                if 48 <= p[k] <= 57:
-                    value += p[k] - 48
-                    k += 1
-                cp = -value if negative else value
-            if _load8(p, k) != _CLK_AFTER_EVAL:
-                return -1
-            k += 8
-        # "H:MM:SS]" as 8 bytes less '0' each: the colons and ']' in place, digits 0-9, tens 0-5.
-        clock = _load8(p, k) ^ _CLK_ZEROS
-        if (((clock & _CLK_FIXED_MASK) ^ _CLK_FIXED) | (((clock + _CLK_ADD_10) | clock) & _CLK_DIGIT_BITS)
-                | ((clock + _CLK_ADD_6) & _CLK_TENS_BITS)) or p[k + 8] != 32 or p[k + 9] != 125:
-            return -1
-        ms = ((((p[k] - 48) * 60 + (p[k + 2] - 48) * 10 + (p[k + 3] - 48)) * 60
-               + (p[k + 5] - 48) * 10 + (p[k + 6] - 48)) * 1000)
-        if ply != self.ply:  # the ply's first comment (as usual): all four are NA after _flush
-            self._flush()
+                self._flush()
             self.ply = ply
-            self.clock = ms
+            self.clock = clock
+            self.emt = _NA
             self.cp = cp
             self.mate = mate
-            return k + 9
+            return 0
         if self.cp == _NA and self.mate == _NA:
             self.cp = cp
             self.mate = mate
         if self.clock == _NA:
-            self.clock = ms
-        return k + 9
+            self.clock = clock
+        return 0
 
     def _time(self, p, i, e, kind):
         """``H:MM:SS(.f)`` in ``p[i:e]`` as milliseconds into the clock (kind 0) or emt (1),
@@ -970,12 +936,7 @@ class _NoteReader:
         n = 4 * self.ply
         if cython.compiled:
             if n > self.cap:
-                cap = max(n, 2 * self.cap, 4 * 64)
-                grown = cython.cast(cython.pointer(int64_t), realloc(self.buf, cap * 8))
-                if grown == cython.NULL:
-                    raise MemoryError()
-                self.buf = grown
-                self.cap = cap
+                self._grow(n)
             k = 4 * self.count
             while k < n - 4:
                 self.buf[k] = _NA
@@ -989,6 +950,16 @@ class _NoteReader:
             self.buf.extend((self.clock, self.emt, self.cp, self.mate))
         self.count = self.ply
         self.clock = self.emt = self.cp = self.mate = _NA
+
+    def _grow(self, n):
+        """Make room for ``n`` values in ``buf`` (compiled); kept apart from :meth:`_flush`,
+        which runs once a ply and is inlined."""
+        cap = max(n, 2 * self.cap, 4 * 64)
+        grown = cython.cast(cython.pointer(int64_t), realloc(self.buf, cap * 8))
+        if grown == cython.NULL:
+            raise MemoryError()
+        self.buf = grown
+        self.cap = cap
 
     def take_problems(self):
         """The malformed commands read since the last call (see :meth:`finish`)."""
@@ -1119,6 +1090,9 @@ def game_line_keys_notes(line: bytes):
 _TOKEN_BYTES = bytes(0 if _is_space(c) or c == 123 or c == 59 or c > 127 else 1 for c in range(256))
 
 
+_KEY_CAP = 0  # _KEY_BUF's size in keys (compiled: _KEY_BUF, a C array, starts NULL)
+
+
 def _fast_keys_notes_c(p, n, reader):
     """:func:`fast_keys_notes`' pass: :func:`_fast_keys_c` over the text with its brace
     comments, which separate tokens as the blank that replaces them does, and whose commands
@@ -1126,106 +1100,161 @@ def _fast_keys_notes_c(p, n, reader):
     ';' or escape line outside a comment, a '{' with no '}', or a byte above 0x7F (in a
     token or comment; after the termination marker it gives no keys): text it reads to the
     end is ASCII."""
-    cap = 256
-    keys = cython.cast(cython.pointer(uint64_t), malloc(cap * 8))
-    if keys == cython.NULL:
-        raise MemoryError()
+    # The keys go to a buffer kept from game to game (grown, never freed): no allocation per
+    # game, and no try/finally (a smaller function: the compiler inlines the helpers).
+    global _KEY_BUF, _KEY_CAP
+    if _KEY_CAP == 0:
+        _KEY_BUF = cython.cast(cython.pointer(uint64_t), malloc(256 * 8))
+        if _KEY_BUF == cython.NULL:
+            raise MemoryError()
+        _KEY_CAP = 256
+    cap = _KEY_CAP
+    keys = _KEY_BUF
     count = 0
     result = None
     cls = _TOKEN_BYTES
-    try:
-        i = 0
-        while True:
-            # Whitespace and brace comments.
-            while i < n:
-                c = p[i]
-                if _is_space(c):
-                    i += 1
-                elif c == 123:  # '{'
-                    e = reader.read_fixed(p, i, n, count) if count else -1
-                    if e < 0:
-                        e = _find(p, i + 1, n, 125)  # '}'
-                        if e == n or not _is_ascii(p, i + 1, e):
-                            return None
-                        if count:
-                            reader.read(p, i + 1, e, count)
-                    reader.comments += 1
-                    i = e + 1
-                else:
-                    break
-            if i >= n:
-                break
+    i = 0
+    while True:
+        # Whitespace and brace comments.
+        while i < n:
             c = p[i]
-            s = i
-            if 48 <= c <= 57:
-                # A move number indication then a space ("12. " or "12... ", as most are):
-                # passed over as the token it is.
-                k = i + 1
-                while k < n and 48 <= p[k] <= 57:
-                    k += 1
-                if k < n and p[k] == 46:
-                    k += 1
-                    while k < n and p[k] == 46:
-                        k += 1
-                    if k < n and p[k] == 32:
-                        i = k + 1
-                        continue
-            elif c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
-                return None
-            while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
+            if _is_space(c):
                 i += 1
-            if i < n and (p[i] == 59 or p[i] > 127):
-                return None
-            e = i
-            # (A token starting with a letter has no move number indication.)
-            j = _after_move_number(p, s, e) if c <= 57 else s
-            if j == e:
-                continue
-            length = e - j
-            if length <= 7 and _is_san(p + j, length):
-                if count == cap:
-                    cap *= 2
-                    grown = cython.cast(cython.pointer(uint64_t), realloc(keys, cap * 8))
-                    if grown == cython.NULL:
-                        raise MemoryError()
-                    keys = grown
-                keys[count] = _packed_key(p + j, e - j)
-                count += 1
-                continue
-            # Anything else fails unless it is a marker with only whitespace (or comments) after it.
-            k = j
-            while k < e and p[k] != 46:
-                k += 1
-            if k < e:
-                return None, None  # a period after something other than digits
-            if length == 1 and p[j] == 42:
-                result = "*"
-            elif length == 3 and p[j + 1] == 45 and (
-                    (p[j] == 49 and p[j + 2] == 48) or (p[j] == 48 and p[j + 2] == 49)):
-                result = "1-0" if p[j] == 49 else "0-1"
-            elif length == 7 and (p + j)[:7] == b"1/2-1/2":
-                result = "1/2-1/2"
-            else:
-                return None, None
-            while i < n:
-                c = p[i]
-                if _is_space(c):
-                    i += 1
-                elif c == 123:  # '{'
-                    e = _find(p, i + 1, n, 125)
+            elif c == 123:  # '{'
+                # "{ [%clk H:MM:SS] }" or "{ [%eval E] [%clk H:MM:SS] }" (E: [-]pawns with one
+                # or two decimals, or #[-]moves; up to 7 digits), as Lichess writes every
+                # annotated ply, is read here, its values as read() reads them, fixed text
+                # compared 8 bytes at a time: e its '}', else -1. (Here in the loop: a call
+                # would cost about what the reading does.)
+                e = -1
+                while count and i + 17 < n:  # (once: a break leaves e at -1)
+                    cp = mate = _NA
+                    head = _load8(p, i)
+                    k = i + 8  # the clock's "H:MM:SS] }"
+                    if head != _CLK_HEAD:
+                        if head != _EVAL_HEAD or p[k] != 32:
+                            break
+                        k += 1
+                        is_mate = p[k] == 35  # '#'
+                        if is_mate:
+                            k += 1
+                        negative = p[k] == 45  # '-'
+                        if negative:
+                            k += 1
+                        d = k
+                        value = 0
+                        while k < n and 48 <= p[k] <= 57:
+                            value = value * 10 + (p[k] - 48)
+                            k += 1
+                        if k == d or k - d > _NOTE_PAWN_DIGITS or k + 20 >= n:
+                            break
+                        if is_mate:
+                            mate = -value if negative else value
+                        else:
+                            if p[k] != 46 or not 48 <= p[k + 1] <= 57:  # '.' and a digit
+                                break
+                            value = value * 100 + (p[k + 1] - 48) * 10
+                            k += 2
+                            if 48 <= p[k] <= 57:
+                                value += p[k] - 48
+                                k += 1
+                            cp = -value if negative else value
+                        if _load8(p, k) != _CLK_AFTER_EVAL:
+                            break
+                        k += 8
+                    # "H:MM:SS]" as 8 bytes less '0' each: the colons and ']' in place, digits
+                    # 0-9, tens 0-5.
+                    clock = _load8(p, k) ^ _CLK_ZEROS
+                    if ((((clock & _CLK_FIXED_MASK) ^ _CLK_FIXED) | (((clock + _CLK_ADD_10) | clock) & _CLK_DIGIT_BITS)
+                            | ((clock + _CLK_ADD_6) & _CLK_TENS_BITS)) or p[k + 8] != 32 or p[k + 9] != 125):
+                        break
+                    ms = ((((p[k] - 48) * 60 + (p[k + 2] - 48) * 10 + (p[k + 3] - 48)) * 60
+                           + (p[k + 5] - 48) * 10 + (p[k + 6] - 48)) * 1000)
+                    reader.add_fixed(count, ms, cp, mate)
+                    e = k + 9
+                    break
+                if e < 0:
+                    e = _find(p, i + 1, n, 125)  # '}'
                     if e == n or not _is_ascii(p, i + 1, e):
                         return None
-                    reader.comments += 1
-                    reader.tail = True
-                    i = e + 1
-                elif c == 59 or (c == 37 and (p[i - 1] == 10 or p[i - 1] == 13)):
-                    return None
-                else:
-                    return None, None
+                    if count:
+                        reader.read(p, i + 1, e, count)
+                reader.comments += 1
+                i = e + 1
+            else:
+                break
+        if i >= n:
             break
-        return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
-    finally:
-        free(keys)
+        c = p[i]
+        s = i
+        if 48 <= c <= 57:
+            # A move number indication then a space ("12. " or "12... ", as most are):
+            # passed over as the token it is.
+            k = i + 1
+            while k < n and 48 <= p[k] <= 57:
+                k += 1
+            if k < n and p[k] == 46:
+                k += 1
+                while k < n and p[k] == 46:
+                    k += 1
+                if k < n and p[k] == 32:
+                    i = k + 1
+                    continue
+        elif c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
+            return None
+        while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
+            i += 1
+        if i < n and (p[i] == 59 or p[i] > 127):
+            return None
+        e = i
+        # (A token starting with a letter has no move number indication.)
+        j = _after_move_number(p, s, e) if c <= 57 else s
+        if j == e:
+            continue
+        length = e - j
+        if length <= 7 and _is_san(p + j, length):
+            if count == cap:
+                cap *= 2
+                grown = cython.cast(cython.pointer(uint64_t), realloc(keys, cap * 8))
+                if grown == cython.NULL:
+                    raise MemoryError()
+                keys = _KEY_BUF = grown
+                _KEY_CAP = cap
+            keys[count] = _packed_key(p + j, e - j)
+            count += 1
+            continue
+        # Anything else fails unless it is a marker with only whitespace (or comments) after it.
+        k = j
+        while k < e and p[k] != 46:
+            k += 1
+        if k < e:
+            return None, None  # a period after something other than digits
+        if length == 1 and p[j] == 42:
+            result = "*"
+        elif length == 3 and p[j + 1] == 45 and (
+                (p[j] == 49 and p[j + 2] == 48) or (p[j] == 48 and p[j + 2] == 49)):
+            result = "1-0" if p[j] == 49 else "0-1"
+        elif length == 7 and (p + j)[:7] == b"1/2-1/2":
+            result = "1/2-1/2"
+        else:
+            return None, None
+        while i < n:
+            c = p[i]
+            if _is_space(c):
+                i += 1
+            elif c == 123:  # '{'
+                e = _find(p, i + 1, n, 125)
+                if e == n or not _is_ascii(p, i + 1, e):
+                    return None
+                reader.comments += 1
+                reader.tail = True
+                i = e + 1
+            elif c == 59 or (c == 37 and (p[i - 1] == 10 or p[i - 1] == 13)):
+                return None
+            else:
+                return None, None
+        break
+    return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
 
 
 _HIGH_BITS = int.from_bytes(b"\x80" * 8, sys.byteorder)

@@ -606,7 +606,7 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
             chunk = chunk[end:]
         if not chunk:
             continue
-        if cython.compiled and len(chunk) <= cap:
+        if cython.compiled and type(chunk) is bytes and len(chunk) <= cap:
             # The common case, compiled: the lines are made as they are read (_Span).
             span = _chunk_span(chunk, parts)
             if span is not None:

@@ -12,6 +12,21 @@ cdef class RawGame:
                nags, issues, first_comment, _mt, _codec, _tags, _tag_line, _keys, notes)
 
 
+@cython.final
+cdef class _Span:
+    cdef object head
+    cdef bytes buf
+    cdef Py_ssize_t pos, end, cr
+    cdef bint gap
+    @cython.locals(n=Py_ssize_t, p=cbytes, q=cbytes, lf=Py_ssize_t, e=Py_ssize_t)
+    cdef Py_ssize_t _line_end(self, Py_ssize_t i) except -1
+    @cython.locals(taken=Py_ssize_t, buf=bytes, p=cbytes, i=Py_ssize_t, e=Py_ssize_t, j=Py_ssize_t, kind=int,
+                   c=cython.uchar)
+    cdef Py_ssize_t take_tag_lines(self, list lines, bint gap) except -1
+
+@cython.locals(n=Py_ssize_t, p=cbytes, q=cbytes, lf=Py_ssize_t, first=Py_ssize_t, start=Py_ssize_t, end=Py_ssize_t)
+cdef _Span _chunk_span(bytes chunk, list parts)
+
 cdef list _split_lines(data)
 @cython.locals(lines=list, i=Py_ssize_t, cr=Py_ssize_t, lf=Py_ssize_t, e=Py_ssize_t, q=cbytes)
 cdef list _split_lines_c(cbytes p, Py_ssize_t n)

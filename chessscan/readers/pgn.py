@@ -421,6 +421,125 @@ def _cut_between_tokens(line: bytes, cap: int) -> int:
     return k + 1 if k >= 0 else cap
 
 
+class _Span:
+    """The complete lines of one chunk read, made one by one as they are read (compiled, a C
+    iterator; no list of all of them): ``head`` first unless None (a line begun in earlier
+    chunks and ended in this one), then the lines of ``buf[pos:end]``, which begins and ends
+    at line starts, split as ``bytes.splitlines(True)`` splits them (\\n, \\r\\n, \\r)."""
+
+    # Compiled, an extension type (pgn.pxd).
+    __slots__ = ("head", "buf", "pos", "end", "cr", "gap")
+
+    def __init__(self, head, buf: bytes, pos: int, end: int) -> None:
+        self.head = head
+        self.buf = buf
+        self.pos = pos
+        self.end = end
+        self.cr = -1  # offset of the next '\r' at or after pos (end: none); -1: not looked for yet
+        self.gap = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> bytes:
+        cython.declare(i=cython.Py_ssize_t, e=cython.Py_ssize_t)
+        line = self.head
+        if line is not None:
+            self.head = None
+            return line
+        i = self.pos
+        if i >= self.end:
+            raise StopIteration
+        e = self._line_end(i)
+        self.pos = e
+        if cython.compiled:
+            return cython.cast(cbytes, self.buf)[i:e]
+        return self.buf[i:e]
+
+    def _line_end(self, i: int) -> int:
+        """The offset after the line end of the line starting at ``i`` (< ``end``)."""
+        n = self.end
+        if cython.compiled:
+            p = cython.cast(cbytes, self.buf)
+            q = cython.cast(cbytes, memchr(p + i, 10, n - i))
+            lf = n if q == cython.NULL else q - p
+            if self.cr < i:
+                q = cython.cast(cbytes, memchr(p + i, 13, n - i))
+                self.cr = n if q == cython.NULL else q - p
+            if self.cr < lf:
+                e = self.cr + 1
+                return e + 1 if e < n and p[e] == 10 else e
+            return lf + 1 if lf < n else n
+        lf = self.buf.find(b"\n", i, n)
+        if lf < 0:
+            lf = n
+        if self.cr < i:
+            self.cr = self.buf.find(b"\r", i, n)
+            if self.cr < 0:
+                self.cr = n
+        if self.cr < lf:
+            e = self.cr + 1
+            return e + 1 if e < n and self.buf[e] == 10 else e
+        return lf + 1 if lf < n else n
+
+    def take_tag_lines(self, lines: list, gap: bool) -> int:
+        """Move the lines that come next onto ``lines`` while each is one that the line loop
+        of :func:`_read_stream` in a tag section would only append to it: a line beginning
+        with '[' and ending with ']' before its line end (a tag line; only while ``gap`` is
+        false), or a blank one (ASCII whitespace only; ``gap`` becomes true: a blank line
+        came). Returns how many lines; ``self.gap`` is ``gap`` after them. (The same lines
+        and state as that loop's, without a pass through it per line.)"""
+        taken = 0
+        buf = self.buf
+        if cython.compiled:
+            p = cython.cast(cbytes, buf)
+            while self.pos < self.end:
+                i = self.pos
+                c = p[i]
+                if c == 91 and not gap:
+                    e = self._line_end(i)
+                    if not _ends_tag_c(p + i, e - i):
+                        break
+                elif c <= 32:
+                    e = self._line_end(i)
+                    j = i
+                    while j < e and (p[j] == 32 or 9 <= p[j] <= 13):
+                        j += 1
+                    if j < e:
+                        break
+                    gap = True
+                else:
+                    break  # (most often the movetext: its end is not looked for twice)
+                lines.append(p[i:e])
+                self.pos = e
+                taken += 1
+            self.gap = gap
+            return taken
+        while self.pos < self.end:
+            i = self.pos
+            e = self._line_end(i)
+            kind = _tag_line_kind(buf, i, e)
+            if kind == 0 or (kind == 1 and gap):
+                break
+            if kind == 2:
+                gap = True
+            lines.append(buf[i:e])
+            self.pos = e
+            taken += 1
+        self.gap = gap
+        return taken
+
+
+def _tag_line_kind(buf: bytes, i: int, e: int) -> int:
+    """What the line ``buf[i:e]`` (line end included) is to a tag section: 1 a line beginning
+    with '[' and ending with ']' (:func:`_ends_tag`), 2 a blank line (ASCII whitespace only),
+    0 anything else."""
+    line = buf[i:e]
+    if line[:1] == b"[":
+        return 1 if line.endswith(_TAG_END) else 0
+    return 0 if line.strip() else 2
+
+
 def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes] | int]:
     """Lists of physical lines (line ends kept), for LF, CRLF and CR-only text.
 
@@ -434,6 +553,7 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
     TruncatedInput the pending partial line is delivered first, then the exception
     propagates.
     """
+    cython.declare(span=_Span)
     read = stream.read
     cap = MAX_GAME_BYTES
     if where is None:
@@ -486,6 +606,16 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
             chunk = chunk[end:]
         if not chunk:
             continue
+        if cython.compiled and type(chunk) is bytes and len(chunk) <= cap:
+            # The common case, compiled: the lines are made as they are read (_Span).
+            span = _chunk_span(chunk, parts)
+            if span is not None:
+                held = len(chunk) - span.end
+                parts = [chunk[span.end:]] if held else []
+                where[0] = consumed - held
+                if span.head is not None or span.pos < span.end:
+                    yield span
+                continue
         lines = _split_lines(chunk)
         if parts and parts[-1].endswith(b"\r"):
             line = b"".join(parts)
@@ -540,6 +670,49 @@ def _line_batches(stream, where: list[int] | None = None) -> Iterator[list[bytes
             yield [line]
 
 
+def _chunk_span(chunk: bytes, parts: list) -> _Span | None:
+    """The batch of :func:`_line_batches` from ``chunk`` (at most ``MAX_GAME_BYTES``), ``parts``
+    the pieces of a line begun before it, as a :class:`_Span` whose ``end`` is where the
+    pieces of the next unfinished line begin; None when the list path must make it: no line
+    end in ``chunk``, a '\\r' ending ``parts`` (maybe half of a '\\r\\n'), a first line
+    ended by a '\\r' that ends ``chunk``, or a first line over the cap."""
+    n = len(chunk)
+    head = None
+    start = 0
+    if cython.compiled:
+        p = cython.cast(cbytes, chunk)
+        q = cython.cast(cbytes, memchr(p, 10, n))
+        lf = n if q == cython.NULL else q - p
+        q = cython.cast(cbytes, memchr(p, 13, lf))
+        first = lf if q == cython.NULL else q - p  # the first line end (n: none)
+    else:
+        first = min([k for k in (chunk.find(b"\n"), chunk.find(b"\r")) if k >= 0], default=n)
+    if first == n:
+        return None
+    if parts:
+        if parts[-1].endswith(b"\r"):
+            return None
+        start = first + 1
+        if chunk[first] == 13:
+            if start == n:
+                return None
+            if chunk[start] == 10:
+                start += 1
+        head = b"".join(parts) + chunk[:start]
+        if len(head) > MAX_GAME_BYTES:
+            return None
+    # Where the last line begins unless it ends with '\n' (then the chunk's end).
+    end = n
+    if chunk[n - 1] != 10:
+        end -= 1
+        if cython.compiled:
+            while end > start and p[end - 1] != 10 and p[end - 1] != 13:
+                end -= 1
+        else:
+            end = max(chunk.rfind(b"\n", 0, end), chunk.rfind(b"\r", 0, end), start - 1) + 1
+    return _Span(head, chunk, start, end)
+
+
 class ReadEnd:
     """How a read ended, filled in by :func:`read_games` once the source is exhausted.
 
@@ -591,7 +764,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                    cut_short=cython.bint, cap=cython.Py_ssize_t, from_line=cython.Py_ssize_t, c=cython.Py_ssize_t,
                    j=cython.Py_ssize_t, started_in_comment=cython.bint, n_line=cython.Py_ssize_t,
                    d0=cython.Py_ssize_t, end=cython.Py_ssize_t, p=cython.Py_ssize_t, q=cython.Py_ssize_t,
-                   tail_at=cython.Py_ssize_t, e=cython.Py_ssize_t, r=cython.Py_ssize_t,
+                   tail_at=cython.Py_ssize_t, e=cython.Py_ssize_t, r=cython.Py_ssize_t, taken=cython.Py_ssize_t,
                    line=bytes, rest=bytes, t=bytes)
     index = 0
     lineno = 0
@@ -901,6 +1074,15 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                         mt_line0 = lineno
                                         continue
                             tag_lines.append(line)
+                            if src is own and type(own) is _Span:
+                                # The tag and blank lines after it, taken in one go (the
+                                # same lines and state as this loop's).
+                                taken = cython.cast(_Span, own).take_tag_lines(tag_lines, False)
+                                if taken:
+                                    tags_gap = cython.cast(_Span, own).gap
+                                    from_line += taken
+                                    lineno = from_line - 1
+                                    line = tag_lines[-1]
                             break
                         if c < 0 or line[0] == 37:
                             tag_lines.append(line)

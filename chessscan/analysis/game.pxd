@@ -23,12 +23,24 @@ cdef class Tally:
 cdef dict _RESULT_INDEX
 cdef tuple _RESULT_KEYS
 cdef int _INCONSISTENT, _MISMATCH
-cdef tuple _LAST_GAMES, _LAST_KIND, _LAST_TIME_CONTROL
-cdef tuple _game_columns(dict games)
-@cython.locals(k=Py_ssize_t)
-cdef int _append_row(tuple columns, tuple values) except -1
+
+
+@cython.final
+cdef class _GameColumns:
+    cdef object games
+    cdef list source, game_index, byte_offset, line, event, site, date, round, white, black, result
+    cdef list white_elo, black_elo, eco, time_control, time_control_base_s, time_control_increment_s
+    cdef list termination, variant, start_fen, plies, clock_plies, eval_plies, checks, direct_checks
+    cdef list discovered_checks, double_checks, outcome, winner, perpetuals, result_consistent, error_code
+    cdef list error_ply, moves_hash
+
+cdef _GameColumns _LAST_GAMES
+cdef tuple _LAST_KIND, _LAST_TIME_CONTROL
+@cython.locals(last=_GameColumns, columns=_GameColumns)
+cdef _GameColumns _game_columns(dict games)
 cdef object _memoized(dict memo, object fn, object value)
 cdef int _check_result(RawGame raw, GameState state, source, gi, tag, int result_index, issues, Tally tally) except -1
 @cython.locals(n=Py_ssize_t, data=bytes_p, elo=long, k=Py_ssize_t)
 cdef object _elo(object text)
+@cython.locals(columns=_GameColumns)
 cpdef analyze_game(RawGame raw, tables, options, Tally tally)

@@ -14,7 +14,6 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 from collections import Counter
-from operator import itemgetter
 
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.plies import GameState, play_plies
@@ -462,13 +461,41 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         base_s, increment_s = parsed
     # One definition of perpetuals with the summary's perpetual_checks: runs whose position
     # stood a third time (twofold cycles are rows of the perpetuals table too, occurrences 2).
-    _append_row(_game_columns(games), (
-        tags.get("Event"), tags.get("Site"), tags.get("Date"), tags.get("Round"), tags.get("White"),
-        tags.get("Black"), tag, tags.get("ECO"), time_control_tag, tags.get("Termination"), variant,
-        source, gi, raw.byte_offset, raw.line, white_elo, black_elo, start_fen, plies,
-        n_direct + n_discovered + n_double, n_direct, n_discovered, n_double, outcome, winner,
-        n_perpetual, result_consistent, error_code, error_ply, base_s, increment_s, state.clock_plies,
-        state.eval_plies, None if read_error else state.moves_hash))
+    columns = _game_columns(games)
+    columns.event.append(tags.get("Event"))
+    columns.site.append(tags.get("Site"))
+    columns.date.append(tags.get("Date"))
+    columns.round.append(tags.get("Round"))
+    columns.white.append(tags.get("White"))
+    columns.black.append(tags.get("Black"))
+    columns.result.append(tag)
+    columns.eco.append(tags.get("ECO"))
+    columns.time_control.append(time_control_tag)
+    columns.termination.append(tags.get("Termination"))
+    columns.variant.append(variant)
+    columns.source.append(source)
+    columns.game_index.append(gi)
+    columns.byte_offset.append(raw.byte_offset)
+    columns.line.append(raw.line)
+    columns.white_elo.append(white_elo)
+    columns.black_elo.append(black_elo)
+    columns.start_fen.append(start_fen)
+    columns.plies.append(plies)
+    columns.checks.append(n_direct + n_discovered + n_double)
+    columns.direct_checks.append(n_direct)
+    columns.discovered_checks.append(n_discovered)
+    columns.double_checks.append(n_double)
+    columns.outcome.append(outcome)
+    columns.winner.append(winner)
+    columns.perpetuals.append(n_perpetual)
+    columns.result_consistent.append(result_consistent)
+    columns.error_code.append(error_code)
+    columns.error_ply.append(error_ply)
+    columns.time_control_base_s.append(base_s)
+    columns.time_control_increment_s.append(increment_s)
+    columns.clock_plies.append(state.clock_plies)
+    columns.eval_plies.append(state.eval_plies)
+    columns.moves_hash.append(None if read_error else state.moves_hash)
     if options.moves_key:
         games["moves_key"].append(None if read_error else state.moves_key)
 
@@ -509,35 +536,63 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     return kinds
 
 
-# The games columns analyze_game appends to, in the order of its values: those holding a tag's
-# value as written (Event, Site, Date, Round, White, Black, Result, ECO, TimeControl,
-# Termination, Variant), then the rest.
-_columns_of = itemgetter("event", "site", "date", "round", "white", "black", "result", "eco", "time_control",
-                         "termination", "variant", "source", "game_index", "byte_offset", "line", "white_elo",
-                         "black_elo", "start_fen", "plies", "checks", "direct_checks", "discovered_checks",
-                         "double_checks", "outcome", "winner", "perpetuals", "result_consistent", "error_code",
-                         "error_ply", "time_control_base_s", "time_control_increment_s", "clock_plies", "eval_plies",
-                         "moves_hash")
-# The last games buffers and their columns' lists: a run appends to the same lists (clearing
-# empties them in place), so they are looked up once, not per game. One tuple, read once, so
-# that a thread always gets the lists of the buffers it asked for.
-_LAST_GAMES: tuple = (None, ())
+class _GameColumns:
+    """The column lists of one games buffers (``games``), by column name: analyze_game appends
+    to them as fields (compiled: C struct reads), not through the dict."""
+
+    def __init__(self, games: dict) -> None:
+        self.games = games
+        self.source = games["source"]
+        self.game_index = games["game_index"]
+        self.byte_offset = games["byte_offset"]
+        self.line = games["line"]
+        self.event = games["event"]
+        self.site = games["site"]
+        self.date = games["date"]
+        self.round = games["round"]
+        self.white = games["white"]
+        self.black = games["black"]
+        self.result = games["result"]
+        self.white_elo = games["white_elo"]
+        self.black_elo = games["black_elo"]
+        self.eco = games["eco"]
+        self.time_control = games["time_control"]
+        self.time_control_base_s = games["time_control_base_s"]
+        self.time_control_increment_s = games["time_control_increment_s"]
+        self.termination = games["termination"]
+        self.variant = games["variant"]
+        self.start_fen = games["start_fen"]
+        self.plies = games["plies"]
+        self.clock_plies = games["clock_plies"]
+        self.eval_plies = games["eval_plies"]
+        self.checks = games["checks"]
+        self.direct_checks = games["direct_checks"]
+        self.discovered_checks = games["discovered_checks"]
+        self.double_checks = games["double_checks"]
+        self.outcome = games["outcome"]
+        self.winner = games["winner"]
+        self.perpetuals = games["perpetuals"]
+        self.result_consistent = games["result_consistent"]
+        self.error_code = games["error_code"]
+        self.error_ply = games["error_ply"]
+        self.moves_hash = games["moves_hash"]
 
 
-def _game_columns(games: dict) -> tuple:
-    """The lists of ``games``' columns, in :data:`_columns_of`'s order."""
+# The last games buffers' columns: a run appends to the same lists (clearing empties them in
+# place), so they are looked up once, not per game. Read once (one object), so that a thread
+# always gets the lists of the buffers it asked for.
+_LAST_GAMES = None
+
+
+def _game_columns(games: dict) -> _GameColumns:
+    """The column lists of ``games``."""
     global _LAST_GAMES
     last = _LAST_GAMES
-    if last[0] is games:
-        return last[1]
-    columns = _columns_of(games)
-    _LAST_GAMES = (games, columns)
+    if last is not None and last.games is games:
+        return last
+    columns = _GameColumns(games)
+    _LAST_GAMES = columns
     return columns
-
-
-def _append_row(columns: tuple, values: tuple) -> None:
-    for k in range(len(values)):
-        columns[k].append(values[k])
 
 
 def _write_perpetuals(raw, state: GameState, tables) -> None:

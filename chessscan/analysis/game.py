@@ -111,6 +111,8 @@ _TIME_CONTROL_MEMO: dict = {None: (None, None)}  # TimeControl tag value -> time
 # game, so an identity test spares the memo's hashing and lookup.
 _LAST_KIND: tuple = (None, "standard")
 _LAST_TIME_CONTROL: tuple = (None, (None, None))
+# The last options and their moves_key (an attribute read of a dataclass costs more than this).
+_LAST_MOVES_KEY: tuple = (None, False)
 
 
 def _elo(text):
@@ -170,9 +172,14 @@ class Tally:
         self.games_with_errors = 0
         self.unsupported_variant = 0
         self.positions = 0
-        # Plain dicts, not Counters, for the two updated every game: a Counter's item
-        # assignment goes through Python-level dispatch (it defines __delitem__).
-        self.checks = {DIRECT: 0, DISCOVERED: 0, DOUBLE: 0}
+        # The counts analyze_game adds to every game, as C integers and lists indexed by a
+        # small int (compiled: no dict update, no hashing of a tuple key); the properties
+        # checks, outcomes, results and game_lengths give them as dicts.
+        self.checks_direct = self.checks_discovered = self.checks_double = 0
+        self.outcome_counts = [0] * len(OUTCOMES)      # OUTCOMES[i] -> games
+        self.result_counts = [0] * len(_RESULT_KEYS)   # _RESULT_KEYS[i] -> games
+        self.short_lengths = [0] * _SHORT_GAME_PLIES   # plies replayed (fewer than _SHORT_GAME_PLIES) -> games
+        self.long_lengths: dict[int, int] = {}         # plies replayed (more) -> games
         self.checkmates = 0
         self.stalemates = 0
         self.issues = Counter()
@@ -180,7 +187,6 @@ class Tally:
         self.epd_positions = 0
         self.epd_invalid = 0
         self.epd_outcomes = Counter()  # single / double checks, checkmates, stalemates
-        self.outcomes: dict[str, int] = {}
         self.perpetuals = 0            # runs reaching a third occurrence
         self.twofold_check_cycles = 0  # runs that reached only a second one
         self.cross_check_mode = "off"
@@ -192,8 +198,6 @@ class Tally:
         self.check_routes: dict[int, int] = {}     # route * 4 + kind -> checks
         self.checkmates_by_move: dict[int, int] = {}  # move number of the mating move -> games
         self.checkmate_kinds: dict[int, int] = {}  # GameState.mate_kind -> games
-        self.game_lengths: dict[int, int] = {}     # plies replayed -> games
-        self.results: dict[tuple, int] = {}        # (Result tag, board verdict) -> games
         self.issues_by_source: dict[tuple, int] = {}  # (source, severity) -> issues
         self.rare_games = [0] * len(RARE_KINDS)  # games holding each rare kind (sampling.RARE_KINDS)
         self.sampled_by = [0] * len(REASONS)     # cross-checked games per sample reason (sampling.REASONS)
@@ -202,8 +206,11 @@ class Tally:
         for name in ("games", "games_ok", "games_with_errors", "unsupported_variant", "positions",
                      "checkmates", "stalemates", "epd_positions", "epd_invalid", "perpetuals",
                      "twofold_check_cycles", "cross_checked_games", "cross_checked_positions",
-                     "disagreements"):
+                     "disagreements", "checks_direct", "checks_discovered", "checks_double"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.outcome_counts = [a + b for a, b in zip(self.outcome_counts, other.outcome_counts)]
+        self.result_counts = [a + b for a, b in zip(self.result_counts, other.result_counts)]
+        self.short_lengths = [a + b for a, b in zip(self.short_lengths, other.short_lengths)]
         if other.cross_check_mode != "off":
             self.cross_check_mode = other.cross_check_mode
         self.rare_games = [a + b for a, b in zip(self.rare_games, other.rare_games)]
@@ -211,9 +218,31 @@ class Tally:
         self.epd_outcomes.update(other.epd_outcomes)
         self.issues.update(other.issues)
         self.issues_by_severity.update(other.issues_by_severity)
-        for name in ("checks", "outcomes", "checks_by_move", "check_routes", "checkmates_by_move",
-                     "checkmate_kinds", "game_lengths", "results", "issues_by_source"):
+        for name in ("checks_by_move", "check_routes", "checkmates_by_move", "checkmate_kinds", "long_lengths",
+                     "issues_by_source"):
             _merge_counts(getattr(self, name), getattr(other, name))
+
+    @property
+    def checks(self) -> dict[int, int]:
+        """Checks given, by kind (``DIRECT``, ``DISCOVERED``, ``DOUBLE``)."""
+        return {DIRECT: self.checks_direct, DISCOVERED: self.checks_discovered, DOUBLE: self.checks_double}
+
+    @property
+    def outcomes(self) -> dict[str, int]:
+        """Games by ``games.outcome`` (the outcomes of no game left out)."""
+        return {OUTCOMES[i]: n for i, n in enumerate(self.outcome_counts) if n}
+
+    @property
+    def results(self) -> dict[tuple, int]:
+        """Games by (Result tag, board verdict): ``(RESULT_ORDER[i], RESULT_VERDICTS[v])``."""
+        return {_RESULT_KEYS[i]: n for i, n in enumerate(self.result_counts) if n}
+
+    @property
+    def game_lengths(self) -> dict[int, int]:
+        """Games by plies replayed."""
+        out = {plies: n for plies, n in enumerate(self.short_lengths) if n}
+        out.update(self.long_lengths)
+        return out
 
     def count_rare(self, kinds: int) -> None:
         """Count a game's rare kinds (a mask, bit ``i`` = ``RARE_KINDS[i]``)."""
@@ -315,6 +344,11 @@ AUTOMATIC_ENDS = ("checkmate", "stalemate", "insufficient_material", "seventyfiv
 # Every value of games.outcome: none, an automatic end, or what the final position lets a
 # player claim.
 OUTCOMES = ("none", *AUTOMATIC_ENDS, "threefold_repetition", "fifty_moves")
+_OUTCOME_INDEX = {outcome: i for i, outcome in enumerate(OUTCOMES)}
+_CHECKMATE, _STALEMATE = _OUTCOME_INDEX["checkmate"], _OUTCOME_INDEX["stalemate"]
+# Tally.short_lengths counts the games of each length below this many plies in a list (the
+# longer ones by length in a dict).
+_SHORT_GAME_PLIES = 1024
 DECISIVE = {"1-0": "white", "0-1": "black"}
 # Ends that decide the result whatever the players or an arbiter wrote (FIDE Laws art. 5.1.1
 # checkmate, 5.2.1 stalemate, 5.2.2 dead position), and how a result-mismatch names them.
@@ -365,7 +399,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             if first_error is None:
                 first_error = (-1 if iss.ply is None else iss.ply - 0.5, iss.code, iss.ply)
 
-    global _LAST_KIND, _LAST_TIME_CONTROL
+    global _LAST_KIND, _LAST_TIME_CONTROL, _LAST_MOVES_KEY
     variant = tags.get("Variant")
     last = _LAST_KIND
     if last[0] is variant:
@@ -496,26 +530,32 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     columns.clock_plies.append(state.clock_plies)
     columns.eval_plies.append(state.eval_plies)
     columns.moves_hash.append(None if read_error else state.moves_hash)
-    if options.moves_key:
+    last = _LAST_MOVES_KEY
+    if last[0] is options:
+        moves_key = last[1]
+    else:
+        moves_key = bool(options.moves_key)
+        _LAST_MOVES_KEY = (options, moves_key)
+    if moves_key:
         games["moves_key"].append(None if read_error else state.moves_key)
 
     tally.positions += plies
-    checks = cython.declare(dict, tally.checks)
-    if n_direct:
-        checks[DIRECT] += n_direct
-    if n_discovered:
-        checks[DISCOVERED] += n_discovered
-    if n_double:
-        checks[DOUBLE] += n_double
-    outcomes = cython.declare(dict, tally.outcomes)
-    outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    lengths = cython.declare(dict, tally.game_lengths)
-    lengths[plies] = lengths.get(plies, 0) + 1
-    key = _RESULT_KEYS[3 * result_index + (2 if result_consistent is None else 0 if result_consistent else 1)]
-    results = cython.declare(dict, tally.results)
-    results[key] = results.get(key, 0) + 1
-    mated = cython.declare(cython.bint, outcome == "checkmate")
-    stalemated = cython.declare(cython.bint, outcome == "stalemate")
+    tally.checks_direct += n_direct
+    tally.checks_discovered += n_discovered
+    tally.checks_double += n_double
+    counts = cython.declare(list, tally.outcome_counts)
+    k = cython.declare(cython.Py_ssize_t, _OUTCOME_INDEX[outcome])
+    counts[k] += 1
+    if plies < _SHORT_GAME_PLIES:
+        counts = tally.short_lengths
+        counts[plies] += 1
+    else:
+        lengths = cython.declare(dict, tally.long_lengths)
+        lengths[plies] = lengths.get(plies, 0) + 1
+    counts = tally.result_counts
+    counts[3 * result_index + (2 if result_consistent is None else 0 if result_consistent else 1)] += 1
+    mated = cython.declare(cython.bint, k == _CHECKMATE)
+    stalemated = cython.declare(cython.bint, k == _STALEMATE)
     if mated:
         tally.checkmates += 1
         mates = tally.checkmates_by_move

@@ -14,21 +14,38 @@ cdef Position STANDARD_START
 
 
 cdef class Tally:
-    cdef public object games, games_ok, games_with_errors, unsupported_variant, positions, checks, checkmates
-    cdef public object stalemates, issues, issues_by_severity, epd_positions, epd_invalid, epd_outcomes, outcomes
-    cdef public object perpetuals, twofold_check_cycles, cross_check_mode, cross_checked_games
-    cdef public object cross_checked_positions, disagreements, checks_by_move, check_routes, checkmates_by_move
-    cdef public object checkmate_kinds, game_lengths, results, issues_by_source, rare_games, sampled_by
+    # The counts as C integers: analyze_game's increments make no int object.
+    cdef public long long games, games_ok, games_with_errors, unsupported_variant, positions, checkmates
+    cdef public long long stalemates, epd_positions, epd_invalid, perpetuals, twofold_check_cycles
+    cdef public long long cross_checked_games, cross_checked_positions, disagreements
+    cdef public long long checks_direct, checks_discovered, checks_double
+    cdef public object outcome_counts, result_counts, short_lengths, long_lengths
+    cdef public object issues, issues_by_severity, epd_outcomes, cross_check_mode
+    cdef public object checks_by_move, check_routes, checkmates_by_move
+    cdef public object checkmate_kinds, issues_by_source, rare_games, sampled_by
 
-cdef dict _RESULT_INDEX
+cdef dict _RESULT_INDEX, _OUTCOME_INDEX
+cdef Py_ssize_t _SHORT_GAME_PLIES, _CHECKMATE, _STALEMATE
 cdef tuple _RESULT_KEYS
 cdef int _INCONSISTENT, _MISMATCH
-cdef tuple _LAST_GAMES, _LAST_KIND, _LAST_TIME_CONTROL
-cdef tuple _game_columns(dict games)
-@cython.locals(k=Py_ssize_t)
-cdef int _append_row(tuple columns, tuple values) except -1
+
+
+@cython.final
+cdef class _GameColumns:
+    cdef object games
+    cdef list source, game_index, byte_offset, line, event, site, date, round, white, black, result
+    cdef list white_elo, black_elo, eco, time_control, time_control_base_s, time_control_increment_s
+    cdef list termination, variant, start_fen, plies, clock_plies, eval_plies, checks, direct_checks
+    cdef list discovered_checks, double_checks, outcome, winner, perpetuals, result_consistent, error_code
+    cdef list error_ply, moves_hash
+
+cdef _GameColumns _LAST_GAMES
+cdef tuple _LAST_KIND, _LAST_TIME_CONTROL, _LAST_MOVES_KEY
+@cython.locals(last=_GameColumns, columns=_GameColumns)
+cdef _GameColumns _game_columns(dict games)
 cdef object _memoized(dict memo, object fn, object value)
 cdef int _check_result(RawGame raw, GameState state, source, gi, tag, int result_index, issues, Tally tally) except -1
 @cython.locals(n=Py_ssize_t, data=bytes_p, elo=long, k=Py_ssize_t)
 cdef object _elo(object text)
+@cython.locals(columns=_GameColumns, outcome=str)
 cpdef analyze_game(RawGame raw, tables, options, Tally tally)

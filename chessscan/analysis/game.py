@@ -14,7 +14,6 @@ except ImportError:  # uncompiled, without Cython installed
     from chessscan.core import _cython_shim as cython
 
 from collections import Counter
-from operator import itemgetter
 
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.plies import GameState, play_plies
@@ -112,6 +111,8 @@ _TIME_CONTROL_MEMO: dict = {None: (None, None)}  # TimeControl tag value -> time
 # game, so an identity test spares the memo's hashing and lookup.
 _LAST_KIND: tuple = (None, "standard")
 _LAST_TIME_CONTROL: tuple = (None, (None, None))
+# The last options and their moves_key (an attribute read of a dataclass costs more than this).
+_LAST_MOVES_KEY: tuple = (None, False)
 
 
 def _elo(text):
@@ -171,9 +172,14 @@ class Tally:
         self.games_with_errors = 0
         self.unsupported_variant = 0
         self.positions = 0
-        # Plain dicts, not Counters, for the two updated every game: a Counter's item
-        # assignment goes through Python-level dispatch (it defines __delitem__).
-        self.checks = {DIRECT: 0, DISCOVERED: 0, DOUBLE: 0}
+        # The counts analyze_game adds to every game, as C integers and lists indexed by a
+        # small int (compiled: no dict update, no hashing of a tuple key); the properties
+        # checks, outcomes, results and game_lengths give them as dicts.
+        self.checks_direct = self.checks_discovered = self.checks_double = 0
+        self.outcome_counts = [0] * len(OUTCOMES)      # OUTCOMES[i] -> games
+        self.result_counts = [0] * len(_RESULT_KEYS)   # _RESULT_KEYS[i] -> games
+        self.short_lengths = [0] * _SHORT_GAME_PLIES   # plies replayed (fewer than _SHORT_GAME_PLIES) -> games
+        self.long_lengths: dict[int, int] = {}         # plies replayed (more) -> games
         self.checkmates = 0
         self.stalemates = 0
         self.issues = Counter()
@@ -181,7 +187,6 @@ class Tally:
         self.epd_positions = 0
         self.epd_invalid = 0
         self.epd_outcomes = Counter()  # single / double checks, checkmates, stalemates
-        self.outcomes: dict[str, int] = {}
         self.perpetuals = 0            # runs reaching a third occurrence
         self.twofold_check_cycles = 0  # runs that reached only a second one
         self.cross_check_mode = "off"
@@ -193,8 +198,6 @@ class Tally:
         self.check_routes: dict[int, int] = {}     # route * 4 + kind -> checks
         self.checkmates_by_move: dict[int, int] = {}  # move number of the mating move -> games
         self.checkmate_kinds: dict[int, int] = {}  # GameState.mate_kind -> games
-        self.game_lengths: dict[int, int] = {}     # plies replayed -> games
-        self.results: dict[tuple, int] = {}        # (Result tag, board verdict) -> games
         self.issues_by_source: dict[tuple, int] = {}  # (source, severity) -> issues
         self.rare_games = [0] * len(RARE_KINDS)  # games holding each rare kind (sampling.RARE_KINDS)
         self.sampled_by = [0] * len(REASONS)     # cross-checked games per sample reason (sampling.REASONS)
@@ -203,8 +206,11 @@ class Tally:
         for name in ("games", "games_ok", "games_with_errors", "unsupported_variant", "positions",
                      "checkmates", "stalemates", "epd_positions", "epd_invalid", "perpetuals",
                      "twofold_check_cycles", "cross_checked_games", "cross_checked_positions",
-                     "disagreements"):
+                     "disagreements", "checks_direct", "checks_discovered", "checks_double"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.outcome_counts = [a + b for a, b in zip(self.outcome_counts, other.outcome_counts)]
+        self.result_counts = [a + b for a, b in zip(self.result_counts, other.result_counts)]
+        self.short_lengths = [a + b for a, b in zip(self.short_lengths, other.short_lengths)]
         if other.cross_check_mode != "off":
             self.cross_check_mode = other.cross_check_mode
         self.rare_games = [a + b for a, b in zip(self.rare_games, other.rare_games)]
@@ -212,9 +218,31 @@ class Tally:
         self.epd_outcomes.update(other.epd_outcomes)
         self.issues.update(other.issues)
         self.issues_by_severity.update(other.issues_by_severity)
-        for name in ("checks", "outcomes", "checks_by_move", "check_routes", "checkmates_by_move",
-                     "checkmate_kinds", "game_lengths", "results", "issues_by_source"):
+        for name in ("checks_by_move", "check_routes", "checkmates_by_move", "checkmate_kinds", "long_lengths",
+                     "issues_by_source"):
             _merge_counts(getattr(self, name), getattr(other, name))
+
+    @property
+    def checks(self) -> dict[int, int]:
+        """Checks given, by kind (``DIRECT``, ``DISCOVERED``, ``DOUBLE``)."""
+        return {DIRECT: self.checks_direct, DISCOVERED: self.checks_discovered, DOUBLE: self.checks_double}
+
+    @property
+    def outcomes(self) -> dict[str, int]:
+        """Games by ``games.outcome`` (the outcomes of no game left out)."""
+        return {OUTCOMES[i]: n for i, n in enumerate(self.outcome_counts) if n}
+
+    @property
+    def results(self) -> dict[tuple, int]:
+        """Games by (Result tag, board verdict): ``(RESULT_ORDER[i], RESULT_VERDICTS[v])``."""
+        return {_RESULT_KEYS[i]: n for i, n in enumerate(self.result_counts) if n}
+
+    @property
+    def game_lengths(self) -> dict[int, int]:
+        """Games by plies replayed."""
+        out = {plies: n for plies, n in enumerate(self.short_lengths) if n}
+        out.update(self.long_lengths)
+        return out
 
     def count_rare(self, kinds: int) -> None:
         """Count a game's rare kinds (a mask, bit ``i`` = ``RARE_KINDS[i]``)."""
@@ -316,6 +344,11 @@ AUTOMATIC_ENDS = ("checkmate", "stalemate", "insufficient_material", "seventyfiv
 # Every value of games.outcome: none, an automatic end, or what the final position lets a
 # player claim.
 OUTCOMES = ("none", *AUTOMATIC_ENDS, "threefold_repetition", "fifty_moves")
+_OUTCOME_INDEX = {outcome: i for i, outcome in enumerate(OUTCOMES)}
+_CHECKMATE, _STALEMATE = _OUTCOME_INDEX["checkmate"], _OUTCOME_INDEX["stalemate"]
+# Tally.short_lengths counts the games of each length below this many plies in a list (the
+# longer ones by length in a dict).
+_SHORT_GAME_PLIES = 1024
 DECISIVE = {"1-0": "white", "0-1": "black"}
 # Ends that decide the result whatever the players or an arbiter wrote (FIDE Laws art. 5.1.1
 # checkmate, 5.2.1 stalemate, 5.2.2 dead position), and how a result-mismatch names them.
@@ -366,7 +399,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             if first_error is None:
                 first_error = (-1 if iss.ply is None else iss.ply - 0.5, iss.code, iss.ply)
 
-    global _LAST_KIND, _LAST_TIME_CONTROL
+    global _LAST_KIND, _LAST_TIME_CONTROL, _LAST_MOVES_KEY
     variant = tags.get("Variant")
     last = _LAST_KIND
     if last[0] is variant:
@@ -462,33 +495,67 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         base_s, increment_s = parsed
     # One definition of perpetuals with the summary's perpetual_checks: runs whose position
     # stood a third time (twofold cycles are rows of the perpetuals table too, occurrences 2).
-    _append_row(_game_columns(games), (
-        tags.get("Event"), tags.get("Site"), tags.get("Date"), tags.get("Round"), tags.get("White"),
-        tags.get("Black"), tag, tags.get("ECO"), time_control_tag, tags.get("Termination"), variant,
-        source, gi, raw.byte_offset, raw.line, white_elo, black_elo, start_fen, plies,
-        n_direct + n_discovered + n_double, n_direct, n_discovered, n_double, outcome, winner,
-        n_perpetual, result_consistent, error_code, error_ply, base_s, increment_s, state.clock_plies,
-        state.eval_plies, None if read_error else state.moves_hash))
-    if options.moves_key:
+    columns = _game_columns(games)
+    columns.event.append(tags.get("Event"))
+    columns.site.append(tags.get("Site"))
+    columns.date.append(tags.get("Date"))
+    columns.round.append(tags.get("Round"))
+    columns.white.append(tags.get("White"))
+    columns.black.append(tags.get("Black"))
+    columns.result.append(tag)
+    columns.eco.append(tags.get("ECO"))
+    columns.time_control.append(time_control_tag)
+    columns.termination.append(tags.get("Termination"))
+    columns.variant.append(variant)
+    columns.source.append(source)
+    columns.game_index.append(gi)
+    columns.byte_offset.append(raw.byte_offset)
+    columns.line.append(raw.line)
+    columns.white_elo.append(white_elo)
+    columns.black_elo.append(black_elo)
+    columns.start_fen.append(start_fen)
+    columns.plies.append(plies)
+    columns.checks.append(n_direct + n_discovered + n_double)
+    columns.direct_checks.append(n_direct)
+    columns.discovered_checks.append(n_discovered)
+    columns.double_checks.append(n_double)
+    columns.outcome.append(outcome)
+    columns.winner.append(winner)
+    columns.perpetuals.append(n_perpetual)
+    columns.result_consistent.append(result_consistent)
+    columns.error_code.append(error_code)
+    columns.error_ply.append(error_ply)
+    columns.time_control_base_s.append(base_s)
+    columns.time_control_increment_s.append(increment_s)
+    columns.clock_plies.append(state.clock_plies)
+    columns.eval_plies.append(state.eval_plies)
+    columns.moves_hash.append(None if read_error else state.moves_hash)
+    last = _LAST_MOVES_KEY
+    if last[0] is options:
+        moves_key = last[1]
+    else:
+        moves_key = bool(options.moves_key)
+        _LAST_MOVES_KEY = (options, moves_key)
+    if moves_key:
         games["moves_key"].append(None if read_error else state.moves_key)
 
     tally.positions += plies
-    checks = cython.declare(dict, tally.checks)
-    if n_direct:
-        checks[DIRECT] += n_direct
-    if n_discovered:
-        checks[DISCOVERED] += n_discovered
-    if n_double:
-        checks[DOUBLE] += n_double
-    outcomes = cython.declare(dict, tally.outcomes)
-    outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    lengths = cython.declare(dict, tally.game_lengths)
-    lengths[plies] = lengths.get(plies, 0) + 1
-    key = _RESULT_KEYS[3 * result_index + (2 if result_consistent is None else 0 if result_consistent else 1)]
-    results = cython.declare(dict, tally.results)
-    results[key] = results.get(key, 0) + 1
-    mated = cython.declare(cython.bint, outcome == "checkmate")
-    stalemated = cython.declare(cython.bint, outcome == "stalemate")
+    tally.checks_direct += n_direct
+    tally.checks_discovered += n_discovered
+    tally.checks_double += n_double
+    counts = cython.declare(list, tally.outcome_counts)
+    k = cython.declare(cython.Py_ssize_t, _OUTCOME_INDEX[outcome])
+    counts[k] += 1
+    if plies < _SHORT_GAME_PLIES:
+        counts = tally.short_lengths
+        counts[plies] += 1
+    else:
+        lengths = cython.declare(dict, tally.long_lengths)
+        lengths[plies] = lengths.get(plies, 0) + 1
+    counts = tally.result_counts
+    counts[3 * result_index + (2 if result_consistent is None else 0 if result_consistent else 1)] += 1
+    mated = cython.declare(cython.bint, k == _CHECKMATE)
+    stalemated = cython.declare(cython.bint, k == _STALEMATE)
     if mated:
         tally.checkmates += 1
         mates = tally.checkmates_by_move
@@ -509,35 +576,63 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     return kinds
 
 
-# The games columns analyze_game appends to, in the order of its values: those holding a tag's
-# value as written (Event, Site, Date, Round, White, Black, Result, ECO, TimeControl,
-# Termination, Variant), then the rest.
-_columns_of = itemgetter("event", "site", "date", "round", "white", "black", "result", "eco", "time_control",
-                         "termination", "variant", "source", "game_index", "byte_offset", "line", "white_elo",
-                         "black_elo", "start_fen", "plies", "checks", "direct_checks", "discovered_checks",
-                         "double_checks", "outcome", "winner", "perpetuals", "result_consistent", "error_code",
-                         "error_ply", "time_control_base_s", "time_control_increment_s", "clock_plies", "eval_plies",
-                         "moves_hash")
-# The last games buffers and their columns' lists: a run appends to the same lists (clearing
-# empties them in place), so they are looked up once, not per game. One tuple, read once, so
-# that a thread always gets the lists of the buffers it asked for.
-_LAST_GAMES: tuple = (None, ())
+class _GameColumns:
+    """The column lists of one games buffers (``games``), by column name: analyze_game appends
+    to them as fields (compiled: C struct reads), not through the dict."""
+
+    def __init__(self, games: dict) -> None:
+        self.games = games
+        self.source = games["source"]
+        self.game_index = games["game_index"]
+        self.byte_offset = games["byte_offset"]
+        self.line = games["line"]
+        self.event = games["event"]
+        self.site = games["site"]
+        self.date = games["date"]
+        self.round = games["round"]
+        self.white = games["white"]
+        self.black = games["black"]
+        self.result = games["result"]
+        self.white_elo = games["white_elo"]
+        self.black_elo = games["black_elo"]
+        self.eco = games["eco"]
+        self.time_control = games["time_control"]
+        self.time_control_base_s = games["time_control_base_s"]
+        self.time_control_increment_s = games["time_control_increment_s"]
+        self.termination = games["termination"]
+        self.variant = games["variant"]
+        self.start_fen = games["start_fen"]
+        self.plies = games["plies"]
+        self.clock_plies = games["clock_plies"]
+        self.eval_plies = games["eval_plies"]
+        self.checks = games["checks"]
+        self.direct_checks = games["direct_checks"]
+        self.discovered_checks = games["discovered_checks"]
+        self.double_checks = games["double_checks"]
+        self.outcome = games["outcome"]
+        self.winner = games["winner"]
+        self.perpetuals = games["perpetuals"]
+        self.result_consistent = games["result_consistent"]
+        self.error_code = games["error_code"]
+        self.error_ply = games["error_ply"]
+        self.moves_hash = games["moves_hash"]
 
 
-def _game_columns(games: dict) -> tuple:
-    """The lists of ``games``' columns, in :data:`_columns_of`'s order."""
+# The last games buffers' columns: a run appends to the same lists (clearing empties them in
+# place), so they are looked up once, not per game. Read once (one object), so that a thread
+# always gets the lists of the buffers it asked for.
+_LAST_GAMES = None
+
+
+def _game_columns(games: dict) -> _GameColumns:
+    """The column lists of ``games``."""
     global _LAST_GAMES
     last = _LAST_GAMES
-    if last[0] is games:
-        return last[1]
-    columns = _columns_of(games)
-    _LAST_GAMES = (games, columns)
+    if last is not None and last.games is games:
+        return last
+    columns = _GameColumns(games)
+    _LAST_GAMES = columns
     return columns
-
-
-def _append_row(columns: tuple, values: tuple) -> None:
-    for k in range(len(values)):
-        columns[k].append(values[k])
 
 
 def _write_perpetuals(raw, state: GameState, tables) -> None:

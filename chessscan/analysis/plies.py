@@ -731,8 +731,12 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             history.n += 1
         else:
             history.add(rkey, checking != 0)
-        if clock == 0:
-            seen.reset()
+        if clock == 0:  # _Repetitions.reset, without the call (a capture or pawn move in three)
+            if seen.gen < 2_000_000_000:
+                seen.gen += 1
+                seen.used = 0
+            else:
+                seen.reset()
         # _Repetitions.add, without the call (a ply's cost); the call when the table grows.
         rmask = seen.size - 1
         ri = rkey & rmask

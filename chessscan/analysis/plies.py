@@ -635,8 +635,20 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             if hn > _HASH_BUFFER - 8:
                 hasher.update(_hash_text(hash_bytes, hn))
                 hn = 0
-            hash_bytes[hn] = 32  # ' '
-            if move:
+            if move and cython.compiled:
+                # One 8-byte copy (room: see above): a byte store at a time reloads the buffer's
+                # address after each store.
+                uci_text[0] = 32  # ' '
+                uci_text[1] = 97 + (frm & 7)
+                uci_text[2] = 49 + (frm >> 3)
+                uci_text[3] = 97 + (uto & 7)
+                uci_text[4] = 49 + (uto >> 3)
+                if promotion:
+                    uci_text[5] = _PROMOTION_LETTERS[promotion]
+                memcpy(cython.address(hash_bytes[hn]), uci_text, 8)
+                hn += 6 if promotion else 5
+            elif move:
+                hash_bytes[hn] = 32  # ' '
                 hash_bytes[hn + 1] = 97 + (frm & 7)
                 hash_bytes[hn + 2] = 49 + (frm >> 3)
                 hash_bytes[hn + 3] = 97 + (uto & 7)
@@ -646,6 +658,7 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                     hash_bytes[hn] = _PROMOTION_LETTERS[promotion]
                     hn += 1
             else:
+                hash_bytes[hn] = 32  # ' '
                 hash_bytes[hn + 1] = hash_bytes[hn + 2] = hash_bytes[hn + 3] = hash_bytes[hn + 4] = 48  # '0000'
                 hn += 5
         if want_key:  # the move's two bytes (MOVES_KEY)
@@ -718,8 +731,12 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             history.n += 1
         else:
             history.add(rkey, checking != 0)
-        if clock == 0:
-            seen.reset()
+        if clock == 0:  # _Repetitions.reset, without the call (a capture or pawn move in three)
+            if seen.gen < 2_000_000_000:
+                seen.gen += 1
+                seen.used = 0
+            else:
+                seen.reset()
         # _Repetitions.add, without the call (a ply's cost); the call when the table grows.
         rmask = seen.size - 1
         ri = rkey & rmask
@@ -805,19 +822,23 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                 rows.halfmove_clock[row] = clock
                 rows.zobrist[row] = zobrist
                 rows.repetition[row] = rep
+                # The key's bytes up to its last non-zero one (PositionRows._add_key), and the
+                # UCI text, each in one copy (room: the test above; the UCI buffer holds 5 bytes
+                # a row): a byte store at a time reloads the buffer's address after each store.
+                for j in range(8):
+                    san_text[j] = (key >> (8 * j)) & 255
                 j = rows.san_len
-                sk = key
-                while sk:
-                    rows.san_data[j] = sk & 255
-                    sk >>= 8
-                    j += 1
+                memcpy(cython.address(rows.san_data[j]), san_text, 8)
+                j += (msb(key) >> 3) + 1
                 rows.san_len = j
                 rows.san_offsets[row + 1] = j
                 j = rows.uci_len
-                rows.uci_data[j] = 97 + (frm & 7)
-                rows.uci_data[j + 1] = 49 + (frm >> 3)
-                rows.uci_data[j + 2] = 97 + (uto & 7)
-                rows.uci_data[j + 3] = 49 + (uto >> 3)
+                if not want_hash:  # (else uci_text holds it: the moves hash's copy above)
+                    uci_text[1] = 97 + (frm & 7)
+                    uci_text[2] = 49 + (frm >> 3)
+                    uci_text[3] = 97 + (uto & 7)
+                    uci_text[4] = 49 + (uto >> 3)
+                memcpy(cython.address(rows.uci_data[j]), uci_text + 1, 4)
                 j += 4
                 if promotion:
                     rows.uci_data[j] = _PROMOTION_LETTERS[promotion]

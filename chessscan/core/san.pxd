@@ -19,5 +19,7 @@ cpdef int resolve_known(Position pos, int piece, uint64_t from_mask, int to, int
 @cython.locals(us=bint, to_bb=uint64_t, origins=uint64_t)
 cpdef int resolve_quick(Position pos, int piece, uint64_t from_mask, int to, int promotion, uint64_t blockers,
                         uint64_t checking) noexcept
+@cython.locals(king_bb=uint64_t)
+cdef int _king_step(Position pos, bint us, uint64_t from_mask, int to) noexcept
 @cython.locals(to_file=uint64_t)
 cdef inline uint64_t _pawn_origins(uint64_t origins, uint64_t from_mask, int to) noexcept

@@ -273,14 +273,19 @@ def resolve_quick(pos: Position, piece: int, from_mask: int, to: int, promotion:
                   checking: int) -> int:
     """The move :func:`resolve_known` returns for a move it takes as named with no search (one
     origin, not pinned, no check to answer, not the king, not en passant: most plies of a
-    game), else -1 (any other move, and every move it raises an error for). The same tests
-    in the same order, with no text and no exception: a small function for the loop to try
-    first."""
-    if piece <= 0 or piece == KING or checking or not 0 <= to < 64:
+    game), or for a king's step (the one king of the side to move, to a square no enemy piece
+    attacks once the king has left its own: the test its search makes), else -1 (any other
+    move, and every move it raises an error for). The same tests in the same order, with no
+    text and no exception: a small function for the loop to try first."""
+    if piece <= 0 or not 0 <= to < 64:
         return -1
     us = pos.turn
     to_bb = bit(to)
     if pos.occupied_co[us] & to_bb:
+        return -1
+    if piece == KING:
+        return -1 if promotion else _king_step(pos, us, from_mask, to)
+    if checking:
         return -1
     if piece == PAWN:
         if not from_mask & (from_mask - 1) or (to == pos.ep and pos.ep != 0):
@@ -297,6 +302,20 @@ def resolve_quick(pos: Position, piece: int, from_mask: int, to: int, promotion:
     if not origins or origins & (origins - 1) or origins & blockers:
         return -1
     return lsb(origins) | (to << 6) | (promotion << 12)
+
+
+def _king_step(pos: Position, us: bool, from_mask: int, to: int) -> int:
+    """:func:`resolve_quick` for a king's step to ``to`` (not a square of the side to move,
+    no promotion): the move when the side to move has one king, in ``from_mask``, next to
+    ``to``, and no enemy piece attacks ``to`` once the king has left its square (the test of
+    :func:`~chessscan.core.movegen.generate_known`, which finds no other move: a castling move
+    goes to its rook's square); else -1. Apart so that the common path stays small."""
+    king_bb = pos.pieces[KING] & pos.occupied_co[us]
+    if not king_bb & T.king[to] & from_mask or king_bb & (king_bb - 1):
+        return -1
+    if attackers(pos, not us, to, pos.occupied ^ king_bb):
+        return -1
+    return lsb(king_bb) | (to << 6)
 
 
 def _pawn_origins(origins: int, from_mask: int, to: int) -> int:

@@ -558,14 +558,8 @@ def _scan_movetext(p, n):
             k += 1
         if k < e:
             return None, None  # a period after something other than digits
-        if length == 1 and p[j] == 42:
-            result = "*"
-        elif length == 3 and p[j + 1] == 45 and (
-                (p[j] == 49 and p[j + 2] == 48) or (p[j] == 48 and p[j + 2] == 49)):
-            result = "1-0" if p[j] == 49 else "0-1"
-        elif length == 7 and (p + j)[:7] == b"1/2-1/2":
-            result = "1/2-1/2"
-        else:
+        result = _marker_text(p, j, length)
+        if result is None:
             return None, None
         while i < n and _is_space(p[i]):
             i += 1
@@ -675,14 +669,8 @@ def _fast_keys_c(p, n):
                 k += 1
             if k < e:
                 return None, None  # a period after something other than digits
-            if length == 1 and p[j] == 42:
-                result = "*"
-            elif length == 3 and p[j + 1] == 45 and (
-                    (p[j] == 49 and p[j + 2] == 48) or (p[j] == 48 and p[j + 2] == 49)):
-                result = "1-0" if p[j] == 49 else "0-1"
-            elif length == 7 and (p + j)[:7] == b"1/2-1/2":
-                result = "1/2-1/2"
-            else:
+            result = _marker_text(p, j, length)
+            if result is None:
                 return None, None
             while i < n and _is_space(p[i]):
                 i += 1
@@ -1229,14 +1217,8 @@ def _fast_keys_notes_c(p, n, reader):
             k += 1
         if k < e:
             return None, None  # a period after something other than digits
-        if length == 1 and p[j] == 42:
-            result = "*"
-        elif length == 3 and p[j + 1] == 45 and (
-                (p[j] == 49 and p[j + 2] == 48) or (p[j] == 48 and p[j + 2] == 49)):
-            result = "1-0" if p[j] == 49 else "0-1"
-        elif length == 7 and (p + j)[:7] == b"1/2-1/2":
-            result = "1/2-1/2"
-        else:
+        result = _marker_text(p, j, length)
+        if result is None:
             return None, None
         while i < n:
             c = p[i]
@@ -1280,6 +1262,17 @@ def _find(p, i, e, c):
         return e if q == cython.NULL else q - p
     k = p.find(c, i, e)
     return e if k < 0 else k
+
+
+def _marker_text(p, j, length):
+    """The termination marker ``p[j:j + length]`` as its text (§8.2.6), or None when it is not one."""
+    if not _is_marker(p, j, length):
+        return None
+    if length == 1:
+        return "*"
+    if length == 7:
+        return "1/2-1/2"
+    return "1-0" if p[j] == 49 else "0-1"
 
 
 def _is_marker(p, j, length):

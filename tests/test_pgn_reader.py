@@ -1299,3 +1299,59 @@ def test_first_is_brace_values() -> None:
     assert not _first_is_brace(b"1. e4 { a comment }")
     assert not _first_is_brace(b"\x1c{x}")          # not whitespace for \s in a bytes regex
     assert not _first_is_brace(b"   ")
+
+
+# --------------------------------------------------------------------------
+# _Span: a chunk's lines made as they are read, and a tag section's lines taken in one go.
+
+_SPAN_PIECES = st.sampled_from([b'[Event "a"]', b'[Site "b]"]', b"[", b"]", b"1. e4 e5", b" ", b"\t", b"\x00",
+                                b"{ c }", b"%", b"\n", b"\r", b"\r\n", b"\n\n", b"1-0"])
+
+
+def _take_reference(lines: list[bytes], gap: bool) -> tuple[int, bool]:
+    """How many of ``lines`` the tag-section loop of the reader would only append (tag lines
+    while no blank line came, blank lines), and whether a blank line came."""
+    taken = 0
+    for line in lines:
+        if line[:1] == b"[" and not gap:
+            if not line.endswith((b"]\n", b"]\r\n", b"]\r", b"]")):  # a tag line's usual end
+                break
+        elif not line.strip():
+            gap = True
+        else:
+            break
+        taken += 1
+    return taken, gap
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_SPAN_PIECES, min_size=1, max_size=30).map(b"".join), st.sampled_from([[], [b"[Ev"], [b"x\r"]]),
+       st.booleans())
+def test_span_gives_the_lines_splitlines_gives(chunk: bytes, parts: list[bytes], gap: bool) -> None:
+    span = pgn_module._chunk_span(chunk, list(parts))
+    if span is None:
+        # Only when the list path must read it: no line end, a '\r' ending the pieces before,
+        # or a first line ended by a '\r' that ends the chunk.
+        first = min([k for k in (chunk.find(b"\n"), chunk.find(b"\r")) if k >= 0], default=len(chunk))
+        assert first == len(chunk) or (parts and parts[-1].endswith(b"\r")) or (
+            parts and chunk[first] == 13 and first + 1 == len(chunk))
+        return
+    rest = chunk[span.end:]
+    assert b"\n" not in rest and b"\r" not in rest[:-1]   # the unfinished last line only
+    lines = (b"".join(parts) + chunk[:span.end]).splitlines(True)
+    # The lines after the pieces' line are taken as the reader's tag-section loop would take them.
+    head = [next(span)] if parts else []
+    assert head == lines[:len(head)]
+    taken: list[bytes] = []
+    n = span.take_tag_lines(taken, gap)
+    assert (n, span.gap) == _take_reference(lines[len(head):], gap)
+    assert head + taken + list(span) == lines
+
+
+def test_span_values() -> None:
+    span = pgn_module._chunk_span(b'[Event "a"]\r\n[Site "b"]\n\n1. e4 *\n[Ev', [])
+    taken: list[bytes] = []
+    assert span.take_tag_lines(taken, False) == 3 and span.gap
+    assert taken == [b'[Event "a"]\r\n', b'[Site "b"]\n', b"\n"]
+    assert list(span) == [b"1. e4 *\n"]          # '[Ev': the next chunk ends it
+    assert pgn_module._chunk_span(b"no line end", []) is None

@@ -136,8 +136,22 @@ cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noex
 cdef uint64_t _HIGH_BITS
 cdef bint _is_ascii(cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
 cdef bytes _TOKEN_BYTES
-cdef u64p _KEY_BUF
-cdef Py_ssize_t _KEY_CAP
+cdef extern from *:
+    """
+    #include <stdint.h>
+    /* _fast_keys_notes_c's keys buffer and its size in keys, one per thread: Dask runs tasks
+       on threads, and a game's reading may run Python code (a garbage collection's
+       finalizers) while another thread reads a game. */
+    #if defined(_MSC_VER)
+    static __declspec(thread) uint64_t *cs_key_buf = NULL;
+    static __declspec(thread) Py_ssize_t cs_key_cap = 0;
+    #else
+    static __thread uint64_t *cs_key_buf = NULL;
+    static __thread Py_ssize_t cs_key_cap = 0;
+    #endif
+    """
+    u64p _KEY_BUF "cs_key_buf"
+    Py_ssize_t _KEY_CAP "cs_key_cap"
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
                e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t, cls=cbytes,
                d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t, head=uint64_t,

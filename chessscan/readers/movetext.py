@@ -1078,7 +1078,7 @@ def game_line_keys_notes(line: bytes):
 _TOKEN_BYTES = bytes(0 if _is_space(c) or c == 123 or c == 59 or c > 127 else 1 for c in range(256))
 
 
-_KEY_CAP = 0  # _KEY_BUF's size in keys (compiled: _KEY_BUF, a C array, starts NULL)
+_KEY_CAP = 0  # _KEY_BUF's size in keys (compiled: both C variables of each thread's own, movetext.pxd)
 
 
 def _fast_keys_notes_c(p, n, reader):
@@ -1088,8 +1088,8 @@ def _fast_keys_notes_c(p, n, reader):
     ';' or escape line outside a comment, a '{' with no '}', or a byte above 0x7F (in a
     token or comment; after the termination marker it gives no keys): text it reads to the
     end is ASCII."""
-    # The keys go to a buffer kept from game to game (grown, never freed): no allocation per
-    # game, and no try/finally (a smaller function: the compiler inlines the helpers).
+    # The keys go to this thread's buffer, kept from game to game (grown, never freed): no
+    # allocation per game, and no try/finally (a smaller function: the compiler inlines the helpers).
     global _KEY_BUF, _KEY_CAP
     if _KEY_CAP == 0:
         _KEY_BUF = cython.cast(cython.pointer(uint64_t), malloc(256 * 8))

@@ -2,6 +2,8 @@ cimport cython
 from cpython.ref cimport PyObject
 from libc.stdint cimport uint64_t
 
+from chessscan.core._bits cimport lsb
+
 ctypedef const unsigned char* cbytes
 ctypedef unsigned char uchar
 ctypedef char* charp
@@ -133,12 +135,13 @@ cdef str _marker_text(cbytes p, Py_ssize_t j, Py_ssize_t length)
 cdef bint _is_marker(cbytes p, Py_ssize_t j, Py_ssize_t length) noexcept
 @cython.locals(q=cbytes)
 cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noexcept
-cdef uint64_t _HIGH_BITS
+cdef uint64_t _HIGH_BITS, _BANGS, _ALL_BITS
 cdef bint _is_ascii(cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
 cdef bytes _TOKEN_BYTES
 cdef extern from *:
     """
     #include <stdint.h>
+    #include <string.h>
     /* _fast_keys_notes_c's keys buffer and its size in keys, one per thread: Dask runs tasks
        on threads, and a game's reading may run Python code (a garbage collection's
        finalizers) while another thread reads a game. */
@@ -149,11 +152,25 @@ cdef extern from *:
     static __thread uint64_t *cs_key_buf = NULL;
     static __thread Py_ssize_t cs_key_cap = 0;
     #endif
+    /* The 8 bytes at p + i as one number, the first byte lowest (on any machine). */
+    static inline uint64_t cs_load8_le(const unsigned char *p, Py_ssize_t i) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);
+    #endif
+        return x;
+    }
     """
     u64p _KEY_BUF "cs_key_buf"
     Py_ssize_t _KEY_CAP "cs_key_cap"
+    uint64_t _load8_le "cs_load8_le"(cbytes p, Py_ssize_t i) nogil
+cdef enum:
+    _SAN_SEEN_BITS = 12
+cdef uint64_t _SAN_SEEN[1 << _SAN_SEEN_BITS]
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
                e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t, cls=cbytes,
                d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t, head=uint64_t,
-               clock=uint64_t, ms=int64_t)
+               clock=uint64_t, ms=int64_t, word=uint64_t, spaces=uint64_t, guessed=Py_ssize_t,
+               fast=bint, seen=uint64_t, h=uint64_t, comments=Py_ssize_t)
 cdef object _fast_keys_notes_c(cbytes p, Py_ssize_t n, _NoteReader reader)

@@ -27,6 +27,8 @@ if cython.compiled:
     from cython.cimports.libc.stdint import int64_t, uint64_t
     from cython.cimports.libc.stdlib import free, malloc, realloc
     from cython.cimports.libc.string import memchr, memcmp, memcpy
+else:
+    from chessscan.core.bitboard import lsb
 
 # §8.1.1: tag names are symbol tokens; §7: strings with \" and \\ escapes. A tag pair may
 # span lines (whitespace between its tokens).
@@ -730,6 +732,12 @@ def _load8(p, i):
     return int.from_bytes(p[i:i + 8], sys.byteorder)
 
 
+if not cython.compiled:  # (compiled: a C function, movetext.pxd)
+    def _load8_le(p, i):
+        """The 8 bytes at ``p[i:i + 8]`` as one number, the first byte lowest."""
+        return int.from_bytes(p[i:i + 8], "little")
+
+
 class _NoteReader:
     """Reads the annotations of one game's comments, ply by ply (:func:`read_notes`, and the
     general tokenizer comment by comment through :meth:`read`), then :meth:`finish`."""
@@ -1078,6 +1086,12 @@ def game_line_keys_notes(line: bytes):
 _TOKEN_BYTES = bytes(0 if _is_space(c) or c == 123 or c == 59 or c > 127 else 1 for c in range(256))
 
 
+# The SAN moves seen by _fast_keys_notes_c, a slot each (compiled: a C array, movetext.pxd): a
+# token whose key and length fill its slot is one, with no check of its bytes. Slot h of a key
+# holds its key | length << 56 (never 0: the slots start empty), the last seen of those of h.
+# (Written with the GIL held; threads share it, any value there being a SAN move's.)
+if not cython.compiled:  # (compiled: a C constant, movetext.pxd)
+    _SAN_SEEN_BITS = 12
 _KEY_CAP = 0  # _KEY_BUF's size in keys (compiled: both C variables of each thread's own, movetext.pxd)
 
 
@@ -1101,12 +1115,15 @@ def _fast_keys_notes_c(p, n, reader):
     count = 0
     result = None
     cls = _TOKEN_BYTES
+    guessed = -1  # the last token start read 8 bytes at a time
+    comments = 0  # brace comments passed
     i = 0
     while True:
-        # Whitespace and brace comments.
-        while i < n:
+        # Whitespace and brace comments. (p[n] is 0, as a bytes object's is: no loop here
+        # runs past the end.)
+        while True:
             c = p[i]
-            if _is_space(c):
+            if c == 32:
                 i += 1
             elif c == 123:  # '{'
                 # "{ [%clk H:MM:SS] }" or "{ [%eval E] [%clk H:MM:SS] }" (E: [-]pawns with one
@@ -1131,7 +1148,7 @@ def _fast_keys_notes_c(p, n, reader):
                             k += 1
                         d = k
                         value = 0
-                        while k < n and 48 <= p[k] <= 57:
+                        while 48 <= p[k] <= 57:
                             value = value * 10 + (p[k] - 48)
                             k += 1
                         if k == d or k - d > _NOTE_PAWN_DIGITS or k + 20 >= n:
@@ -1167,8 +1184,10 @@ def _fast_keys_notes_c(p, n, reader):
                         return None
                     if count:
                         reader.read(p, i + 1, e, count)
-                reader.comments += 1
+                comments += 1
                 i = e + 1
+            elif 9 <= c <= 13:
+                i += 1
             else:
                 break
         if i >= n:
@@ -1177,39 +1196,66 @@ def _fast_keys_notes_c(p, n, reader):
         s = i
         if 48 <= c <= 57:
             # A move number indication then a space ("12. " or "12... ", as most are):
-            # passed over as the token it is.
+            # passed over as the token it is, and a move right after it read on.
             k = i + 1
-            while k < n and 48 <= p[k] <= 57:
+            while 48 <= p[k] <= 57:
                 k += 1
-            if k < n and p[k] == 46:
+            if p[k] == 46:
                 k += 1
-                while k < n and p[k] == 46:
+                while p[k] == 46:
                     k += 1
-                if k < n and p[k] == 32:
+                if p[k] == 32:
                     i = k + 1
-                    continue
+                    c = p[i]
+                    if not 65 <= c <= 122:  # ('A' to 'z': a token the loop would read next)
+                        continue
+                    s = i
         elif c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
             return None
-        while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
-            i += 1
-        if i < n and (p[i] == 59 or p[i] > 127):
-            return None
-        e = i
-        # (A token starting with a letter has no move number indication.)
-        j = _after_move_number(p, s, e) if c <= 57 else s
-        if j == e:
-            continue
+        fast = False
+        if c > 57 and s != guessed and s + 8 <= n:
+            # A move then whitespace, as most are: the first byte below '!' of the 8 bytes from
+            # s, found in them as one number (first byte lowest). Where it is whitespace, the
+            # token ends there unless a byte before it ends it (then the token is no SAN move).
+            word = _load8_le(p, s)
+            spaces = (word - _BANGS) & ~word & _HIGH_BITS
+            if spaces:
+                e = s + (lsb(spaces) >> 3)
+                if _is_space(p[e]):
+                    i = e + 1  # (past the whitespace)
+                    j = s
+                    guessed = s
+                    fast = True
+        if not fast:
+            while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
+                i += 1
+            if i < n and (p[i] == 59 or p[i] > 127):
+                return None
+            e = i
+            # (A token starting with a letter has no move number indication.)
+            j = _after_move_number(p, s, e) if c <= 57 else s
+            if j == e:
+                continue
         length = e - j
-        if length <= 7 and _is_san(p + j, length):
-            if count == cap:
-                cap *= 2
-                grown = cython.cast(cython.pointer(uint64_t), realloc(keys, cap * 8))
-                if grown == cython.NULL:
-                    raise MemoryError()
-                keys = _KEY_BUF = grown
-                _KEY_CAP = cap
-            keys[count] = _packed_key(p + j, e - j)
-            count += 1
+        if length <= 7:
+            key = word & (_ALL_BITS >> (64 - 8 * length)) if fast else _packed_key(p + j, length)
+            # A token seen to be a SAN move before is one: its key and length are in its slot.
+            seen = key | (length << 56)
+            h = (key * _GOLDEN) >> (64 - _SAN_SEEN_BITS)
+            if _SAN_SEEN[h] == seen or _is_san(p + j, length):
+                _SAN_SEEN[h] = seen
+                if count == cap:
+                    cap *= 2
+                    grown = cython.cast(cython.pointer(uint64_t), realloc(keys, cap * 8))
+                    if grown == cython.NULL:
+                        raise MemoryError()
+                    keys = _KEY_BUF = grown
+                    _KEY_CAP = cap
+                keys[count] = key
+                count += 1
+                continue
+        if fast:
+            i = s  # (read again byte by byte: the token ends before that whitespace, or is no SAN move)
             continue
         # Anything else fails unless it is a marker with only whitespace (or comments) after it.
         k = j
@@ -1228,7 +1274,7 @@ def _fast_keys_notes_c(p, n, reader):
                 e = _find(p, i + 1, n, 125)
                 if e == n or not _is_ascii(p, i + 1, e):
                     return None
-                reader.comments += 1
+                comments += 1
                 reader.tail = True
                 i = e + 1
             elif c == 59 or (c == 37 and (p[i - 1] == 10 or p[i - 1] == 13)):
@@ -1236,10 +1282,13 @@ def _fast_keys_notes_c(p, n, reader):
             else:
                 return None, None
         break
+    reader.comments += comments
     return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
 
 
 _HIGH_BITS = int.from_bytes(b"\x80" * 8, sys.byteorder)
+_BANGS = int.from_bytes(b"!" * 8, sys.byteorder)
+_ALL_BITS = (1 << 64) - 1
 
 
 def _is_ascii(p, i, e):

@@ -24,8 +24,8 @@ Formats:
 
 Reading back with pandas: use ``pd.read_parquet(p, dtype_backend=
 "numpy_nullable")`` (or :func:`read_table` then ``to_pandas``) so that
-nullable ints stay ``Int32``/``UInt64``; pandas' default turns an int column
-with nulls into float64, which loses Zobrist hashes >= 2**53.
+nullable ints stay ``Int32``/``Int64``; pandas' default turns an int column
+with nulls into float64, which loses integers >= 2**53.
 """
 
 from __future__ import annotations

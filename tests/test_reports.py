@@ -238,6 +238,17 @@ def test_jsonl_round_trip(tmp_path):
     assert read_table(tmp_path / "issues.jsonl", sch.ISSUES_SCHEMA).num_rows == 0
 
 
+def test_parquet_options_zstd_levels():
+    from chessscan.reports.writers import POSITIONS_ZSTD_LEVELS, parquet_options
+
+    options = parquet_options(sch.POSITIONS_SCHEMA)
+    assert options["compression_level"] == POSITIONS_ZSTD_LEVELS
+    assert all(options["compression"][name] == "zstd" for name in POSITIONS_ZSTD_LEVELS)
+    # A codec without levels gets none; nor do the other tables.
+    assert parquet_options(sch.POSITIONS_SCHEMA, "snappy")["compression_level"] is None
+    assert parquet_options(sch.GAMES_SCHEMA)["compression_level"] is None
+
+
 def test_positions_keys_required_and_earlier_reports_read_alike(tmp_path):
     """``zobrist`` and ``repetition`` are required (Parquet: no definition levels); a
     positions part written when they were declared nullable (never null) reads back with the

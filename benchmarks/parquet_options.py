@@ -16,7 +16,7 @@ positions table, holds it in memory, then:
 2. **Whole table** (``table``): chessscan's per-column choice against the choice before it
    (every text column dictionary-encoded, the rest plain, all zstd, statistics but for the
    moves' text) and against pyarrow's defaults; then one option changed at a time from
-   chessscan's: zstd level, row-group size, data page version.
+   chessscan's: zstd level, row-group size, data page version, rows per data page.
 3. **Column types** (``types``): the text columns as plain strings, or the low-cardinality
    ones as Arrow dictionaries (what chessscan writes), or SAN/UCI/checkers as dictionaries
    too: the file size, the write time and the memory pandas needs for the table read back.
@@ -159,6 +159,7 @@ def whole_table(table, out: str, repeat: int) -> None:
         ("row groups of 16,384 rows", None, {"row_group": 16_384}),
         ("row groups of 262,144 rows", None, {"row_group": 262_144}),
         ("data pages v2", None, {"data_page_version": "2.0"}),
+        ("data pages of at most 20,000 rows (recent pyarrow's default)", None, {"max_rows_per_page": 20_000}),
     ]
     for label, encodings, options in trials:
         ns, size = best(table, out, repeat, encodings, **options)

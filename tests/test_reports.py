@@ -249,6 +249,23 @@ def test_parquet_options_zstd_levels():
     assert parquet_options(sch.GAMES_SCHEMA)["compression_level"] is None
 
 
+def test_parquet_options_positions_pages(tmp_path):
+    """The positions table's data pages are cut by their bytes, not at pyarrow's 20,000 rows."""
+    import inspect
+
+    from chessscan.reports.writers import POSITIONS_PAGE_ROWS, parquet_options
+
+    if "max_rows_per_page" not in inspect.signature(pq.ParquetWriter.__init__).parameters:
+        assert "max_rows_per_page" not in parquet_options(sch.POSITIONS_SCHEMA)
+        return
+    assert parquet_options(sch.POSITIONS_SCHEMA)["max_rows_per_page"] == POSITIONS_PAGE_ROWS
+    assert "max_rows_per_page" not in parquet_options(sch.GAMES_SCHEMA)
+    with ReportWriter(tmp_path, tables=("positions",), row_group_size=30_000) as rw:
+        rw.write("positions", position_rows(30_000))
+    table = pq.read_table(tmp_path / "positions.parquet")
+    assert table.num_rows == 30_000 and table.column("zobrist").to_pylist()[-1] == BIG - 29_999
+
+
 def test_positions_keys_required_and_earlier_reports_read_alike(tmp_path):
     """``zobrist`` and ``repetition`` are required (Parquet: no definition levels); a
     positions part written when they were declared nullable (never null) reads back with the

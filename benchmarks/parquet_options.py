@@ -11,11 +11,12 @@ positions table, holds it in memory, then:
    deltas, RLE for booleans), zstd or no compression, with or without min/max statistics:
    ns per row and bytes per row. Columns are encoded independently, so the sum over the
    columns of one choice each is the table's cost. chessscan's choice
-   (``chessscan.reports.writers.POSITIONS_ENCODINGS``) is marked ``*``.
+   (``chessscan.reports.writers.POSITIONS_ENCODINGS``, zstd at ``POSITIONS_ZSTD_LEVELS``'
+   levels) is marked ``*``.
 2. **Whole table** (``table``): chessscan's per-column choice against the choice before it
    (every text column dictionary-encoded, the rest plain, all zstd, statistics but for the
    moves' text) and against pyarrow's defaults; then one option changed at a time from
-   chessscan's: zstd level, row-group size, data page version.
+   chessscan's: zstd level, row-group size, data page version, rows per data page.
 3. **Column types** (``types``): the text columns as plain strings, or the low-cardinality
    ones as Arrow dictionaries (what chessscan writes), or SAN/UCI/checkers as dictionaries
    too: the file size, the write time and the memory pandas needs for the table read back.
@@ -149,13 +150,16 @@ def whole_table(table, out: str, repeat: int) -> None:
     print("\nwhole table: ns/row and bytes/row")
     print(f"{'setting':64} {'ns/row':>7} {'B/row':>7}")
     trials = [
-        ("* chessscan: per-column encodings (POSITIONS_ENCODINGS), zstd level 1, 65,536 rows, pages v1", None, {}),
-        ("before: text dictionary-encoded, the rest plain; zstd; statistics but for moves' text", before, {}),
+        ("* chessscan: per-column encodings (POSITIONS_ENCODINGS), zstd level 1 (POSITIONS_ZSTD_LEVELS), "
+         "65,536 rows, pages v1", None, {}),
+        ("before: text dictionary-encoded, the rest plain; zstd; statistics but for moves' text", before,
+         {"compression_level": 1}),
         ("pyarrow's defaults (dictionary pages everywhere, snappy, statistics)", defaults, {}),
         ("zstd level 3", None, {"compression_level": 3}),
         ("row groups of 16,384 rows", None, {"row_group": 16_384}),
         ("row groups of 262,144 rows", None, {"row_group": 262_144}),
         ("data pages v2", None, {"data_page_version": "2.0"}),
+        ("data pages of at most 20,000 rows (recent pyarrow's default)", None, {"max_rows_per_page": 20_000}),
     ]
     for label, encodings, options in trials:
         ns, size = best(table, out, repeat, encodings, **options)

@@ -42,8 +42,8 @@ def position_rows(n: int, fen: bool = False, start: int = 0) -> dict[str, list]:
             b[col].append(False)
         b["is_checkmate"].append(i % 3 == 0)
         b["halfmove_clock"].append(i % 50)
-        b["zobrist"].append(None if i % 4 == 3 else BIG - i)
-        b["repetition"].append(None if i % 2 else 1)
+        b["zobrist"].append(BIG - i)
+        b["repetition"].append(1 + i % 3)
         b["clock_ms"].append(None if i % 5 == 4 else 60_000 - 1000 * i)
         b["emt_ms"].append(None)
         b["eval_cp"].append(None if i % 3 == 0 else 17 - i)
@@ -118,7 +118,8 @@ def test_parquet_round_trip_exact_dtypes(tmp_path):
     assert tuple(pos.columns) == sch.POSITIONS_COLUMNS
     assert str(pos["zobrist"].dtype) == "UInt64"
     assert pos["zobrist"][0] == BIG and pos["zobrist"][10] == BIG - 10
-    assert pos["zobrist"].isna().sum() == 3
+    assert not pos["zobrist"].isna().any()  # required: never null
+    assert str(pos["clock_ms"].dtype) == "Int64" and pos["clock_ms"].isna().sum() == 2
     assert str(pos["ply"].dtype) == "Int32"
     assert str(pos["game_index"].dtype) == "Int64"
     assert str(pos["in_check"].dtype) == "boolean"
@@ -213,7 +214,8 @@ def test_csv_round_trip(tmp_path):
     # Exact types back through the declared schema.
     t = read_table(tmp_path / "positions.csv", sch.POSITIONS_SCHEMA)
     assert t.schema.field("zobrist").type == pa.uint64()
-    assert t.column("zobrist").to_pylist()[:4] == [BIG, BIG - 1, BIG - 2, None]
+    assert t.column("zobrist").to_pylist()[:4] == [BIG, BIG - 1, BIG - 2, BIG - 3]
+    assert t.column("clock_ms").to_pylist()[3:] == [57_000, None]  # null stays null
     assert t.column("checkers").to_pylist()[:2] == ["h4", ""]  # "" is not None
     g = read_table(tmp_path / "games.csv", sch.GAMES_SCHEMA)
     assert g.column("white_elo").to_pylist() == [2000]
@@ -234,6 +236,89 @@ def test_jsonl_round_trip(tmp_path):
     t = read_table(tmp_path / "positions.jsonl", sch.POSITIONS_SCHEMA)
     assert t.num_rows == 3 and t.schema.field("zobrist").type == pa.uint64()
     assert read_table(tmp_path / "issues.jsonl", sch.ISSUES_SCHEMA).num_rows == 0
+
+
+def test_parquet_options_zstd_levels():
+    from chessscan.reports.writers import POSITIONS_ZSTD_LEVELS, parquet_options
+
+    options = parquet_options(sch.POSITIONS_SCHEMA)
+    assert options["compression_level"] == POSITIONS_ZSTD_LEVELS
+    assert all(options["compression"][name] == "zstd" for name in POSITIONS_ZSTD_LEVELS)
+    # A codec without levels gets none; nor do the other tables.
+    assert parquet_options(sch.POSITIONS_SCHEMA, "snappy")["compression_level"] is None
+    assert parquet_options(sch.GAMES_SCHEMA)["compression_level"] is None
+
+
+def test_parquet_options_positions_pages(tmp_path):
+    """The positions table's data pages are cut by their bytes, not at pyarrow's 20,000 rows."""
+    import inspect
+
+    from chessscan.reports.writers import POSITIONS_PAGE_ROWS, parquet_options
+
+    if "max_rows_per_page" not in inspect.signature(pq.ParquetWriter.__init__).parameters:
+        assert "max_rows_per_page" not in parquet_options(sch.POSITIONS_SCHEMA)
+        return
+    assert parquet_options(sch.POSITIONS_SCHEMA)["max_rows_per_page"] == POSITIONS_PAGE_ROWS
+    assert "max_rows_per_page" not in parquet_options(sch.GAMES_SCHEMA)
+    with ReportWriter(tmp_path, tables=("positions",), row_group_size=30_000) as rw:
+        rw.write("positions", position_rows(30_000))
+    table = pq.read_table(tmp_path / "positions.parquet")
+    assert table.num_rows == 30_000 and table.column("zobrist").to_pylist()[-1] == BIG - 29_999
+
+
+def test_positions_keys_required_and_earlier_reports_read_alike(tmp_path):
+    """``zobrist`` and ``repetition`` are required (Parquet: no definition levels); a
+    positions part written when they were declared nullable (never null) reads back with the
+    same values beside a new one: pyarrow's dataset, ``read_report``, pandas, Polars, DuckDB."""
+    import warnings
+
+    import pyarrow.dataset as ds
+
+    from chessscan import read_report
+
+    assert not sch.POSITIONS_SCHEMA.field("zobrist").nullable
+    assert not sch.POSITIONS_SCHEMA.field("repetition").nullable
+    rows = position_rows(12)
+    rows["zobrist"][5] = None
+    with pytest.raises(ValueError, match="'zobrist' is not nullable"):
+        to_record_batch(rows, sch.POSITIONS_SCHEMA, "positions")
+    with ReportWriter(tmp_path / "new", tables=("positions",)) as rw:
+        rw.write("positions", position_rows(12))
+    new = pq.read_table(tmp_path / "new" / "positions.parquet")
+    before = pa.schema([f.with_nullable(True) if f.name in ("zobrist", "repetition") else f
+                        for f in new.schema], metadata=new.schema.metadata)
+    folder = tmp_path / "mixed" / "positions"
+    folder.mkdir(parents=True)
+    for order, part in enumerate((new.cast(before), new)):  # before first, then after
+        pq.write_table(part, folder / f"part-{order:06d}.parquet")
+    keys = new.column("zobrist").to_pylist() * 2
+    counts = new.column("repetition").to_pylist() * 2
+    assert pq.ParquetFile(folder / "part-000001.parquet").schema.column(16).max_definition_level == 0
+    for table in (ds.dataset(folder).to_table(), pq.read_table(folder)):
+        assert table.column("zobrist").to_pylist() == keys
+        assert table.column("repetition").to_pylist() == counts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no summary.json: an incomplete report, read anyway
+        positions = read_report(tmp_path / "mixed", incomplete="ok").positions
+    assert str(positions["zobrist"].dtype) == "UInt64" and positions["zobrist"].tolist() == keys
+    assert str(positions["repetition"].dtype) == "Int32" and positions["repetition"].tolist() == counts
+    frame = pd.read_parquet(folder, dtype_backend="numpy_nullable")
+    assert frame["zobrist"].tolist() == keys and frame["repetition"].tolist() == counts
+    try:
+        import polars as pl
+    except ImportError:
+        pass
+    else:
+        frame = pl.read_parquet(str(folder / "*.parquet"))
+        assert frame["zobrist"].to_list() == keys and frame["repetition"].to_list() == counts
+    try:
+        import duckdb
+    except ImportError:
+        pass
+    else:
+        got = duckdb.sql(f"SELECT zobrist, repetition FROM read_parquet('{folder}/*.parquet') "
+                         "ORDER BY filename, file_row_number").fetchall()
+        assert got == list(zip(keys, counts))
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])

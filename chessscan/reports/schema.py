@@ -103,8 +103,8 @@ TABLE_SPECS: dict[str, tuple[Column, ...]] = {
         _c("is_checkmate", B, "the position after the move is checkmate"),
         _c("is_stalemate", B, "the position after the move is stalemate"),
         _c("halfmove_clock", I32, "50-move-rule clock after the move, in plies"),
-        _c("zobrist", U64, "Polyglot Zobrist hash of the position", null=True),
-        _c("repetition", I32, "occurrence count of this position so far", null=True),
+        _c("zobrist", U64, "Polyglot Zobrist hash of the position"),
+        _c("repetition", I32, "occurrence count of this position so far"),
         _c("clock_ms", I64, "clock of the side that just moved, after its move, in milliseconds, from the "
                             "[%clk H:MM:SS] command in the move's comment; None without one", null=True),
         _c("emt_ms", I64, "time the side that just moved spent on the move, in milliseconds, from the "

@@ -15,7 +15,7 @@ import os
 from typing import Callable, Iterable
 
 from chessscan.analysis.epd import analyze_epd_record
-from chessscan.analysis.game import Tally, add_issue, analyze_game
+from chessscan.analysis.game import GAME_NAME_COLUMNS, Tally, add_issue, analyze_game
 from chessscan.analysis.rows import PositionRows
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.sampling import BASE_BIT, Candidate, RowsCopy, Sampler, base_sampled
@@ -306,6 +306,9 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
     paths = [os.fspath(p) for p in paths]
     names = tables_for(paths, options)
     tables = new_tables(names, options)
+    if "games" in tables and getattr(sink, "reads_game_names", False):
+        # A sink that reads only the games columns naming a game: no other is filled.
+        tables["games"] = {name: [] for name in GAME_NAME_COLUMNS}
     tally = Tally()
     tally.cross_check_mode = options.cross_check
     sampler = new_sampler(options)
@@ -337,10 +340,14 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                 read = 0
                 name = stream.name
                 next_source(name)
+                checked = options.cross_check != "off"
                 for raw in stream:
                     read += 1
                     current = raw
-                    analyze_one(raw, tables, options, tally, sampler)
+                    if checked:
+                        analyze_one(raw, tables, options, tally, sampler)
+                    else:  # (analyze_one's whole work then, without its call)
+                        analyze_game(raw, tables, options, tally)
                     current = None
                     # The positions rows (~85 a game) alone: the other tables' list buffers
                     # convert to Arrow at a cost per batch, better paid for many rows at once.

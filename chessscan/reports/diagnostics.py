@@ -206,6 +206,9 @@ class DiagnosticSink:
     #: Takes Arrow arrays as column buffers (the parallel engine then sends its record
     #: batches as they come from the workers).
     accepts_arrow = True
+    #: Reads no games column but those naming a game (source, game_index, line, white, black):
+    #: :func:`~chessscan.engines.local.run` then fills no other.
+    reads_game_names = True
 
     def __init__(self, emit: Callable[[Diagnostic], None]) -> None:
         self._emit = emit

@@ -34,6 +34,7 @@ CHESS960_VARIANTS = frozenset({"chess960", "chess 960", "chess-960", "960", "fis
 STANDARD_START = Position.initial()
 
 if cython.compiled:
+    from cython.cimports.cpython.exc import PyErr_CheckSignals
     from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_KIND
 
 
@@ -575,6 +576,33 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             if kinds >> i & 1:
                 rare[i] += 1
     return kinds
+
+
+def analyze_games(games, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally,
+                  flush_positions, flush, batch_rows: int, current: list) -> int:
+    """:func:`analyze_game` on every RawGame of the iterator ``games`` (a run's loop over one
+    source, compiled); after each game, ``flush_positions()`` when ``batch_rows`` positions
+    rows are buffered, and ``flush()`` when ``batch_rows`` games or issues rows are.
+    ``current[0]`` holds the game being analyzed (None between games), for a stop that cuts
+    it short. Returns the number of games."""
+    positions = tables["positions"]
+    games_rows = cython.declare(list, tables["games"]["game_index"])
+    issues_rows = cython.declare(list, tables["issues"]["code"])
+    read = cython.declare(cython.Py_ssize_t, 0)
+    for raw in games:
+        read += 1
+        current[0] = raw
+        analyze_game(raw, tables, options, tally)
+        current[0] = None
+        if cython.compiled:
+            # A stop (Ctrl-C, SIGTERM) is taken between games, as the interpreted loop takes it:
+            # compiled, the loop may run no Python-level step that would.
+            PyErr_CheckSignals()
+        if len(positions) >= batch_rows:
+            flush_positions()
+        if len(games_rows) >= batch_rows or len(issues_rows) >= batch_rows:
+            flush()
+    return read
 
 
 #: The games columns that name a game (schema order): games buffers holding only these (for a

@@ -33,6 +33,7 @@ cdef int _INCONSISTENT, _MISMATCH
 @cython.final
 cdef class _GameColumns:
     cdef object games
+    cdef bint full
     cdef list source, game_index, byte_offset, line, event, site, date, round, white, black, result
     cdef list white_elo, black_elo, eco, time_control, time_control_base_s, time_control_increment_s
     cdef list termination, variant, start_fen, plies, clock_plies, eval_plies, checks, direct_checks
@@ -49,3 +50,4 @@ cdef int _check_result(RawGame raw, GameState state, source, gi, tag, int result
 cdef object _elo(object text)
 @cython.locals(columns=_GameColumns, outcome=str)
 cpdef analyze_game(RawGame raw, tables, options, Tally tally)
+cpdef Py_ssize_t analyze_games(games, dict tables, options, Tally tally, flush_positions, flush, Py_ssize_t batch_rows, list current) except -1

@@ -34,6 +34,7 @@ CHESS960_VARIANTS = frozenset({"chess960", "chess 960", "chess-960", "960", "fis
 STANDARD_START = Position.initial()
 
 if cython.compiled:
+    from cython.cimports.cpython.exc import PyErr_CheckSignals
     from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_KIND
 
 
@@ -479,65 +480,66 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
 
     games = tables["games"]
     plies = cython.declare(cython.Py_ssize_t, state.plies)
-    winner = state.winner
     n_direct = cython.declare(cython.Py_ssize_t, state.direct)
     n_discovered = cython.declare(cython.Py_ssize_t, state.discovered)
     n_double = cython.declare(cython.Py_ssize_t, state.double)
-    white_elo = _elo(tags.get("WhiteElo"))
-    black_elo = _elo(tags.get("BlackElo"))
-    time_control_tag = tags.get("TimeControl")
-    last = _LAST_TIME_CONTROL
-    if last[0] is time_control_tag:
-        base_s, increment_s = last[1]
-    else:
-        parsed = _memoized(_TIME_CONTROL_MEMO, time_control, time_control_tag)
-        _LAST_TIME_CONTROL = (time_control_tag, parsed)
-        base_s, increment_s = parsed
-    # One definition of perpetuals with the summary's perpetual_checks: runs whose position
-    # stood a third time (twofold cycles are rows of the perpetuals table too, occurrences 2).
     columns = _game_columns(games)
-    columns.event.append(tags.get("Event"))
-    columns.site.append(tags.get("Site"))
-    columns.date.append(tags.get("Date"))
-    columns.round.append(tags.get("Round"))
-    columns.white.append(tags.get("White"))
-    columns.black.append(tags.get("Black"))
-    columns.result.append(tag)
-    columns.eco.append(tags.get("ECO"))
-    columns.time_control.append(time_control_tag)
-    columns.termination.append(tags.get("Termination"))
-    columns.variant.append(variant)
+    # The columns that name a game, in every games buffers.
     columns.source.append(source)
     columns.game_index.append(gi)
-    columns.byte_offset.append(raw.byte_offset)
     columns.line.append(raw.line)
-    columns.white_elo.append(white_elo)
-    columns.black_elo.append(black_elo)
-    columns.start_fen.append(start_fen)
-    columns.plies.append(plies)
-    columns.checks.append(n_direct + n_discovered + n_double)
-    columns.direct_checks.append(n_direct)
-    columns.discovered_checks.append(n_discovered)
-    columns.double_checks.append(n_double)
-    columns.outcome.append(outcome)
-    columns.winner.append(winner)
-    columns.perpetuals.append(n_perpetual)
-    columns.result_consistent.append(result_consistent)
-    columns.error_code.append(error_code)
-    columns.error_ply.append(error_ply)
-    columns.time_control_base_s.append(base_s)
-    columns.time_control_increment_s.append(increment_s)
-    columns.clock_plies.append(state.clock_plies)
-    columns.eval_plies.append(state.eval_plies)
-    columns.moves_hash.append(None if read_error else state.moves_hash)
-    last = _LAST_MOVES_KEY
-    if last[0] is options:
-        moves_key = last[1]
-    else:
-        moves_key = bool(options.moves_key)
-        _LAST_MOVES_KEY = (options, moves_key)
-    if moves_key:
-        games["moves_key"].append(None if read_error else state.moves_key)
+    columns.white.append(tags.get("White"))
+    columns.black.append(tags.get("Black"))
+    if columns.full:
+        white_elo = _elo(tags.get("WhiteElo"))
+        black_elo = _elo(tags.get("BlackElo"))
+        time_control_tag = tags.get("TimeControl")
+        last = _LAST_TIME_CONTROL
+        if last[0] is time_control_tag:
+            base_s, increment_s = last[1]
+        else:
+            parsed = _memoized(_TIME_CONTROL_MEMO, time_control, time_control_tag)
+            _LAST_TIME_CONTROL = (time_control_tag, parsed)
+            base_s, increment_s = parsed
+        columns.event.append(tags.get("Event"))
+        columns.site.append(tags.get("Site"))
+        columns.date.append(tags.get("Date"))
+        columns.round.append(tags.get("Round"))
+        columns.result.append(tag)
+        columns.eco.append(tags.get("ECO"))
+        columns.time_control.append(time_control_tag)
+        columns.termination.append(tags.get("Termination"))
+        columns.variant.append(variant)
+        columns.byte_offset.append(raw.byte_offset)
+        columns.white_elo.append(white_elo)
+        columns.black_elo.append(black_elo)
+        columns.start_fen.append(start_fen)
+        columns.plies.append(plies)
+        columns.checks.append(n_direct + n_discovered + n_double)
+        columns.direct_checks.append(n_direct)
+        columns.discovered_checks.append(n_discovered)
+        columns.double_checks.append(n_double)
+        columns.outcome.append(outcome)
+        columns.winner.append(state.winner)
+        # One definition of perpetuals with the summary's perpetual_checks: runs whose position
+        # stood a third time (twofold cycles are rows of the perpetuals table too, occurrences 2).
+        columns.perpetuals.append(n_perpetual)
+        columns.result_consistent.append(result_consistent)
+        columns.error_code.append(error_code)
+        columns.error_ply.append(error_ply)
+        columns.time_control_base_s.append(base_s)
+        columns.time_control_increment_s.append(increment_s)
+        columns.clock_plies.append(state.clock_plies)
+        columns.eval_plies.append(state.eval_plies)
+        columns.moves_hash.append(None if read_error else state.moves_hash)
+        last = _LAST_MOVES_KEY
+        if last[0] is options:
+            moves_key = last[1]
+        else:
+            moves_key = bool(options.moves_key)
+            _LAST_MOVES_KEY = (options, moves_key)
+        if moves_key:
+            games["moves_key"].append(None if read_error else state.moves_key)
 
     tally.positions += plies
     tally.checks_direct += n_direct
@@ -576,22 +578,58 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     return kinds
 
 
+def analyze_games(games, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally,
+                  flush_positions, flush, batch_rows: int, current: list) -> int:
+    """:func:`analyze_game` on every RawGame of the iterator ``games`` (a run's loop over one
+    source, compiled); after each game, ``flush_positions()`` when ``batch_rows`` positions
+    rows are buffered, and ``flush()`` when ``batch_rows`` games or issues rows are.
+    ``current[0]`` holds the game being analyzed (None between games), for a stop that cuts
+    it short. Returns the number of games."""
+    positions = tables["positions"]
+    games_rows = cython.declare(list, tables["games"]["game_index"])
+    issues_rows = cython.declare(list, tables["issues"]["code"])
+    read = cython.declare(cython.Py_ssize_t, 0)
+    for raw in games:
+        read += 1
+        current[0] = raw
+        analyze_game(raw, tables, options, tally)
+        current[0] = None
+        if cython.compiled:
+            # A stop (Ctrl-C, SIGTERM) is taken between games, as the interpreted loop takes it:
+            # compiled, the loop may run no Python-level step that would.
+            PyErr_CheckSignals()
+        if len(positions) >= batch_rows:
+            flush_positions()
+        if len(games_rows) >= batch_rows or len(issues_rows) >= batch_rows:
+            flush()
+    return read
+
+
+#: The games columns that name a game (schema order): games buffers holding only these (for a
+#: sink that reads no other, :func:`~chessscan.engines.local.run`) get only these appended.
+GAME_NAME_COLUMNS = ("source", "game_index", "line", "white", "black")
+
+
 class _GameColumns:
     """The column lists of one games buffers (``games``), by column name: analyze_game appends
-    to them as fields (compiled: C struct reads), not through the dict."""
+    to them as fields (compiled: C struct reads), not through the dict. ``full`` is False for
+    buffers of only :data:`GAME_NAME_COLUMNS` (the other fields are then None)."""
 
     def __init__(self, games: dict) -> None:
         self.games = games
         self.source = games["source"]
         self.game_index = games["game_index"]
-        self.byte_offset = games["byte_offset"]
         self.line = games["line"]
+        self.white = games["white"]
+        self.black = games["black"]
+        self.full = tuple(games) != GAME_NAME_COLUMNS
+        if not self.full:
+            return
+        self.byte_offset = games["byte_offset"]
         self.event = games["event"]
         self.site = games["site"]
         self.date = games["date"]
         self.round = games["round"]
-        self.white = games["white"]
-        self.black = games["black"]
         self.result = games["result"]
         self.white_elo = games["white_elo"]
         self.black_elo = games["black_elo"]

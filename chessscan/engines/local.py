@@ -15,7 +15,7 @@ import os
 from typing import Callable, Iterable
 
 from chessscan.analysis.epd import analyze_epd_record
-from chessscan.analysis.game import Tally, add_issue, analyze_game
+from chessscan.analysis.game import GAME_NAME_COLUMNS, Tally, add_issue, analyze_game, analyze_games
 from chessscan.analysis.rows import PositionRows
 from chessscan.analysis.options import AnalysisOptions
 from chessscan.analysis.sampling import BASE_BIT, Candidate, RowsCopy, Sampler, base_sampled
@@ -306,6 +306,9 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
     paths = [os.fspath(p) for p in paths]
     names = tables_for(paths, options)
     tables = new_tables(names, options)
+    if "games" in tables and getattr(sink, "reads_game_names", False):
+        # A sink that reads only the games columns naming a game: no other is filled.
+        tables["games"] = {name: [] for name in GAME_NAME_COLUMNS}
     tally = Tally()
     tally.cross_check_mode = options.cross_check
     sampler = new_sampler(options)
@@ -313,6 +316,9 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
 
     def flush() -> None:
         flush_tables(sink, tables, names)
+
+    def flush_positions() -> None:
+        flush_tables(sink, tables, ("positions",))
 
     def next_source(name: str) -> None:
         # The once-a-file rows of the sources before go after their other rows and before
@@ -322,7 +328,7 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
             flush()
             sink.next_source(name)
 
-    current = None  # the game being analyzed (a stop that cuts it short drops its rows)
+    current = [None]  # the game being analyzed (a stop that cuts it short drops its rows)
     try:
         for path in paths:
             if is_epd(path):
@@ -337,30 +343,34 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                 read = 0
                 name = stream.name
                 next_source(name)
-                for raw in stream:
-                    read += 1
-                    current = raw
-                    analyze_one(raw, tables, options, tally, sampler)
-                    current = None
-                    # The positions rows (~85 a game) alone: the other tables' list buffers
-                    # convert to Arrow at a cost per batch, better paid for many rows at once.
-                    if len(positions) >= batch_rows:
-                        flush_tables(sink, tables, ("positions",))
-                    if len(games) >= batch_rows or len(issues) >= batch_rows:
-                        flush()
-                    if bar is not None:
-                        now = stream.bytes_read
-                        bar.update(now - seen)
-                        seen = now
-                        count_progress(bar, tally)
+                if options.cross_check == "off" and bar is None:
+                    # analyze_one's whole work then, in a compiled loop: no Python-level step a game.
+                    read = analyze_games(stream, tables, options, tally, flush_positions, flush, batch_rows, current)
+                else:
+                    for raw in stream:
+                        read += 1
+                        current[0] = raw
+                        analyze_one(raw, tables, options, tally, sampler)
+                        current[0] = None
+                        # The positions rows (~85 a game) alone: the other tables' list buffers
+                        # convert to Arrow at a cost per batch, better paid for many rows at once.
+                        if len(positions) >= batch_rows:
+                            flush_positions()
+                        if len(games) >= batch_rows or len(issues) >= batch_rows:
+                            flush()
+                        if bar is not None:
+                            now = stream.bytes_read
+                            bar.update(now - seen)
+                            seen = now
+                            count_progress(bar, tally)
                 if not read:
                     add_no_games_issue(tables["issues"], tally, name)
         flush()
     except KeyboardInterrupt:
         # A stop (Ctrl-C, SIGTERM): the games analyzed whole are written, their games and
         # issues rows beside their positions; the game cut short leaves no row.
-        if current is not None:
-            drop_game_rows(tables, current.source, current.index)
+        if current[0] is not None:
+            drop_game_rows(tables, current[0].source, current[0].index)
         try:
             flush()
         except Exception:  # (a table that cannot be written is absent; the stop goes on)

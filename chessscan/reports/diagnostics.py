@@ -206,11 +206,14 @@ class DiagnosticSink:
     #: Takes Arrow arrays as column buffers (the parallel engine then sends its record
     #: batches as they come from the workers).
     accepts_arrow = True
+    #: Reads no games column but those naming a game (source, game_index, line, white, black):
+    #: :func:`~chessscan.engines.local.run` then fills no other.
+    reads_game_names = True
 
     def __init__(self, emit: Callable[[Diagnostic], None]) -> None:
         self._emit = emit
-        # (source, game_index) -> (line of the game's first line, players or None)
-        self._games: dict[tuple[str, int], tuple[int, str | None]] = {}
+        # The games batches kept for naming the diagnostics of their games, oldest first.
+        self._games: list[_GameBatch] = []
         self._pending: list[tuple[tuple, dict]] = []
         self._seq = 0
         self.counts: dict[str, int] = {"error": 0, "warning": 0}
@@ -225,11 +228,8 @@ class DiagnosticSink:
             columns = {k: columns[k] for k in ("source", "game_index", "line", "white", "black")}
         columns = {k: v.to_pylist() if hasattr(v, "to_pylist") else v for k, v in columns.items()}
         if table_name == "games":
-            for src, gi, line, white, black in zip(columns["source"], columns["game_index"],
-                                                   columns["line"], columns["white"], columns["black"]):
-                players = None if white is None and black is None else f"{white or '?'} - {black or '?'}"
-                self._games[(src, gi)] = (line, players)
-            self._drain(keep=list(zip(columns["source"], columns["game_index"])))
+            self._games.append(_GameBatch(columns))
+            self._drain(keep=True)
         elif table_name == "issues":
             self._hold(columns, 0)
         elif table_name == "disagreements":
@@ -237,7 +237,7 @@ class DiagnosticSink:
 
     def finish(self) -> None:
         """Emit every held diagnostic (end of a source)."""
-        self._drain(keep=None, force=True)
+        self._drain(keep=False, force=True)
         self._games.clear()
 
     def _hold(self, columns: dict[str, list], kind: int) -> None:
@@ -252,27 +252,36 @@ class DiagnosticSink:
             row["_kind"] = kind
             self._pending.append((key, row))
 
-    def _drain(self, keep, force: bool = False) -> None:
-        if not self._pending:
-            if keep is not None:
-                self._games = {k: self._games[k] for k in keep}
-            return
-        self._pending.sort(key=lambda kr: kr[0])
-        out = 0
-        for _, row in self._pending:
-            gi = row["game_index"]
-            if gi is not None and (row["source"], gi) not in self._games and not force:
-                break  # its game row has not come yet: keep order, wait for it
-            self._emit_row(row)
-            out += 1
-        del self._pending[:out]
-        if not self._pending and keep is not None:
+    def _drain(self, keep: bool, force: bool = False) -> None:
+        """Emit the held rows whose game row has come (all with ``force``); with ``keep``
+        (a games batch just came) and every row out, keep only the last games batch."""
+        if self._pending:
+            self._pending.sort(key=lambda kr: kr[0])
+            out = 0
+            for _, row in self._pending:
+                gi = row["game_index"]
+                if gi is not None and not force and self._game(row["source"], gi) is None:
+                    break  # its game row has not come yet: keep order, wait for it
+                self._emit_row(row)
+                out += 1
+            del self._pending[:out]
+        if not self._pending and keep:
             # Every held row is out; later rows can only concern games of this batch or later.
-            self._games = {k: self._games[k] for k in keep}
+            del self._games[:-1]
+
+    def _game(self, source: str, game_index: int) -> tuple[int, str | None] | None:
+        """(line of the game's first line, players or None) of a game of the kept batches
+        (the latest batch's row when several hold it), or None."""
+        key = (source, game_index)
+        for batch in reversed(self._games):
+            found = batch.game(key)
+            if found is not None:
+                return found
+        return None
 
     def _emit_row(self, row: dict) -> None:
         gi = row["game_index"]
-        game_line, players = self._games.get((row["source"], gi), (None, None)) if gi is not None else (None, None)
+        game_line, players = (self._game(row["source"], gi) or (None, None)) if gi is not None else (None, None)
         if row["_kind"] == 0:
             d = Diagnostic(row["source"], row["line"], row["column"], row["severity"], row["code"],
                            row["message"], gi, row["ply"], row["san"], players)
@@ -284,3 +293,32 @@ class DiagnosticSink:
                            f"{row['python_chess']}{note}{fen}", gi, row["ply"], None, players)
         self.counts[d.severity] = self.counts.get(d.severity, 0) + 1
         self._emit(d)
+
+
+class _GameBatch:
+    """The columns of one ``games`` batch that name a game (source, game_index, line, white,
+    black), indexed by (source, game_index) only when a diagnostic asks: a batch whose games
+    have no diagnostic costs no object a game."""
+
+    __slots__ = ("source", "game_index", "line", "white", "black", "_rows")
+
+    def __init__(self, columns: dict[str, list]) -> None:
+        # Copies: the engine empties its buffers in place once they are written.
+        self.source = list(columns["source"])
+        self.game_index = list(columns["game_index"])
+        self.line = list(columns["line"])
+        self.white = list(columns["white"])
+        self.black = list(columns["black"])
+        self._rows: dict[tuple[str, int], int] | None = None
+
+    def game(self, key: tuple[str, int]) -> tuple[int, str | None] | None:
+        """(line, players) of the game ``key`` (source, game_index), its last row when the
+        batch holds several; None when the batch does not hold it."""
+        if self._rows is None:
+            self._rows = dict(zip(zip(self.source, self.game_index), range(len(self.source))))
+        i = self._rows.get(key)
+        if i is None:
+            return None
+        white, black = self.white[i], self.black[i]
+        players = None if white is None and black is None else f"{white or '?'} - {black or '?'}"
+        return self.line[i], players

@@ -103,7 +103,7 @@ cdef inline uint64_t _origin_mask(long token) noexcept
                history=_History, us=bint, mover=bint, legal_ep=bint, rkey=uint64_t, rep=int, repeated=bint,
                ended=int, ended_ply=int, warned_after_end=bint, checking=uint64_t, plies=int,
                n_tokens=Py_ssize_t, i=Py_ssize_t, move_number=int, token=long, piece=int, from_mask=uint64_t,
-               to=int, move=int, frm=int, promotion=int, castling=bint, en_passant=bint, arrived=uint64_t,
+               to=int, move=int, frm=int, promotion=int, castling=bint, en_passant=bint,
                kind=int, flags=int, clock=int, zobrist=uint64_t, mate=bint, suffix=int, gi=int64_t,
                king=int, blockers=uint64_t, keys=bytes, kp=ccharp, key=uint64_t,
                checks_by_move=dict, check_routes=dict, route=int, n_notes=Py_ssize_t, n_clock=int, n_eval=int,

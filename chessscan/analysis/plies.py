@@ -613,7 +613,7 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                 state.error = (exc.code, i + 1)
                 break
 
-        # Play it; what arrived where (module doc, step 3).
+        # Play it (module doc, step 3).
         frm = move & 63
         to = (move >> 6) & 63
         promotion = move >> 12
@@ -622,10 +622,8 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
         if move:
             castling = pos.mailbox[frm] == KING and (pos.occupied_co[us] >> to & 1) == 1
             en_passant = pos.ep != 0 and pos.is_en_passant(move)  # (no call without an en-passant square)
-            arrived = bit((frm & 56) + (3 if to < frm else 5)) if castling else bit(to)
             pos.play(move)
         else:
-            arrived = 0
             pos.play_null()
         plies += 1
         # The move's UCI text into the moves hash (step 9); the UCI destination of a castling
@@ -699,7 +697,9 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             if checking & (checking - 1):
                 kind = 3
                 n_double += 1
-            elif checking & arrived:
+            # The checker stands where a piece arrived (the moved or promoted piece, or the
+            # castling rook; none for a null move): told here, on checking plies only.
+            elif move and checking & (bit((frm & 56) + (3 if to < frm else 5)) if castling else bit(to)):
                 kind = 1
                 n_direct += 1
             else:
@@ -720,7 +720,6 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                 check_routes[route] = check_routes.get(route, 0) + 1
 
         clock = pos.halfmove_clock
-        zobrist = pos.key ^ pos.ep_key() if pos.ep else pos.key  # (ep_key is 0 without an en-passant square)
         legal_ep = pos.ep != 0 and has_legal_en_passant(pos)
         rkey = pos.key ^ ((pos.castling_rights * CASTLE_MIX) & BB_ALL)  # Position.repetition_key, without the call
         if legal_ep:
@@ -808,6 +807,7 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             if note_cp != _NOTE_NA or note_mate != _NOTE_NA:
                 n_eval += 1
         if keep_all or (keep_checks and checking):
+            zobrist = pos.key ^ pos.ep_key() if pos.ep else pos.key  # (ep_key is 0 without an en-passant square)
             if cython.compiled and not flags and move and 0 < key < _LOOSE and rows.n < rows.cap \
                     and rows.san_len + 8 <= len(rows.san_data):
                 # PositionRows.add_key and set_notes for a row with no flag (so no checkers)

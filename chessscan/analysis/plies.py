@@ -634,16 +634,17 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                 hasher.update(_hash_text(hash_bytes, hn))
                 hn = 0
             if move and cython.compiled:
-                # One 8-byte copy (room: see above): a byte store at a time reloads the buffer's
-                # address after each store.
-                uci_text[0] = 32  # ' '
-                uci_text[1] = 97 + (frm & 7)
-                uci_text[2] = 49 + (frm >> 3)
-                uci_text[3] = 97 + (uto & 7)
-                uci_text[4] = 49 + (uto >> 3)
+                # Through a plain C pointer, which stays in a register: a byte store through the
+                # buffer (a memoryview) reloads its address after each store, and bytes gathered
+                # in a local array are merged into one word by shifts and masks.
+                hp = cython.address(hash_bytes[hn])
+                hp[0] = 32  # ' '
+                hp[1] = 97 + (frm & 7)
+                hp[2] = 49 + (frm >> 3)
+                hp[3] = 97 + (uto & 7)
+                hp[4] = 49 + (uto >> 3)
                 if promotion:
-                    uci_text[5] = _PROMOTION_LETTERS[promotion]
-                memcpy(cython.address(hash_bytes[hn]), uci_text, 8)
+                    hp[5] = _PROMOTION_LETTERS[promotion]
                 hn += 6 if promotion else 5
             elif move:
                 hash_bytes[hn] = 32  # ' '
@@ -833,12 +834,14 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                 rows.san_len = j
                 rows.san_offsets[row + 1] = j
                 j = rows.uci_len
-                if not want_hash:  # (else uci_text holds it: the moves hash's copy above)
+                if want_hash:  # (hp + 1: the UCI text, in the moves hash's buffer above)
+                    memcpy(cython.address(rows.uci_data[j]), hp + 1, 4)
+                else:
                     uci_text[1] = 97 + (frm & 7)
                     uci_text[2] = 49 + (frm >> 3)
                     uci_text[3] = 97 + (uto & 7)
                     uci_text[4] = 49 + (uto >> 3)
-                memcpy(cython.address(rows.uci_data[j]), uci_text + 1, 4)
+                    memcpy(cython.address(rows.uci_data[j]), uci_text + 1, 4)
                 j += 4
                 if promotion:
                     rows.uci_data[j] = _PROMOTION_LETTERS[promotion]

@@ -447,6 +447,48 @@ def test_san_resolution_equals_a_search_of_the_legal_moves(samples):
     assert resolve_san(parse_fen("8/8/8/K2pP3/8/8/8/7k w - d6 0 1"), "exd6") == make_move(sq("e5"), sq("d6"))
 
 
+@pytest.mark.parametrize("fen, quick, slow", [
+    # Rook e7 checks along the e-file; bishop h4 pins the rook f2. Blocks and captures by one
+    # unpinned origin are taken as named; two knights reach e4; the pinned rook, a move off
+    # the check line and a pawn push that ignores the check are left to the search.
+    ("7k/4r3/5P2/6N1/1B5b/2N4R/5R2/4K3 w - - 0 1",
+     {"Ne2": "c3e2", "Ne6": "g5e6", "Re3": "h3e3", "Bxe7": "b4e7", "fxe7": "f6e7", "Nce4": "c3e4",
+      "Nge4": "g5e4"},
+     {"Ne4": AmbiguousMove, "Re2": IllegalMove, "Nd5": IllegalMove, "f7": IllegalMove,
+      "Rh2": IllegalMove}),
+    # Bishop a5 checks along the diagonal: a single and a double pawn push block it.
+    ("4k3/8/8/b7/8/8/1PP5/4K3 w - - 0 1", {"c3": "c2c3", "b4": "b2b4"}, {"b3": IllegalMove}),
+    # Rook a8 checks along the eighth rank: a capture and a push that promote.
+    ("r6K/1PP5/8/8/8/8/8/k7 w - - 0 1", {"bxa8=Q": "b7a8q", "c8=N": "c7c8n", "b8=R": "b7b8r"},
+     {"c8": IllegalMove, "Kg7": None}),
+    # Double check (rook e8, knight f3): only the king moves.
+    ("4r2k/8/8/8/8/5n2/3B4/4K3 w - - 0 1", {}, {"Be3": IllegalMove, "Kf2": None}),
+])
+def test_quick_resolution_in_check(fen, quick, slow):
+    # In single check resolve_quick takes a block or a capture of the checker by one unpinned
+    # origin as named; every other move in check is left (-1) to resolve's search.
+    pos = parse_fen(fen)
+    king = pos.king(pos.turn)
+    checking, blockers = checkers(pos), pinned(pos, king, pos.turn)
+    assert checking
+    for text, uci in quick.items():
+        parsed = parse_san(text)
+        move = resolve_san(pos, text)
+        assert pos.move_uci(move) == uci, text
+        assert resolve_quick(pos, parsed.piece, parsed.from_mask, parsed.to_square, parsed.promotion,
+                             blockers, checking) == move, text
+    for text, error in slow.items():
+        parsed = parse_san(text)
+        quick_move = resolve_quick(pos, parsed.piece, parsed.from_mask, parsed.to_square, parsed.promotion,
+                                   blockers, checking)
+        if error is None:  # a legal king move: the king's own quick path
+            assert quick_move == resolve_san(pos, text), text
+            continue
+        with pytest.raises(error):
+            resolve_san(pos, text)
+        assert quick_move == -1, text
+
+
 # ================================================================================================
 # Masks, pins, attacks
 # ================================================================================================

@@ -2,6 +2,7 @@ cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 ctypedef const char* ccharp
+ctypedef uint8_t* u8p
 
 from chessscan.analysis.repetition cimport _runs, _table as _perpetual_table
 from chessscan.analysis.rows cimport PositionRows
@@ -103,7 +104,7 @@ cdef inline uint64_t _origin_mask(long token) noexcept
                history=_History, us=bint, mover=bint, legal_ep=bint, rkey=uint64_t, rep=int, repeated=bint,
                ended=int, ended_ply=int, warned_after_end=bint, checking=uint64_t, plies=int,
                n_tokens=Py_ssize_t, i=Py_ssize_t, move_number=int, token=long, piece=int, from_mask=uint64_t,
-               to=int, move=int, frm=int, promotion=int, castling=bint, en_passant=bint, arrived=uint64_t,
+               to=int, move=int, frm=int, promotion=int, castling=bint, en_passant=bint,
                kind=int, flags=int, clock=int, zobrist=uint64_t, mate=bint, suffix=int, gi=int64_t,
                king=int, blockers=uint64_t, keys=bytes, kp=ccharp, key=uint64_t,
                checks_by_move=dict, check_routes=dict, route=int, n_notes=Py_ssize_t, n_clock=int, n_eval=int,
@@ -113,7 +114,7 @@ cdef inline uint64_t _origin_mask(long token) noexcept
                j=Py_ssize_t, sk=uint64_t, nb=Py_ssize_t, bit8=uint8_t, bits=int, rmask=uint64_t, ri=Py_ssize_t,
                theirs=uint64_t, queens=uint64_t, rooks=uint64_t, bishops=uint64_t, snipers=uint64_t, b=uint64_t,
                occupied=uint64_t, pawns=uint64_t, has_move=bint,
-               uci_text=uint8_t[8], san_text=uint8_t[8])
+               uci_text=uint8_t[8], san_text=uint8_t[8], hp=u8p)
 cpdef play_plies(raw, Position pos, bint setup, tables, options, tally, GameState state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)

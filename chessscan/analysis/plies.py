@@ -613,7 +613,7 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                 state.error = (exc.code, i + 1)
                 break
 
-        # Play it; what arrived where (module doc, step 3).
+        # Play it (module doc, step 3).
         frm = move & 63
         to = (move >> 6) & 63
         promotion = move >> 12
@@ -622,10 +622,8 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
         if move:
             castling = pos.mailbox[frm] == KING and (pos.occupied_co[us] >> to & 1) == 1
             en_passant = pos.ep != 0 and pos.is_en_passant(move)  # (no call without an en-passant square)
-            arrived = bit((frm & 56) + (3 if to < frm else 5)) if castling else bit(to)
             pos.play(move)
         else:
-            arrived = 0
             pos.play_null()
         plies += 1
         # The move's UCI text into the moves hash (step 9); the UCI destination of a castling
@@ -636,16 +634,17 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                 hasher.update(_hash_text(hash_bytes, hn))
                 hn = 0
             if move and cython.compiled:
-                # One 8-byte copy (room: see above): a byte store at a time reloads the buffer's
-                # address after each store.
-                uci_text[0] = 32  # ' '
-                uci_text[1] = 97 + (frm & 7)
-                uci_text[2] = 49 + (frm >> 3)
-                uci_text[3] = 97 + (uto & 7)
-                uci_text[4] = 49 + (uto >> 3)
+                # Through a plain C pointer, which stays in a register: a byte store through the
+                # buffer (a memoryview) reloads its address after each store, and bytes gathered
+                # in a local array are merged into one word by shifts and masks.
+                hp = cython.address(hash_bytes[hn])
+                hp[0] = 32  # ' '
+                hp[1] = 97 + (frm & 7)
+                hp[2] = 49 + (frm >> 3)
+                hp[3] = 97 + (uto & 7)
+                hp[4] = 49 + (uto >> 3)
                 if promotion:
-                    uci_text[5] = _PROMOTION_LETTERS[promotion]
-                memcpy(cython.address(hash_bytes[hn]), uci_text, 8)
+                    hp[5] = _PROMOTION_LETTERS[promotion]
                 hn += 6 if promotion else 5
             elif move:
                 hash_bytes[hn] = 32  # ' '
@@ -699,7 +698,9 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             if checking & (checking - 1):
                 kind = 3
                 n_double += 1
-            elif checking & arrived:
+            # The checker stands where a piece arrived (the moved or promoted piece, or the
+            # castling rook; none for a null move): told here, on checking plies only.
+            elif move and checking & (bit((frm & 56) + (3 if to < frm else 5)) if castling else bit(to)):
                 kind = 1
                 n_direct += 1
             else:
@@ -720,7 +721,6 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                 check_routes[route] = check_routes.get(route, 0) + 1
 
         clock = pos.halfmove_clock
-        zobrist = pos.key ^ pos.ep_key() if pos.ep else pos.key  # (ep_key is 0 without an en-passant square)
         legal_ep = pos.ep != 0 and has_legal_en_passant(pos)
         rkey = pos.key ^ ((pos.castling_rights * CASTLE_MIX) & BB_ALL)  # Position.repetition_key, without the call
         if legal_ep:
@@ -808,6 +808,7 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             if note_cp != _NOTE_NA or note_mate != _NOTE_NA:
                 n_eval += 1
         if keep_all or (keep_checks and checking):
+            zobrist = pos.key ^ pos.ep_key() if pos.ep else pos.key  # (ep_key is 0 without an en-passant square)
             if cython.compiled and not flags and move and 0 < key < _LOOSE and rows.n < rows.cap \
                     and rows.san_len + 8 <= len(rows.san_data):
                 # PositionRows.add_key and set_notes for a row with no flag (so no checkers)
@@ -833,12 +834,14 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                 rows.san_len = j
                 rows.san_offsets[row + 1] = j
                 j = rows.uci_len
-                if not want_hash:  # (else uci_text holds it: the moves hash's copy above)
+                if want_hash:  # (hp + 1: the UCI text, in the moves hash's buffer above)
+                    memcpy(cython.address(rows.uci_data[j]), hp + 1, 4)
+                else:
                     uci_text[1] = 97 + (frm & 7)
                     uci_text[2] = 49 + (frm >> 3)
                     uci_text[3] = 97 + (uto & 7)
                     uci_text[4] = 49 + (uto >> 3)
-                memcpy(cython.address(rows.uci_data[j]), uci_text + 1, 4)
+                    memcpy(cython.address(rows.uci_data[j]), uci_text + 1, 4)
                 j += 4
                 if promotion:
                     rows.uci_data[j] = _PROMOTION_LETTERS[promotion]

@@ -30,7 +30,7 @@ cdef int generate_known(Position pos, int* moves, uint64_t from_mask, uint64_t t
 @cython.locals(n=int, i=int)
 cpdef list legal_moves(Position pos, uint64_t from_mask=*, uint64_t to_mask=*)
 cpdef bint has_legal_move(Position pos) noexcept
-@cython.locals(us=bint, pawns=uint64_t)
+@cython.locals(us=bint, pawns=uint64_t, steps=uint64_t, occupied=uint64_t)
 cpdef bint has_legal_move_known(Position pos, int king, uint64_t checking, uint64_t blockers) noexcept
 @cython.locals(ep=int, king=int, capturers=uint64_t)
 cpdef bint has_legal_en_passant(Position pos) noexcept

@@ -306,6 +306,16 @@ def has_legal_move_known(pos: Position, king: int, checking: int, blockers: int)
         pawns = pos.pieces[PAWN] & pos.occupied_co[us] & ~blockers
         if ((pawns << 8) if us else (pawns >> 8)) & ~pos.occupied & BB_ALL:
             return True
+    elif checking and king >= 0:
+        # In check, the king's steps first (most checks leave one): generate_known's test of
+        # them, before it generates the other pieces' moves.
+        us = pos.turn
+        steps = T.king[king] & ~pos.occupied_co[us]
+        occupied = pos.occupied ^ bit(king)
+        while steps:
+            if not attackers(pos, not us, lsb(steps), occupied):
+                return True
+            steps &= steps - 1
     if cython.compiled:
         moves = cython.declare(cython.int[256])
     else:

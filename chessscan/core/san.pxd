@@ -16,7 +16,7 @@ cpdef int resolve(Position pos, int piece, uint64_t from_mask, int to, int promo
                a_side=bint, match=int, count=int, origins=uint64_t, last_rank=bint)
 cpdef int resolve_known(Position pos, int piece, uint64_t from_mask, int to, int promotion, str text,
                         int king, uint64_t checking, uint64_t blockers) except? -1
-@cython.locals(us=bint, to_bb=uint64_t, origins=uint64_t)
+@cython.locals(us=bint, to_bb=uint64_t, origins=uint64_t, king_bb=uint64_t)
 cpdef int resolve_quick(Position pos, int piece, uint64_t from_mask, int to, int promotion, uint64_t blockers,
                         uint64_t checking) noexcept
 @cython.locals(king_bb=uint64_t)

@@ -272,10 +272,11 @@ def resolve_known(pos: Position, piece: int, from_mask: int, to: int, promotion:
 def resolve_quick(pos: Position, piece: int, from_mask: int, to: int, promotion: int, blockers: int,
                   checking: int) -> int:
     """The move :func:`resolve_known` returns for a move it takes as named with no search (one
-    origin, not pinned, no check to answer, not the king, not en passant: most plies of a
-    game), or for a king's step (the one king of the side to move, to a square no enemy piece
-    attacks once the king has left its own: the test its search makes), else -1 (any other
-    move, and every move it raises an error for). The same tests in the same order, with no
+    origin, not pinned, not the king, not en passant, and in check, to the one checker's
+    square or between it and the king: most plies of a game), or for a king's step (the one
+    king of the side to move, to a square no enemy piece attacks once the king has left its
+    own: the test its search makes), else -1 (any other move, and every move it raises an
+    error for). The same tests in the same order, with no
     text and no exception: a small function for the loop to try first."""
     if piece <= 0 or not 0 <= to < 64:
         return -1
@@ -286,7 +287,14 @@ def resolve_quick(pos: Position, piece: int, from_mask: int, to: int, promotion:
     if piece == KING:
         return -1 if promotion else _king_step(pos, us, from_mask, to)
     if checking:
-        return -1
+        # One checker: a move that captures it or blocks its line (generate_known's target);
+        # the origin must then be unpinned (tested below), as no pinned piece can answer a
+        # check. A double check leaves only king moves.
+        if checking & (checking - 1):
+            return -1
+        king_bb = pos.pieces[KING] & pos.occupied_co[us]
+        if not king_bb or not (T.between[msb(king_bb) * 64 + lsb(checking)] | checking) & to_bb:
+            return -1
     if piece == PAWN:
         if not from_mask & (from_mask - 1) or (to == pos.ep and pos.ep != 0):
             return -1  # a UCI-like origin square (the piece standing there decides), or en passant

@@ -4,7 +4,7 @@ A change that must not alter results (a rewrite, a compiled core) is checked by 
 tables of every input before and after it and comparing them value for value:
 
     python benchmarks/snapshot.py write SNAPSHOT_DIR [--jobs N] [--cross-check MODE] [--only SUBSTRING]
-    python benchmarks/snapshot.py compare OLD_DIR NEW_DIR
+    python benchmarks/snapshot.py compare OLD_DIR NEW_DIR [--nullability]
 
 ``write`` runs ``python -m chessscan analyze INPUT --positions all --fen --cross-check off``
 (``--cross-check``: another mode; ``--format csv``: CSV tables) for every input in ``data/samples/`` and ``../shared/data/`` (games, messy, EPD suites,
@@ -13,7 +13,9 @@ with ``--perft``, ``chessscan perft --suite FILE --max-nodes 1000000`` for every
 (its stdout in ``perft.txt``). The code analyzed is whatever ``python -m chessscan`` imports from the
 current directory. ``compare`` reads every table of both snapshots with pyarrow and prints
 each difference (rows, columns, the first rows that differ), ``summary.json`` and
-``perft.txt``; exit status 1 when anything differs. A table is read as written: a Parquet
+``perft.txt``; exit status 1 when anything differs. ``--nullability``: a schema that differs
+only in which columns are declared nullable (a column declared not null, whose values were
+never null) is not a difference; such tables are counted and their columns named at the end. A table is read as written: a Parquet
 dataset folder (``<table>/part-*.parquet``, its parts concatenated in name order, i.e. input
 order), a single ``<table>.parquet`` file (as versions before the dataset layout wrote it), or
 ``<table>.csv`` (with the table's declared schema), so two builds that lay the tables out
@@ -111,8 +113,15 @@ def read_table(path: Path):
     return pq.read_table(path)
 
 
-def compare(old: Path, new: Path) -> int:
+def _all_nullable(schema):
+    import pyarrow as pa
+
+    return pa.schema([f.with_nullable(True) for f in schema])
+
+
+def compare(old: Path, new: Path, nullability: bool = False) -> int:
     bad = 0
+    nullable_only: dict[str, int] = {}  # "column: old -> new" -> tables
     labels = sorted({p.name for p in old.iterdir() if p.is_dir()} | {p.name for p in new.iterdir() if p.is_dir()})
     for label in labels:
         a, b = old / label, new / label
@@ -130,7 +139,13 @@ def compare(old: Path, new: Path) -> int:
                 print(f"{label}/{name}: no part in {'old' if x is None else 'new'}")
                 bad += 1
                 continue
-            if x.schema.remove_metadata() != y.schema.remove_metadata():
+            xs, ys = x.schema.remove_metadata(), y.schema.remove_metadata()
+            if xs != ys and nullability and _all_nullable(xs) == _all_nullable(ys):
+                for fx, fy in zip(xs, ys):
+                    if fx.nullable != fy.nullable:
+                        change = f"{name}.{fx.name}: nullable {fx.nullable} -> {fy.nullable}"
+                        nullable_only[change] = nullable_only.get(change, 0) + 1
+            elif xs != ys:
                 print(f"{label}/{name}: schema differs:\n  old {x.schema.remove_metadata()}\n  new {y.schema.remove_metadata()}")
                 bad += 1
             if x.num_rows != y.num_rows:
@@ -164,6 +179,8 @@ def compare(old: Path, new: Path) -> int:
                 if ca != cb:
                     print(f"{label}/{extra} differs")
                     bad += 1
+    for change, tables in sorted(nullable_only.items()):
+        print(f"{change} in {tables} table(s), values the same (--nullability)")
     print(f"{len(labels)} inputs compared, {bad} difference(s)")
     return 1 if bad else 0
 
@@ -182,10 +199,12 @@ def main() -> int:
     c = sub.add_parser("compare")
     c.add_argument("old", type=Path)
     c.add_argument("new", type=Path)
+    c.add_argument("--nullability", action="store_true",
+                   help="a schema differing only in the columns declared nullable is no difference")
     args = parser.parse_args()
     if args.command == "write":
         return write(args.out, args.jobs, args.only, args.perft, args.shared, args.cross_check, args.format)
-    return compare(args.old, args.new)
+    return compare(args.old, args.new, args.nullability)
 
 
 if __name__ == "__main__":

@@ -293,7 +293,9 @@ def resolve_quick(pos: Position, piece: int, from_mask: int, to: int, promotion:
         if checking & (checking - 1):
             return -1
         king_bb = pos.pieces[KING] & pos.occupied_co[us]
-        if not king_bb or not (T.between[msb(king_bb) * 64 + lsb(checking)] | checking) & to_bb:
+        if not king_bb or king_bb & (king_bb - 1):
+            return -1  # (no king, or more than one in a set-up position: left to the search)
+        if not (T.between[msb(king_bb) * 64 + lsb(checking)] | checking) & to_bb:
             return -1
     if piece == PAWN:
         if not from_mask & (from_mask - 1) or (to == pos.ep and pos.ep != 0):

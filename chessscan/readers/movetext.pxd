@@ -104,7 +104,7 @@ cdef class _NoteReader:
     cdef int64_t clock, emt, cp, mate
     cdef list problems
     cdef Py_ssize_t comments
-    cdef bint tail
+    cdef bint tail, borrowed
     cdef int64_t* buf
 
     @cython.locals(i=Py_ssize_t, c=uchar, start=Py_ssize_t, j=Py_ssize_t, kind=int, close=Py_ssize_t,
@@ -138,19 +138,25 @@ cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noex
 cdef uint64_t _HIGH_BITS, _BANGS, _ALL_BITS
 cdef bint _is_ascii(cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
 cdef bytes _TOKEN_BYTES
+cdef inline void _borrow_note_buf(_NoteReader reader) noexcept
 cdef extern from *:
     """
     #include <stdint.h>
     #include <string.h>
-    /* _fast_keys_notes_c's keys buffer and its size in keys, one per thread: Dask runs tasks
+    /* _fast_keys_notes_c's keys buffer and its size in keys, and its readers' values buffer
+       (_borrow_note_buf) and its size in values, one per thread: Dask runs tasks
        on threads, and a game's reading may run Python code (a garbage collection's
        finalizers) while another thread reads a game. */
     #if defined(_MSC_VER)
     static __declspec(thread) uint64_t *cs_key_buf = NULL;
     static __declspec(thread) Py_ssize_t cs_key_cap = 0;
+    static __declspec(thread) int64_t *cs_note_buf = NULL;
+    static __declspec(thread) Py_ssize_t cs_note_cap = 0;
     #else
     static __thread uint64_t *cs_key_buf = NULL;
     static __thread Py_ssize_t cs_key_cap = 0;
+    static __thread int64_t *cs_note_buf = NULL;
+    static __thread Py_ssize_t cs_note_cap = 0;
     #endif
     /* The 8 bytes at p + i as one number, the first byte lowest (on any machine). */
     static inline uint64_t cs_load8_le(const unsigned char *p, Py_ssize_t i) {
@@ -164,6 +170,8 @@ cdef extern from *:
     """
     u64p _KEY_BUF "cs_key_buf"
     Py_ssize_t _KEY_CAP "cs_key_cap"
+    int64_p _NOTE_BUF "cs_note_buf"
+    Py_ssize_t _NOTE_CAP "cs_note_cap"
     uint64_t _load8_le "cs_load8_le"(cbytes p, Py_ssize_t i) nogil
 cdef enum:
     _SAN_SEEN_BITS = 12

@@ -750,11 +750,12 @@ class _NoteReader:
         self.problems = []  # (offset, ply, command text) of each malformed command
         self.comments = 0   # brace comments passed by _fast_keys_notes_c
         self.tail = False   # _fast_keys_notes_c: a brace comment after the termination marker
+        self.borrowed = False  # buf is this thread's (_NOTE_BUF, compiled): not freed here
         if not cython.compiled:
             self.buf = []
 
     def __dealloc__(self):
-        if cython.compiled:
+        if cython.compiled and not self.borrowed:
             free(self.buf)
 
     def read(self, p, s, e, ply):
@@ -955,6 +956,10 @@ class _NoteReader:
         if grown == cython.NULL:
             raise MemoryError()
         self.buf = grown
+        if self.borrowed:
+            global _NOTE_BUF, _NOTE_CAP
+            _NOTE_BUF = grown
+            _NOTE_CAP = cap
         self.cap = cap
 
     def take_problems(self):
@@ -1051,6 +1056,7 @@ def fast_keys_notes(mt: bytes, is_ascii: bool = False):
     if not cython.compiled or not (is_ascii or mt.isascii()):
         return None
     reader = _NoteReader()
+    _borrow_note_buf(reader)
     got = _fast_keys_notes_c(mt, len(mt), reader)
     if got is None:
         return None
@@ -1071,6 +1077,7 @@ def game_line_keys_notes(line: bytes):
     if not cython.compiled:
         return None
     reader = _NoteReader()
+    _borrow_note_buf(reader)
     got = _fast_keys_notes_c(line, len(line), reader)
     if got is None:
         return None
@@ -1079,6 +1086,19 @@ def game_line_keys_notes(line: bytes):
         return None
     notes, problems = reader.finish()
     return keys, result, notes, problems, reader.comments
+
+
+# The values buffer of the readers of fast_keys_notes and game_line_keys_notes, kept from game
+# to game (grown, never freed; finish() copies what it holds): no allocation per game.
+_NOTE_CAP = 0  # _NOTE_BUF's size in values (compiled: both C variables of each thread's own, movetext.pxd)
+
+
+def _borrow_note_buf(reader):
+    """Give ``reader`` (a fresh :class:`_NoteReader`, read and finished before any other
+    reading on this thread) this thread's values buffer. Compiled only."""
+    reader.buf = _NOTE_BUF
+    reader.cap = _NOTE_CAP
+    reader.borrowed = True
 
 
 # 1 for a byte that continues a movetext token: not whitespace (_is_space), '{', ';' or

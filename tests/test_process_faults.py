@@ -41,11 +41,15 @@ def _marked(mark: str) -> dict[int, tuple[int, str]]:
     return found
 
 
-def _big_input(tmp_path: Path) -> Path:
-    path = tmp_path / "big.pgn"
-    # 30,000 games: the run lasts far beyond the kill, which ends it.
-    path.write_bytes(b"\n".join([(SAMPLES / "lichess-magnus-300.pgn").read_bytes()] * 100))
-    return path
+@pytest.fixture(scope="module")
+def big_input(tmp_path_factory) -> Path:
+    """90,000 games (360 MB), written once for the module's tests and removed after them: the
+    run lasts far beyond the kill, which ends it (30,000 games of validate --jobs 2 could end
+    within the 0.3 s the kill waits for the workers to be at work)."""
+    path = tmp_path_factory.mktemp("faults") / "big.pgn"
+    path.write_bytes(b"\n".join([(SAMPLES / "lichess-magnus-300.pgn").read_bytes()] * 300))
+    yield path
+    path.unlink()
 
 
 def _kill_midway(command: list[str], which: str, stop: int | None = None) -> tuple[int, str]:
@@ -91,17 +95,17 @@ def _kill_midway(command: list[str], which: str, stop: int | None = None) -> tup
 @pytest.mark.parametrize("which, says", [("forkserver", "the forkserver"),
                                          ("tracker", "the resource tracker process died"),
                                          ("worker", "terminated abruptly")])
-def test_a_dead_process_of_the_pool_is_exit_3_one_line_nothing_left(tmp_path, which, says):
-    status, stderr = _kill_midway([*CHESSSCAN, "validate", str(_big_input(tmp_path)), "--jobs", "2"], which)
+def test_a_dead_process_of_the_pool_is_exit_3_one_line_nothing_left(big_input, which, says):
+    status, stderr = _kill_midway([*CHESSSCAN, "validate", str(big_input), "--jobs", "2"], which)
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
     assert status == 3, stderr
     assert len(lines) == 1 and lines[0].startswith("Error: a worker process died while reading"), stderr
     assert says in lines[0]
 
 
-def test_analyze_with_a_dead_forkserver_is_exit_3(tmp_path):
+def test_analyze_with_a_dead_forkserver_is_exit_3(tmp_path, big_input):
     out = tmp_path / "r"
-    status, stderr = _kill_midway([*CHESSSCAN, "analyze", str(_big_input(tmp_path)), "-o", str(out), "--jobs", "2",
+    status, stderr = _kill_midway([*CHESSSCAN, "analyze", str(big_input), "-o", str(out), "--jobs", "2",
                                    "--positions", "none", "--silent"], "forkserver")
     assert status == 3, stderr
     assert stderr.strip().startswith("Error: a worker process died") and len(stderr.strip().splitlines()) == 1
@@ -113,12 +117,12 @@ def test_analyze_with_a_dead_forkserver_is_exit_3(tmp_path):
     assert list(games.game_index) == list(range(len(games)))
 
 
-def test_a_stop_with_the_resource_tracker_gone_is_a_stop(tmp_path):
+def test_a_stop_with_the_resource_tracker_gone_is_a_stop(tmp_path, big_input):
     """A SIGHUP to the process group ends the resource tracker too: the run stops as stopped
     (128 + N, one line), and removing its chunks' shared memory starts no second tracker
     (which printed a KeyError traceback for each)."""
     out = tmp_path / "r"
-    status, stderr = _kill_midway([*CHESSSCAN, "analyze", str(_big_input(tmp_path)), "-o", str(out), "--jobs", "2",
+    status, stderr = _kill_midway([*CHESSSCAN, "analyze", str(big_input), "-o", str(out), "--jobs", "2",
                                    "--positions", "none", "--silent"], "tracker", stop=signal.SIGTERM)
     assert status == 128 + signal.SIGTERM, stderr
     assert "Traceback" not in stderr and "leaked" not in stderr and "resource_tracker" not in stderr, stderr
@@ -126,12 +130,12 @@ def test_a_stop_with_the_resource_tracker_gone_is_a_stop(tmp_path):
         f"stopped by SIGTERM: the tables in {out}/ hold only the games analyzed before, and no summary.json is written"]
 
 
-def test_a_killed_main_process_leaves_no_worker_even_unwaited(tmp_path):
+def test_a_killed_main_process_leaves_no_worker_even_unwaited(big_input):
     """The main process killed (SIGKILL) while its parent, as subprocess.run(capture_output=True)
     does, waits for the run's stderr to end before it waits for the process: the main process
     stays a zombie meanwhile, and the workers (which hold stderr) took it for alive and waited
     for it forever. They see the zombie and exit; the forkserver and the resource tracker follow."""
-    status, stderr = _kill_midway([*CHESSSCAN, "validate", str(_big_input(tmp_path)), "--jobs", "2"], "main")
+    status, stderr = _kill_midway([*CHESSSCAN, "validate", str(big_input), "--jobs", "2"], "main")
     assert status == -signal.SIGKILL and "Traceback" not in stderr
 
 

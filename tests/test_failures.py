@@ -432,7 +432,7 @@ def test_a_stop_while_shared_memory_is_made_comes_after_it():
                          ids=["SIGTERM-jobs2", "SIGHUP-jobs2", "SIGINT-jobs2", "SIGTERM-jobs1",
                               "SIGTERM-jobs2-main-only"])
 def test_signal_stops_analyze_cleanly(tmp_path, sig, jobs, group):
-    big = _big_input(tmp_path)
+    big = _big_input(tmp_path, copies=80)  # 24,000 games: the run outlasts the signal's wait
     out = tmp_path / "r"
     done = _stop_midway(tmp_path, [*CHESSSCAN, "analyze", str(big), "-o", str(out), "--jobs", str(jobs),
                                    "--silent", "--cross-check", "off"], sig, out, group)
@@ -447,7 +447,7 @@ def test_signal_stops_analyze_cleanly(tmp_path, sig, jobs, group):
     # Whole parts only, in input order: none being written is left, nor one hidden.
     assert not [p for p in out.rglob("*") if p.name.startswith(".") and p.name != MANIFEST_NAME]
     games = pd.read_parquet(out / "games")
-    assert len(games) < 40 * 300 and list(games.game_index) == list(range(len(games)))
+    assert len(games) < 80 * 300 and list(games.game_index) == list(range(len(games)))
 
 
 def test_a_stop_keeps_the_games_analyzed_whole_in_every_table(tmp_path, monkeypatch):
@@ -501,7 +501,7 @@ def test_a_stop_while_the_tables_open_closes_them_all(tmp_path, monkeypatch):
 
 @LINUX_PROC
 def test_signal_stops_validate_cleanly(tmp_path):
-    big = _big_input(tmp_path)  # 2 x 12,000 games: validate outlasts the signal's wait
+    big = _big_input(tmp_path, copies=120)  # 2 x 36,000 games: validate outlasts the signal's wait
     done = _stop_midway(tmp_path, [*CHESSSCAN, "validate", str(big), str(big)], signal.SIGTERM, None,
                         reading=big)
     if done.returncode in (0, 1):

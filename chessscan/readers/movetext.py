@@ -555,11 +555,6 @@ def _scan_movetext(p, n):
             sans.append(table.get(p + j, length))
             continue
         # Anything else fails unless it is a marker with only whitespace after it.
-        k = j
-        while k < e and p[k] != 46:
-            k += 1
-        if k < e:
-            return None, None  # a period after something other than digits
         result = _marker_text(p, j, length)
         if result is None:
             return None, None
@@ -666,11 +661,6 @@ def _fast_keys_c(p, n):
                 count += 1
                 continue
             # Anything else fails unless it is a marker with only whitespace after it.
-            k = j
-            while k < e and p[k] != 46:
-                k += 1
-            if k < e:
-                return None, None  # a period after something other than digits
             result = _marker_text(p, j, length)
             if result is None:
                 return None, None
@@ -1278,11 +1268,6 @@ def _fast_keys_notes_c(p, n, reader):
             i = s  # (read again byte by byte: the token ends before that whitespace, or is no SAN move)
             continue
         # Anything else fails unless it is a marker with only whitespace (or comments) after it.
-        k = j
-        while k < e and p[k] != 46:
-            k += 1
-        if k < e:
-            return None, None  # a period after something other than digits
         result = _marker_text(p, j, length)
         if result is None:
             return None, None
@@ -1334,7 +1319,8 @@ def _find(p, i, e, c):
 
 
 def _marker_text(p, j, length):
-    """The termination marker ``p[j:j + length]`` as its text (§8.2.6), or None when it is not one."""
+    """The termination marker ``p[j:j + length]`` as its text (§8.2.6), or None when it is not
+    one (a token with a period, say: no marker holds one)."""
     if not _is_marker(p, j, length):
         return None
     if length == 1:

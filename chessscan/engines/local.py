@@ -309,6 +309,10 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
     if "games" in tables and getattr(sink, "reads_game_names", False):
         # A sink that reads only the games columns naming a game: no other is filled.
         tables["games"] = {name: [] for name in GAME_NAME_COLUMNS}
+    if "perpetuals" in tables and not getattr(sink, "reads_perpetuals", True):
+        # A sink that ignores the perpetuals rows: none is made (the tally still counts the runs).
+        del tables["perpetuals"]
+        names = tuple(name for name in names if name != "perpetuals")
     tally = Tally()
     tally.cross_check_mode = options.cross_check
     sampler = new_sampler(options)

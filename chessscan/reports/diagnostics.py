@@ -209,6 +209,8 @@ class DiagnosticSink:
     #: Reads no games column but those naming a game (source, game_index, line, white, black):
     #: :func:`~chessscan.engines.local.run` then fills no other.
     reads_game_names = True
+    #: Reads no perpetuals rows: :func:`~chessscan.engines.local.run` then makes none.
+    reads_perpetuals = False
 
     def __init__(self, emit: Callable[[Diagnostic], None]) -> None:
         self._emit = emit

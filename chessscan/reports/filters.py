@@ -89,6 +89,11 @@ class IssueFilter:
         self.reported: dict[str, int] = {}
         self.hidden: dict[str, int] = {}
 
+    @property
+    def reads_perpetuals(self) -> bool:
+        """Whether the wrapped sink reads the perpetuals rows (passed on unchanged)."""
+        return getattr(self.inner, "reads_perpetuals", True)
+
     def wanted(self, code: str) -> bool:
         """Whether rows of ``code`` are reported."""
         return (self.select is None or code in self.select) and code not in self.ignore

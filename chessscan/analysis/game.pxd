@@ -25,14 +25,15 @@ cdef class Tally:
     cdef public object checkmate_kinds, issues_by_source, rare_games, sampled_by
 
 cdef dict _RESULT_INDEX, _OUTCOME_INDEX
-cdef Py_ssize_t _SHORT_GAME_PLIES, _CHECKMATE, _STALEMATE
+cdef Py_ssize_t _SHORT_GAME_PLIES, _CHECKMATE, _STALEMATE, _THREEFOLD, _FIFTY
+cdef object _STANDARD, _CHESS960
 cdef tuple _RESULT_KEYS
 cdef int _INCONSISTENT, _MISMATCH
 
 
 @cython.final
 cdef class _GameColumns:
-    cdef object games
+    cdef object tables, games, issues
     cdef bint full
     cdef list source, game_index, byte_offset, line, event, site, date, round, white, black, result
     cdef list white_elo, black_elo, eco, time_control, time_control_base_s, time_control_increment_s
@@ -41,9 +42,11 @@ cdef class _GameColumns:
     cdef list error_ply, moves_hash
 
 cdef _GameColumns _LAST_GAMES
-cdef tuple _LAST_KIND, _LAST_TIME_CONTROL, _LAST_MOVES_KEY
+cdef tuple _LAST_KIND, _LAST_TIME_CONTROL, _LAST_MOVES_KEY, _ELO_INTS
 @cython.locals(last=_GameColumns, columns=_GameColumns)
-cdef _GameColumns _game_columns(dict games)
+cdef _GameColumns _game_columns(tables)
+@cython.locals(rows=dict)
+cdef _write_perpetuals(RawGame raw, GameState state, tables)
 cdef object _memoized(dict memo, object fn, object value)
 cdef int _check_result(RawGame raw, GameState state, source, gi, tag, int result_index, issues, Tally tally) except -1
 @cython.locals(n=Py_ssize_t, data=bytes_p, elo=long, k=Py_ssize_t)

@@ -44,12 +44,16 @@ def variant_kind(tags: dict[str, str]) -> str | None:
     return _kind_of(tags.get("Variant", ""))
 
 
+_STANDARD = "standard"
+_CHESS960 = "chess960"
+
+
 def _kind_of(variant: str) -> str | None:
     v = variant.strip().lower()
     if v in STANDARD_VARIANTS:
-        return "standard"
+        return _STANDARD
     if v in CHESS960_VARIANTS:
-        return "chess960"
+        return _CHESS960
     return None
 
 
@@ -104,16 +108,20 @@ def _seconds(text: str) -> float | None:
 # so a file of ever-new values only stops filling them.
 _MEMO_SIZE = 8192
 _UNSEEN = object()
-_KIND_MEMO: dict = {None: "standard"}   # Variant tag value (None: no tag) -> variant kind
+_KIND_MEMO: dict = {None: _STANDARD}   # Variant tag value (None: no tag) -> variant kind
 _ELO_MEMO: dict = {None: None}          # Elo tag value -> _int_or_none(value)
 _TIME_CONTROL_MEMO: dict = {None: (None, None)}  # TimeControl tag value -> time_control(value)
 # The last value looked up in each, and what it gave, as one tuple (read once: threads see a
 # consistent pair): the reader hands out the same str while a tag's value repeats from game to
 # game, so an identity test spares the memo's hashing and lookup.
-_LAST_KIND: tuple = (None, "standard")
+_LAST_KIND: tuple = (None, _STANDARD)
 _LAST_TIME_CONTROL: tuple = (None, (None, None))
 # The last options and their moves_key (an attribute read of a dataclass costs more than this).
 _LAST_MOVES_KEY: tuple = (None, False)
+
+
+# The ints of the common Elo values, made once: a game's two Elo values then make no int object.
+_ELO_INTS = tuple(range(4000))
 
 
 def _elo(text):
@@ -129,7 +137,7 @@ def _elo(text):
                 elo = elo * 10 + (data[k] - 48)
                 k += 1
             if k == n:
-                return elo
+                return _ELO_INTS[elo] if elo < 4000 else elo
     return _memoized(_ELO_MEMO, _int_or_none, text)
 
 
@@ -347,6 +355,7 @@ AUTOMATIC_ENDS = ("checkmate", "stalemate", "insufficient_material", "seventyfiv
 OUTCOMES = ("none", *AUTOMATIC_ENDS, "threefold_repetition", "fifty_moves")
 _OUTCOME_INDEX = {outcome: i for i, outcome in enumerate(OUTCOMES)}
 _CHECKMATE, _STALEMATE = _OUTCOME_INDEX["checkmate"], _OUTCOME_INDEX["stalemate"]
+_THREEFOLD, _FIFTY = _OUTCOME_INDEX["threefold_repetition"], _OUTCOME_INDEX["fifty_moves"]
 # Tally.short_lengths counts the games of each length below this many plies in a list (the
 # longer ones by length in a dict).
 _SHORT_GAME_PLIES = 1024
@@ -385,7 +394,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     source = raw.source
     gi = raw.index
     tags = cython.declare(dict, raw.tags)  # (compiled: dict lookups in C, no bound method)
-    issues = tables["issues"]
+    columns = _game_columns(tables)
+    issues = columns.issues
     tally.games += 1
     # The first error in the text: (position, code, ply). Positions order the tag section
     # (-1: a reader error there; 0: the [FEN]) before the movetext, where a reader error
@@ -416,7 +426,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
                   f"variant {variant!r} is not standard chess or Chess960: no positions analyzed")
         tally.unsupported_variant += 1
     elif start_fen is not None:
-        pos, faults, inferred = validate_setup(start_fen.strip(), chess960=kind == "chess960")
+        pos, faults, inferred = validate_setup(start_fen.strip(), chess960=kind is _CHESS960)
         if inferred:
             add_issue(issues, tally, source, gi, *raw.tag_line("FEN"), 0, "warning", "chess960-inferred",
                       f"[FEN \"{start_fen}\"] has castling rights only Chess960 explains but no "
@@ -429,15 +439,17 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
                 first_error = (0, code, 0)
     else:
         pos = STANDARD_START.copy()  # (not Chess960)
-        if kind == "chess960":
+        if kind is _CHESS960:  # (the kinds are _kind_of's constants)
             pos.chess960 = True
 
     tag = tags.get("Result")
     # The tag's place in RESULT_ORDER (4: another value, 5: none).
     result_index = cython.declare(cython.Py_ssize_t, 5 if tag is None else _RESULT_INDEX.get(tag, 4))
     outcome = "none"
+    k = cython.declare(cython.Py_ssize_t, 0)  # outcome's place in OUTCOMES
     result_consistent = None
-    n_perpetual = None  # runs reaching a third occurrence (None: no position played)
+    # Runs reaching a third occurrence (games.perpetuals: None when no position was played).
+    n_perpetual = cython.declare(cython.Py_ssize_t, 0)
     if pos is not None:
         play_plies(raw, pos, start_fen is not None, tables, options, tally, state, add_issue)
         # The outcome: the first automatic end reached, else what the final position lets
@@ -446,14 +458,16 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         ended = state.ended
         if ended is not None:
             outcome = state.outcome = ended
+            k = _OUTCOME_INDEX[outcome]
         elif error is None:
             if state.final_repetition >= 3:
                 outcome = state.outcome = "threefold_repetition"
+                k = _THREEFOLD
             elif state.final_clock >= FIFTY_MOVES_PLIES:
                 outcome = state.outcome = "fifty_moves"
+                k = _FIFTY
         if error is not None and (first_error is None or first_error[0] > error[1]):
             first_error = (error[1], error[0], error[1])
-        n_perpetual = 0
         if state.repeated:  # (play_plies found the runs)
             _write_perpetuals(raw, state, tables)
             for run in state.perpetuals:
@@ -478,12 +492,10 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         error_code, error_ply = first_error[1:]
         tally.games_with_errors += 1
 
-    games = tables["games"]
     plies = cython.declare(cython.Py_ssize_t, state.plies)
     n_direct = cython.declare(cython.Py_ssize_t, state.direct)
     n_discovered = cython.declare(cython.Py_ssize_t, state.discovered)
     n_double = cython.declare(cython.Py_ssize_t, state.double)
-    columns = _game_columns(games)
     # The columns that name a game, in every games buffers.
     columns.source.append(source)
     columns.game_index.append(gi)
@@ -523,7 +535,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         columns.winner.append(state.winner)
         # One definition of perpetuals with the summary's perpetual_checks: runs whose position
         # stood a third time (twofold cycles are rows of the perpetuals table too, occurrences 2).
-        columns.perpetuals.append(n_perpetual)
+        columns.perpetuals.append(None if pos is None else n_perpetual)
         columns.result_consistent.append(result_consistent)
         columns.error_code.append(error_code)
         columns.error_ply.append(error_ply)
@@ -539,14 +551,13 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             moves_key = bool(options.moves_key)
             _LAST_MOVES_KEY = (options, moves_key)
         if moves_key:
-            games["moves_key"].append(None if read_error else state.moves_key)
+            columns.games["moves_key"].append(None if read_error else state.moves_key)
 
     tally.positions += plies
     tally.checks_direct += n_direct
     tally.checks_discovered += n_discovered
     tally.checks_double += n_double
     counts = cython.declare(list, tally.outcome_counts)
-    k = cython.declare(cython.Py_ssize_t, _OUTCOME_INDEX[outcome])
     counts[k] += 1
     if plies < _SHORT_GAME_PLIES:
         counts = tally.short_lengths
@@ -568,7 +579,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     elif stalemated:
         tally.stalemates += 1
     kinds = cython.declare(cython.Py_ssize_t, (n_double > 0) | (state.en_passant > 0) << 1 | (state.promotion > 0) << 2
-                           | (state.castling > 0) << 3 | mated << 4 | stalemated << 5 | bool(n_perpetual) << 6)
+                           | (state.castling > 0) << 3 | mated << 4 | stalemated << 5 | (n_perpetual > 0) << 6)
     i = cython.declare(cython.Py_ssize_t)
     if kinds:
         rare = cython.declare(list, tally.rare_games)  # (Tally.count_rare, without the call)
@@ -611,12 +622,15 @@ GAME_NAME_COLUMNS = ("source", "game_index", "line", "white", "black")
 
 
 class _GameColumns:
-    """The column lists of one games buffers (``games``), by column name: analyze_game appends
-    to them as fields (compiled: C struct reads), not through the dict. ``full`` is False for
-    buffers of only :data:`GAME_NAME_COLUMNS` (the other fields are then None)."""
+    """The buffers of one run's ``tables``: the ``issues`` buffers, and the column lists of
+    the ``games`` buffers by column name: analyze_game appends to them as fields (compiled: C
+    struct reads), not through the dict. ``full`` is False for games buffers of only
+    :data:`GAME_NAME_COLUMNS` (the other fields are then None)."""
 
-    def __init__(self, games: dict) -> None:
-        self.games = games
+    def __init__(self, tables: dict) -> None:
+        self.tables = tables
+        self.issues = tables["issues"]
+        self.games = games = tables["games"]
         self.source = games["source"]
         self.game_index = games["game_index"]
         self.line = games["line"]
@@ -656,19 +670,19 @@ class _GameColumns:
         self.moves_hash = games["moves_hash"]
 
 
-# The last games buffers' columns: a run appends to the same lists (clearing empties them in
-# place), so they are looked up once, not per game. Read once (one object), so that a thread
-# always gets the lists of the buffers it asked for.
+# The last tables' buffers: a run appends to the same lists of the same tables dict (clearing
+# empties them in place), so they are looked up once, not per game. Read once (one object),
+# so that a thread always gets the buffers of the tables it asked for.
 _LAST_GAMES = None
 
 
-def _game_columns(games: dict) -> _GameColumns:
-    """The column lists of ``games``."""
+def _game_columns(tables) -> _GameColumns:
+    """The buffers of ``tables``."""
     global _LAST_GAMES
     last = _LAST_GAMES
-    if last is not None and last.games is games:
+    if last is not None and last.tables is tables:
         return last
-    columns = _GameColumns(games)
+    columns = _GameColumns(tables)
     _LAST_GAMES = columns
     return columns
 

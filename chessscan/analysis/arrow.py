@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 if cython.compiled:
-    from cython.cimports.cpython.unicode import PyUnicode_AsUTF8AndSize
+    from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_AsUTF8AndSize, PyUnicode_GET_LENGTH
     from cython.cimports.libc.string import memcpy
 
 # Arrow integer types and their NumPy dtypes (the schema's columns use these).
@@ -245,7 +245,10 @@ def _read_strings(values: list) -> pa.Array | None:
         if v is None:
             nulls += 1
         elif type(v) is str:
-            PyUnicode_AsUTF8AndSize(v, cython.address(size))
+            if PyUnicode_IS_ASCII(v):  # (its characters are its UTF-8 bytes)
+                size = PyUnicode_GET_LENGTH(v)
+            else:
+                PyUnicode_AsUTF8AndSize(v, cython.address(size))
             total += size
             if total > limit:
                 return None
@@ -259,7 +262,11 @@ def _read_strings(values: list) -> pa.Array | None:
         for i in range(n):
             v = values[i]
             if v is not None:
-                text = cython.declare(cython.p_const_char, PyUnicode_AsUTF8AndSize(v, cython.address(size)))
+                if PyUnicode_IS_ASCII(v):
+                    text = cython.cast(cython.p_const_char, PyUnicode_1BYTE_DATA(v))
+                    size = PyUnicode_GET_LENGTH(v)
+                else:
+                    text = PyUnicode_AsUTF8AndSize(v, cython.address(size))
                 if offs[i] + size != offs[i + 1]:  # (the list changed under us)
                     return None
                 memcpy(cython.address(out[offs[i]]), text, size)

@@ -19,7 +19,11 @@ cdef class Tally:
     cdef public long long stalemates, epd_positions, epd_invalid, perpetuals, twofold_check_cycles
     cdef public long long cross_checked_games, cross_checked_positions, disagreements
     cdef public long long checks_direct, checks_discovered, checks_double
-    cdef public object outcome_counts, result_counts, short_lengths, long_lengths
+    # (sizes: len(OUTCOMES), len(_RESULT_KEYS), _SHORT_GAME_PLIES)
+    cdef long long _outcome_counts[8]
+    cdef long long _result_counts[18]
+    cdef long long _short_lengths[1024]
+    cdef public object long_lengths
     cdef public object issues, issues_by_severity, epd_outcomes, cross_check_mode
     cdef public object checks_by_move, check_routes, checkmates_by_move
     cdef public object checkmate_kinds, issues_by_source, rare_games, sampled_by

@@ -181,9 +181,10 @@ class Tally:
         self.games_with_errors = 0
         self.unsupported_variant = 0
         self.positions = 0
-        # The counts analyze_game adds to every game, as C integers and lists indexed by a
-        # small int (compiled: no dict update, no hashing of a tuple key); the properties
-        # checks, outcomes, results and game_lengths give them as dicts.
+        # The counts analyze_game adds to every game, as C integers and C arrays indexed by a
+        # small int (compiled: no int object, no dict update, no hashing of a tuple key;
+        # uncompiled, lists); the properties outcome_counts, result_counts and short_lengths
+        # give the arrays as lists, and checks, outcomes, results and game_lengths as dicts.
         self.checks_direct = self.checks_discovered = self.checks_double = 0
         self.outcome_counts = [0] * len(OUTCOMES)      # OUTCOMES[i] -> games
         self.result_counts = [0] * len(_RESULT_KEYS)   # _RESULT_KEYS[i] -> games
@@ -230,6 +231,33 @@ class Tally:
         for name in ("checks_by_move", "check_routes", "checkmates_by_move", "checkmate_kinds", "long_lengths",
                      "issues_by_source"):
             _merge_counts(getattr(self, name), getattr(other, name))
+
+    @property
+    def outcome_counts(self) -> list[int]:
+        """Games by outcome, ``OUTCOMES[i]`` at ``i``."""
+        return [n for n in self._outcome_counts]
+
+    @outcome_counts.setter
+    def outcome_counts(self, counts: list[int]) -> None:
+        self._outcome_counts = list(counts)
+
+    @property
+    def result_counts(self) -> list[int]:
+        """Games by (Result tag, board verdict), ``_RESULT_KEYS[i]`` at ``i``."""
+        return [n for n in self._result_counts]
+
+    @result_counts.setter
+    def result_counts(self, counts: list[int]) -> None:
+        self._result_counts = list(counts)
+
+    @property
+    def short_lengths(self) -> list[int]:
+        """Games by plies replayed, for fewer than ``_SHORT_GAME_PLIES`` plies: ``plies`` at ``plies``."""
+        return [n for n in self._short_lengths]
+
+    @short_lengths.setter
+    def short_lengths(self, counts: list[int]) -> None:
+        self._short_lengths = list(counts)
 
     @property
     def checks(self) -> dict[int, int]:
@@ -557,16 +585,13 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     tally.checks_direct += n_direct
     tally.checks_discovered += n_discovered
     tally.checks_double += n_double
-    counts = cython.declare(list, tally.outcome_counts)
-    counts[k] += 1
+    tally._outcome_counts[k] += 1
     if plies < _SHORT_GAME_PLIES:
-        counts = tally.short_lengths
-        counts[plies] += 1
+        tally._short_lengths[plies] += 1
     else:
         lengths = cython.declare(dict, tally.long_lengths)
         lengths[plies] = lengths.get(plies, 0) + 1
-    counts = tally.result_counts
-    counts[3 * result_index + (2 if result_consistent is None else 0 if result_consistent else 1)] += 1
+    tally._result_counts[3 * result_index + (2 if result_consistent is None else 0 if result_consistent else 1)] += 1
     mated = cython.declare(cython.bint, k == _CHECKMATE)
     stalemated = cython.declare(cython.bint, k == _STALEMATE)
     if mated:

@@ -476,6 +476,8 @@ class HashCollector:
     a games table for :class:`Search`. :meth:`close` ends the file."""
 
     accepts_arrow = True
+    #: Reads the games' moves_hash (not only the columns naming a game), whatever ``inner`` reads.
+    reads_game_names = False
 
     def __init__(self, inner, folder: Path) -> None:
         self.inner = inner

@@ -90,6 +90,12 @@ class IssueFilter:
         self.hidden: dict[str, int] = {}
 
     @property
+    def reads_game_names(self) -> bool:
+        """Whether the wrapped sink reads no games column but those naming a game (the games
+        rows are passed on unchanged; this filter reads their sources only)."""
+        return bool(getattr(self.inner, "reads_game_names", False))
+
+    @property
     def reads_perpetuals(self) -> bool:
         """Whether the wrapped sink reads the perpetuals rows (passed on unchanged)."""
         return getattr(self.inner, "reads_perpetuals", True)

@@ -235,8 +235,8 @@ _TAG_CLASSES = bytes((1 if _is_tag_space(c) else 0) | (2 if _is_name_char(c) els
 
 def ascii_tag_pairs(lines, nbytes):
     """Compiled only: :func:`tag_pairs` of the tag section made of ``lines`` (a list of bytes,
-    line ends included) joined, decoded as UTF-8, when each line holds only whole tag pairs
-    (and whitespace) and every byte is ASCII; else None, and the caller joins the lines and
+    each one line or a run of whole lines, line ends included) joined, decoded as UTF-8, when
+    each bytes holds only whole tag pairs (and whitespace) and every byte is ASCII; else None, and the caller joins the lines and
     asks :func:`tag_pairs`. A pair split over lines, a byte not ASCII, anything
     :func:`tag_pairs` would read by its regex: None. Where it gives a dict, the section is
     known to be ASCII (no pass of its own over the bytes), no joined copy of it is made, and

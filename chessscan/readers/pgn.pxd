@@ -20,7 +20,7 @@ cdef class _Span:
     cdef readonly Py_ssize_t end
     cdef readonly bint gap
     @cython.locals(n=Py_ssize_t, p=cbytes, q=cbytes, lf=Py_ssize_t, e=Py_ssize_t)
-    cdef Py_ssize_t _line_end(self, Py_ssize_t i) except -1
+    cdef inline Py_ssize_t _line_end(self, Py_ssize_t i) noexcept
     @cython.locals(taken=Py_ssize_t, gap=bint, buf=bytes, p=cbytes, i=Py_ssize_t, e=Py_ssize_t, j=Py_ssize_t,
                    kind=int, c=cython.uchar, start=Py_ssize_t, n=Py_ssize_t)
     cpdef Py_ssize_t take_tag_lines(self, list lines, bytes line) except -1

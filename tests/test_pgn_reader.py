@@ -1367,4 +1367,12 @@ def test_span_values() -> None:
     taken = []
     assert span.take_tag_lines(taken, next(span)) == 1 and not span.gap
     assert taken == [b'[Event "a"]\n', b'[Site "b"]\n']      # the head, then the lines after it
+    # Between games: the lines with no text that come next (whitespace, control characters).
+    span = pgn_module._chunk_span(b'1-0\n\n \x00\x7f\r\n\x7f\n[Event "b"]\n', [])
+    assert next(span) == b"1-0\n"
+    assert span.skip_blank_lines() == 2 and span.skipped == 6
+    assert list(span) == [b"\x7f\n", b'[Event "b"]\n']          # (a first byte 0x7f is not passed)
+    span = pgn_module._chunk_span(b' *\n\n[Event "b"]\n', [b"1. e4"])
+    assert span.skip_blank_lines() == 0 and span.skipped == 0     # the head comes first
+    assert next(span) == b"1. e4 *\n" and span.skip_blank_lines() == 1 and span.skipped == 1
     assert pgn_module._chunk_span(b"no line end", []) is None

@@ -428,7 +428,7 @@ class _Span:
     at line starts, split as ``bytes.splitlines(True)`` splits them (\\n, \\r\\n, \\r)."""
 
     # Compiled, an extension type (pgn.pxd).
-    __slots__ = ("head", "buf", "pos", "end", "cr", "gap", "at")
+    __slots__ = ("head", "buf", "pos", "end", "cr", "gap", "at", "skipped")
 
     def __init__(self, head, buf: bytes, pos: int, end: int) -> None:
         self.head = head
@@ -438,6 +438,7 @@ class _Span:
         self.cr = -1  # offset of the next '\r' at or after pos (end: none); -1: not looked for yet
         self.gap = False
         self.at = -1  # where the line given last begins (-1: it was the head, or none yet)
+        self.skipped = 0
 
     def __iter__(self):
         return self
@@ -549,6 +550,39 @@ class _Span:
             if taken:
                 lines.append(buf[start:self.pos])
         self.gap = gap
+        return taken
+
+
+    def skip_blank_lines(self) -> int:
+        """Move past the lines that come next while each is one the line loop of
+        :func:`_read_stream` passes between games: its first byte whitespace or a control
+        character, and no byte but those (:func:`_has_text`). Returns how many lines;
+        ``self.skipped`` is their length in bytes (none while the head is still to come)."""
+        taken = 0
+        start = self.pos
+        if self.head is None:
+            if cython.compiled:
+                p = cython.cast(cbytes, self.buf)
+                while self.pos < self.end:
+                    i = self.pos
+                    if p[i] > 32:
+                        break
+                    e = self._line_end(i)
+                    if _has_text_c(p, e, i):
+                        break
+                    self.pos = e
+                    taken += 1
+            else:
+                while self.pos < self.end:
+                    i = self.pos
+                    if self.buf[i] > 32:
+                        break
+                    e = self._line_end(i)
+                    if _has_text(self.buf[i:e], 0):
+                        break
+                    self.pos = e
+                    taken += 1
+        self.skipped = self.pos - start
         return taken
 
 
@@ -1165,6 +1199,15 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                             state = 2
                             mt_line0 = lineno
                         continue
+                if state == 0 and src is own and type(own) is _Span:
+                    # Between games, the blank lines that come next (most often the one after
+                    # a game's movetext) are passed in the chunk, with no line object: the
+                    # loop would only add their bytes to `off`.
+                    taken = cython.cast(_Span, own).skip_blank_lines()
+                    if taken:
+                        off += cython.cast(_Span, own).skipped
+                        from_line += taken
+                        lineno = from_line - 1
         except _Reread:
             # The look-ahead found the comment never closed (a '{' before its '}', a second
             # candidate, or the cap): the game ends before the candidate; its lines, this

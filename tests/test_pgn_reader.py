@@ -1308,10 +1308,11 @@ _SPAN_PIECES = st.sampled_from([b'[Event "a"]', b'[Site "b]"]', b"[", b"]", b"1.
                                 b"{ c }", b"%", b"\n", b"\r", b"\r\n", b"\n\n", b"1-0"])
 
 
-def _take_reference(lines: list[bytes], gap: bool) -> tuple[int, bool]:
-    """How many of ``lines`` the tag-section loop of the reader would only append (tag lines
-    while no blank line came, blank lines), and whether a blank line came."""
+def _take_reference(lines: list[bytes]) -> tuple[int, bool]:
+    """How many of ``lines`` the tag-section loop of the reader would only append after a tag
+    line (tag lines while no blank line came, blank lines), and whether a blank line came."""
     taken = 0
+    gap = False
     for line in lines:
         if line[:1] == b"[" and not gap:
             if not line.endswith((b"]\n", b"]\r\n", b"]\r", b"]")):  # a tag line's usual end
@@ -1326,8 +1327,8 @@ def _take_reference(lines: list[bytes], gap: bool) -> tuple[int, bool]:
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_SPAN_PIECES, min_size=1, max_size=30).map(b"".join), st.sampled_from([[], [b"[Ev"], [b"x\r"]]),
-       st.booleans())
-def test_span_gives_the_lines_splitlines_gives(chunk: bytes, parts: list[bytes], gap: bool) -> None:
+       st.sampled_from([0, 1, 2]))
+def test_span_gives_the_lines_splitlines_gives(chunk: bytes, parts: list[bytes], skip: int) -> None:
     span = pgn_module._chunk_span(chunk, list(parts))
     if span is None:
         # Only when the list path must read it: no line end, a '\r' ending the pieces before,
@@ -1339,19 +1340,39 @@ def test_span_gives_the_lines_splitlines_gives(chunk: bytes, parts: list[bytes],
     rest = chunk[span.end:]
     assert b"\n" not in rest and b"\r" not in rest[:-1]   # the unfinished last line only
     lines = (b"".join(parts) + chunk[:span.end]).splitlines(True)
-    # The lines after the pieces' line are taken as the reader's tag-section loop would take them.
-    head = [next(span)] if parts else []
+    # After a line read (the head, or `skip` lines on), the lines after it are taken as the
+    # reader's tag-section loop would take them, as whole lines.
+    head = [next(span) for _ in range(min(skip + bool(parts), len(lines)))]
     assert head == lines[:len(head)]
+    if not head:
+        assert list(span) == lines
+        return
     taken: list[bytes] = []
-    n = span.take_tag_lines(taken, gap)
-    assert (n, span.gap) == _take_reference(lines[len(head):], gap)
-    assert head + taken + list(span) == lines
+    n = span.take_tag_lines(taken, head[-1])
+    assert (n, span.gap) == _take_reference(lines[len(head):])
+    # One bytes object (the head's pieces are not the chunk's: it comes apart from those after it).
+    assert len(taken) == (2 if parts and len(head) == 1 and n else 1)
+    assert pgn_module._tag_line_list(taken) == lines[len(head) - 1:len(head) + n]
+    assert head[:-1] + pgn_module._tag_line_list(taken) + list(span) == lines
 
 
 def test_span_values() -> None:
     span = pgn_module._chunk_span(b'[Event "a"]\r\n[Site "b"]\n\n1. e4 *\n[Ev', [])
     taken: list[bytes] = []
-    assert span.take_tag_lines(taken, False) == 3 and span.gap
-    assert taken == [b'[Event "a"]\r\n', b'[Site "b"]\n', b"\n"]
+    assert span.take_tag_lines(taken, next(span)) == 2 and span.gap
+    assert taken == [b'[Event "a"]\r\n[Site "b"]\n\n']   # the section's lines as one bytes object
+    assert pgn_module._tag_line_list(taken) == [b'[Event "a"]\r\n', b'[Site "b"]\n', b"\n"]
     assert list(span) == [b"1. e4 *\n"]          # '[Ev': the next chunk ends it
+    span = pgn_module._chunk_span(b'"]\n[Site "b"]\n1. e4 *\n', [b'[Event "a'])
+    taken = []
+    assert span.take_tag_lines(taken, next(span)) == 1 and not span.gap
+    assert taken == [b'[Event "a"]\n', b'[Site "b"]\n']      # the head, then the lines after it
+    # Between games: the lines with no text that come next (whitespace, control characters).
+    span = pgn_module._chunk_span(b'1-0\n\n \x00\x7f\r\n\x7f\n[Event "b"]\n', [])
+    assert next(span) == b"1-0\n"
+    assert span.skip_blank_lines() == 2 and span.skipped == 6
+    assert list(span) == [b"\x7f\n", b'[Event "b"]\n']          # (a first byte 0x7f is not passed)
+    span = pgn_module._chunk_span(b' *\n\n[Event "b"]\n', [b"1. e4"])
+    assert span.skip_blank_lines() == 0 and span.skipped == 0     # the head comes first
+    assert next(span) == b"1. e4 *\n" and span.skip_blank_lines() == 1 and span.skipped == 1
     assert pgn_module._chunk_span(b"no line end", []) is None

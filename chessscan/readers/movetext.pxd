@@ -8,6 +8,7 @@ ctypedef const unsigned char* cbytes
 ctypedef unsigned char uchar
 ctypedef char* charp
 ctypedef uint64_t* u64p
+ctypedef PyObject* PyObject_ptr
 
 
 cdef dict _TOKEN_CACHE
@@ -67,6 +68,9 @@ cdef bint _is_name_char(uchar c) noexcept
 cdef list _TAG_NAMES, _TAG_VALUES, _TAG_FOUND, _TAG_DICT_NAMES, _TAG_DICT_VALUES
 cdef bytes _TAG_CLASSES
 cdef dict _TAG_DICT
+cdef object _intern
+@cython.locals(old=PyObject_ptr)
+cdef inline void _set_slot(list items, Py_ssize_t k, object value) noexcept
 @cython.locals(k=Py_ssize_t)
 cdef dict ascii_tag_pairs(list lines, Py_ssize_t* nbytes)
 @cython.locals(k=Py_ssize_t, total=Py_ssize_t)

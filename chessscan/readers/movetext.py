@@ -22,7 +22,8 @@ except ImportError:  # uncompiled, without Cython installed
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_FromStringAndSize
     from cython.cimports.cpython.dict import PyDict_SetDefault
-    from cython.cimports.cpython.ref import PyObject
+    from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
+    from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF, PyObject
     from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_New
     from cython.cimports.libc.stdint import int64_t, uint64_t
     from cython.cimports.libc.stdlib import free, malloc, realloc
@@ -233,10 +234,25 @@ _TAG_CLASSES = bytes((1 if _is_tag_space(c) else 0) | (2 if _is_name_char(c) els
                      | (4 if c in (34, 92, 10, 13, 0) or c >= 128 else 0) for c in range(256))
 
 
+_intern = sys.intern
+
+
+def _set_slot(items, k, value):
+    """``items[k] = value`` for a ``k`` known to be in range: compiled, with no bounds check,
+    no index object and no call (the tag caches' slots, set a dozen times a game)."""
+    if cython.compiled:
+        old = PyList_GET_ITEM(items, k)
+        Py_INCREF(value)
+        PyList_SET_ITEM(items, k, value)
+        Py_XDECREF(old)
+    else:
+        items[k] = value
+
+
 def ascii_tag_pairs(lines, nbytes):
     """Compiled only: :func:`tag_pairs` of the tag section made of ``lines`` (a list of bytes,
-    line ends included) joined, decoded as UTF-8, when each line holds only whole tag pairs
-    (and whitespace) and every byte is ASCII; else None, and the caller joins the lines and
+    each one line or a run of whole lines, line ends included) joined, decoded as UTF-8, when
+    each bytes holds only whole tag pairs (and whitespace) and every byte is ASCII; else None, and the caller joins the lines and
     asks :func:`tag_pairs`. A pair split over lines, a byte not ASCII, anything
     :func:`tag_pairs` would read by its regex: None. Where it gives a dict, the section is
     known to be ASCII (no pass of its own over the bytes), no joined copy of it is made, and
@@ -297,7 +313,7 @@ def _scan_tag_lines(lines, ascii_only, nbytes):
                 e = i
                 # Interned, like the names a program writes: a lookup of "Event" in the dict
                 # finds its key by identity, with no comparison of the characters.
-                names[k] = sys.intern(PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL))
+                _set_slot(names, k, _intern(PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)))
             i = e
             while cls[p[i]] & 1:
                 i += 1
@@ -327,10 +343,10 @@ def _scan_tag_lines(lines, ascii_only, nbytes):
                 if ascii:  # the bytes are the characters: no decoding
                     value = PyUnicode_New(ve - vs, 127)
                     memcpy(PyUnicode_1BYTE_DATA(value), p + vs, ve - vs)
-                    values[k] = value
+                    _set_slot(values, k, value)
                 else:
                     value = PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + vs), ve - vs, cython.NULL)
-                    values[k] = None
+                    _set_slot(values, k, None)
             i = ve + 1
             while cls[p[i]] & 1:
                 i += 1
@@ -338,7 +354,7 @@ def _scan_tag_lines(lines, ascii_only, nbytes):
                 return -1
             i += 1
             if not ascii_only:  # (ASCII values are the ones kept in _TAG_VALUES)
-                found[k] = value
+                _set_slot(found, k, value)
             k += 1
     nbytes[0] = total
     return k
@@ -363,7 +379,7 @@ def _tag_dict(k, found):
             v = found[j]
             if v is not values[j]:
                 tags[names[j]] = v
-                values[j] = v
+                _set_slot(values, j, v)
             j += 1
         return tags.copy()
     tags = {}

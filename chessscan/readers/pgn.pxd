@@ -16,14 +16,17 @@ cdef class RawGame:
 cdef class _Span:
     cdef object head
     cdef bytes buf
-    cdef Py_ssize_t pos, cr
+    cdef Py_ssize_t pos, cr, at
     cdef readonly Py_ssize_t end
     cdef readonly bint gap
+    cdef readonly Py_ssize_t skipped
     @cython.locals(n=Py_ssize_t, p=cbytes, q=cbytes, lf=Py_ssize_t, e=Py_ssize_t)
-    cdef Py_ssize_t _line_end(self, Py_ssize_t i) except -1
-    @cython.locals(taken=Py_ssize_t, buf=bytes, p=cbytes, i=Py_ssize_t, e=Py_ssize_t, j=Py_ssize_t, kind=int,
-                   c=cython.uchar)
-    cpdef Py_ssize_t take_tag_lines(self, list lines, bint gap) except -1
+    cdef inline Py_ssize_t _line_end(self, Py_ssize_t i) noexcept
+    @cython.locals(taken=Py_ssize_t, gap=bint, buf=bytes, p=cbytes, i=Py_ssize_t, e=Py_ssize_t, j=Py_ssize_t,
+                   kind=int, c=cython.uchar, start=Py_ssize_t, n=Py_ssize_t)
+    cpdef Py_ssize_t take_tag_lines(self, list lines, bytes line) except -1
+    @cython.locals(taken=Py_ssize_t, start=Py_ssize_t, p=cbytes, i=Py_ssize_t, e=Py_ssize_t)
+    cpdef Py_ssize_t skip_blank_lines(self) except -1
 
 @cython.locals(n=Py_ssize_t, p=cbytes, q=cbytes, lf=Py_ssize_t, first=Py_ssize_t, start=Py_ssize_t, end=Py_ssize_t)
 cpdef _Span _chunk_span(bytes chunk, list parts)

@@ -428,7 +428,7 @@ class _Span:
     at line starts, split as ``bytes.splitlines(True)`` splits them (\\n, \\r\\n, \\r)."""
 
     # Compiled, an extension type (pgn.pxd).
-    __slots__ = ("head", "buf", "pos", "end", "cr", "gap")
+    __slots__ = ("head", "buf", "pos", "end", "cr", "gap", "at", "skipped")
 
     def __init__(self, head, buf: bytes, pos: int, end: int) -> None:
         self.head = head
@@ -437,6 +437,8 @@ class _Span:
         self.end = end
         self.cr = -1  # offset of the next '\r' at or after pos (end: none); -1: not looked for yet
         self.gap = False
+        self.at = -1  # where the line given last begins (-1: it was the head, or none yet)
+        self.skipped = 0
 
     def __iter__(self):
         return self
@@ -452,6 +454,7 @@ class _Span:
             raise StopIteration
         e = self._line_end(i)
         self.pos = e
+        self.at = i
         if cython.compiled:
             return cython.cast(cbytes, self.buf)[i:e]
         return self.buf[i:e]
@@ -482,15 +485,20 @@ class _Span:
             return e + 1 if e < n and self.buf[e] == 10 else e
         return lf + 1 if lf < n else n
 
-    def take_tag_lines(self, lines: list, gap: bool) -> int:
-        """Move the lines that come next onto ``lines`` while each is one that the line loop
-        of :func:`_read_stream` in a tag section would only append to it: a line beginning
-        with '[' and ending with ']' before its line end (a tag line; only while ``gap`` is
-        false), or a blank one (ASCII whitespace only; ``gap`` becomes true: a blank line
-        came). Returns how many lines; ``self.gap`` is ``gap`` after them. (The same lines
-        and state as that loop's, without a pass through it per line.)"""
+    def take_tag_lines(self, lines: list, line: bytes) -> int:
+        """Append to ``lines`` the tag line ``line`` (beginning with '[' after any whitespace,
+        ending with ']' before its line end) that the line loop of :func:`_read_stream` has
+        just read, with the lines that come next while each is one that loop in a tag section
+        would only append: a line beginning with '[' and ending with ']' before its line end
+        (a tag line; only while no blank line came), or a blank one (ASCII whitespace only).
+        Returns how many lines came after ``line``; ``self.gap`` tells whether a blank line
+        came. When ``line`` is the line this span gave last, it and those after it are one
+        bytes object (whole lines: :func:`_tag_line_list` gives them back one by one), so a
+        tag section is one object, not one per line; else ``line``, then the others as one."""
         taken = 0
+        gap = False
         buf = self.buf
+        start = self.pos
         if cython.compiled:
             p = cython.cast(cbytes, buf)
             while self.pos < self.end:
@@ -510,9 +518,19 @@ class _Span:
                     gap = True
                 else:
                     break  # (most often the movetext: its end is not looked for twice)
-                lines.append(p[i:e])
                 self.pos = e
                 taken += 1
+            # The line given last, unchanged (not a head, not one the loop made anew).
+            n = len(line)
+            if self.at >= 0 and start - self.at == n and memcmp(p + self.at, cython.cast(cbytes, line), n) == 0:
+                if taken:
+                    lines.append(p[self.at:self.pos])
+                else:
+                    lines.append(line)
+            else:
+                lines.append(line)
+                if taken:
+                    lines.append(p[start:self.pos])
             self.gap = gap
             return taken
         while self.pos < self.end:
@@ -523,10 +541,48 @@ class _Span:
                 break
             if kind == 2:
                 gap = True
-            lines.append(buf[i:e])
             self.pos = e
             taken += 1
+        if self.at >= 0 and buf[self.at:start] == line:
+            lines.append(buf[self.at:self.pos] if taken else line)
+        else:
+            lines.append(line)
+            if taken:
+                lines.append(buf[start:self.pos])
         self.gap = gap
+        return taken
+
+
+    def skip_blank_lines(self) -> int:
+        """Move past the lines that come next while each is one the line loop of
+        :func:`_read_stream` passes between games: its first byte whitespace or a control
+        character, and no byte but those (:func:`_has_text`). Returns how many lines;
+        ``self.skipped`` is their length in bytes (none while the head is still to come)."""
+        taken = 0
+        start = self.pos
+        if self.head is None:
+            if cython.compiled:
+                p = cython.cast(cbytes, self.buf)
+                while self.pos < self.end:
+                    i = self.pos
+                    if p[i] > 32:
+                        break
+                    e = self._line_end(i)
+                    if _has_text_c(p, e, i):
+                        break
+                    self.pos = e
+                    taken += 1
+            else:
+                while self.pos < self.end:
+                    i = self.pos
+                    if self.buf[i] > 32:
+                        break
+                    e = self._line_end(i)
+                    if _has_text(self.buf[i:e], 0):
+                        break
+                    self.pos = e
+                    taken += 1
+        self.skipped = self.pos - start
         return taken
 
 
@@ -796,6 +852,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
         Returns whether the movetext's first line was dropped: the line whose tags a
         ``split_at`` kept in ``tag_lines``, which are gone too."""
         nonlocal adj, clean, over
+        tag_lines[:] = _tag_line_list(tag_lines)  # (it counts lines by index)
         found = _trim_game(pre_lines, tag_lines, mt_lines, cap)
         if found is None:
             return False
@@ -1073,16 +1130,17 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                         state = 2
                                         mt_line0 = lineno
                                         continue
-                            tag_lines.append(line)
                             if src is own and type(own) is _Span:
-                                # The tag and blank lines after it, taken in one go (the
-                                # same lines and state as this loop's).
-                                taken = cython.cast(_Span, own).take_tag_lines(tag_lines, False)
+                                # The tag line and the tag and blank lines after it, taken in
+                                # one go (the same lines and state as this loop's), most
+                                # often as one bytes object.
+                                taken = cython.cast(_Span, own).take_tag_lines(tag_lines, line)
                                 if taken:
                                     tags_gap = cython.cast(_Span, own).gap
                                     from_line += taken
                                     lineno = from_line - 1
-                                    line = tag_lines[-1]
+                            else:
+                                tag_lines.append(line)
                             break
                         if c < 0 or line[0] == 37:
                             tag_lines.append(line)
@@ -1141,6 +1199,15 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                             state = 2
                             mt_line0 = lineno
                         continue
+                if state == 0 and src is own and type(own) is _Span:
+                    # Between games, the blank lines that come next (most often the one after
+                    # a game's movetext) are passed in the chunk, with no line object: the
+                    # loop would only add their bytes to `off`.
+                    taken = cython.cast(_Span, own).skip_blank_lines()
+                    if taken:
+                        off += cython.cast(_Span, own).skipped
+                        from_line += taken
+                        lineno = from_line - 1
         except _Reread:
             # The look-ahead found the comment never closed (a '{' before its '}', a second
             # candidate, or the cap): the game ends before the candidate; its lines, this
@@ -1518,6 +1585,20 @@ def _line_col(text: str, pos: int, line0: int) -> tuple[int, int]:
     return line0 + text.count("\n", 0, pos), pos - text.rfind("\n", 0, pos)
 
 
+def _tag_line_list(tag_lines: list[bytes]) -> list[bytes]:
+    """The lines of a tag section one by one (line ends kept): ``tag_lines`` with each run of
+    whole lines that :meth:`_Span.take_tag_lines` kept as one bytes object split. For what
+    counts lines by index (line numbers, the cap)."""
+    out = []
+    for text in tag_lines:
+        lines = _split_lines(text)
+        if len(lines) > 1:
+            out.extend(lines)
+        else:
+            out.append(text)
+    return out
+
+
 def _last_content_line(lines: list[bytes], line0: int) -> int:
     for i in range(len(lines) - 1, -1, -1):
         if not lines[i].isspace() and lines[i]:
@@ -1536,8 +1617,9 @@ def _finish(
     pre_b = b"".join(pre_lines) if pre_lines else b""
     mt_b = b"".join(mt_lines)
     mt_ascii = whole is not None or mt_b.isascii()
-    # Tag section (§8.1). Most are ASCII pairs, whole on their lines: read line by line, which
-    # tells they are ASCII too, with no joined copy (the RawGame keeps the lines).
+    # Tag section (§8.1). Most are ASCII pairs, whole on their lines: read piece by piece (a
+    # line, or most often one run of whole lines: _Span.take_tag_lines), which tells they are
+    # ASCII too, with no joined copy (the RawGame keeps the pieces).
     tags = None
     tag_n = 0
     if cython.compiled and mt_ascii and tag_lines and (not pre_b or pre_b.isascii()):
@@ -1562,7 +1644,7 @@ def _finish(
         if tag_b:
             tags = tag_pairs(tag_b, codec)
             if tags is None:
-                tags = _parse_tags_slow(tag_lines, tag_line0, codec, issues)
+                tags = _parse_tags_slow(_tag_line_list(tag_lines), tag_line0, codec, issues)
 
     # Movetext (§8.2).
     sans = keys = notes = None
@@ -1620,7 +1702,7 @@ def _finish(
         if mt_lines:
             ln = _last_content_line(mt_lines, mt_line0)
         else:
-            ln = _last_content_line(tag_lines, tag_line0) if tag_lines else g_line
+            ln = _last_content_line(_tag_line_list(tag_lines), tag_line0) if tag_lines else g_line
         issues.append(_issue("missing-result", ln, None, "game has no termination marker (1-0, 0-1, 1/2-1/2, *)"))
     for extra in (cut, extra):
         if extra is not None:

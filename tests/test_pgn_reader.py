@@ -1069,6 +1069,19 @@ def test_game_over_the_cap_keeps_its_lines_up_to_it(monkeypatch):
     assert [(g.sans, g.issues, g.byte_offset) for g in again] == [(g.sans, g.issues, g.byte_offset) for g in games]
 
 
+def test_a_tag_value_end_after_the_cap_dropped_the_tag_lines(monkeypatch):
+    # A line ending '"]' once the cap has dropped the game's tag lines (a blank line was
+    # taken as the tag section's; the game went past the cap across batches) is no second
+    # half of a tag value: there is no tag line left to join it to. It used to raise
+    # IndexError; found by fuzzing with a small cap and chunk.
+    monkeypatch.setattr(pgn_module, "MAX_GAME_BYTES", 64)
+    monkeypatch.setattr(pgn_module, "_CHUNK", 16)
+    data = b'; no20.01.01"]}*[Round "-"]\n%esc[Date "2020.01.01"]\n\n[Round "-"]\n"]'
+    (game,) = read_games(io.BytesIO(data))
+    assert game.line == 1 and game.tags == {} and game.sans == []
+    assert sorted(codes(game)) == ["game-too-long", "unexpected-token"]
+
+
 @pytest.mark.parametrize("chunk", [16, 64, 1 << 20])
 def test_tags_split_from_their_movetext_line_then_cut_by_the_cap(monkeypatch, chunk):
     # '[Event "x"] {' puts the tags in the tag section and the open comment in the movetext;

@@ -1152,11 +1152,12 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                             # A comment, then a tag on the same line (PGN §5).
                             tag_lines.append(line)
                             break
-                        if (not tags_gap and line.rstrip().endswith(b'"]')
+                        if (not tags_gap and line.rstrip().endswith(b'"]') and tag_lines
                                 and not tag_lines[-1].rstrip().endswith(b"]")):
                             # Second half of a tag value broken over two lines:
                             # only right after a tag line left open, never once
-                            # a blank line has ended the tag section.
+                            # a blank line has ended the tag section (nor once the
+                            # tag lines were dropped past MAX_GAME_BYTES).
                             tag_lines.append(line)
                             break
                         split_at = 0

@@ -630,7 +630,8 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
         castling = False
         en_passant = False
         if move:
-            castling = (pos.occupied_co[us] >> to & 1) == 1  # (a legal move lands on its own piece only so: king onto rook)
+            # (A legal move lands on a piece of its own side only when castling: king onto rook.)
+            castling = (pos.occupied_co[us] >> to & 1) == 1
             en_passant = pos.ep != 0 and pos.is_en_passant(move)  # (no call without an en-passant square)
             pos.play(move)
         else:
@@ -641,42 +642,42 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
         # hash, the key and rows (validate).
         if want_uci:
             uto = to if pos.chess960 or not castling else (frm & 56) + (2 if to < frm else 6)
-        if want_hash:
-            if hn > _HASH_BUFFER - 8:
-                hasher.update(_hash_text(hash_bytes, hn))
-                hn = 0
-            if move and cython.compiled:
-                # Through a plain C pointer, which stays in a register: a byte store through the
-                # buffer (a memoryview) reloads its address after each store, and bytes gathered
-                # in a local array are merged into one word by shifts and masks.
-                hp = cython.address(hash_bytes[hn])
-                hp[0] = 32  # ' '
-                hp[1] = 97 + (frm & 7)
-                hp[2] = 49 + (frm >> 3)
-                hp[3] = 97 + (uto & 7)
-                hp[4] = 49 + (uto >> 3)
-                if promotion:
-                    hp[5] = _PROMOTION_LETTERS[promotion]
-                hn += 6 if promotion else 5
-            elif move:
-                hash_bytes[hn] = 32  # ' '
-                hash_bytes[hn + 1] = 97 + (frm & 7)
-                hash_bytes[hn + 2] = 49 + (frm >> 3)
-                hash_bytes[hn + 3] = 97 + (uto & 7)
-                hash_bytes[hn + 4] = 49 + (uto >> 3)
-                hn += 5
-                if promotion:
-                    hash_bytes[hn] = _PROMOTION_LETTERS[promotion]
-                    hn += 1
-            else:
-                hash_bytes[hn] = 32  # ' '
-                hash_bytes[hn + 1] = hash_bytes[hn + 2] = hash_bytes[hn + 3] = hash_bytes[hn + 4] = 48  # '0000'
-                hn += 5
-        if want_key:  # the move's two bytes (MOVES_KEY)
-            kv = frm << 9 | uto << 3 | promotion if move else 0
-            key_bytes[kn] = kv >> 8
-            key_bytes[kn + 1] = kv & 255
-            kn += 2
+            if want_hash:
+                if hn > _HASH_BUFFER - 8:
+                    hasher.update(_hash_text(hash_bytes, hn))
+                    hn = 0
+                if move and cython.compiled:
+                    # Through a plain C pointer, which stays in a register: a byte store through the
+                    # buffer (a memoryview) reloads its address after each store, and bytes gathered
+                    # in a local array are merged into one word by shifts and masks.
+                    hp = cython.address(hash_bytes[hn])
+                    hp[0] = 32  # ' '
+                    hp[1] = 97 + (frm & 7)
+                    hp[2] = 49 + (frm >> 3)
+                    hp[3] = 97 + (uto & 7)
+                    hp[4] = 49 + (uto >> 3)
+                    if promotion:
+                        hp[5] = _PROMOTION_LETTERS[promotion]
+                    hn += 6 if promotion else 5
+                elif move:
+                    hash_bytes[hn] = 32  # ' '
+                    hash_bytes[hn + 1] = 97 + (frm & 7)
+                    hash_bytes[hn + 2] = 49 + (frm >> 3)
+                    hash_bytes[hn + 3] = 97 + (uto & 7)
+                    hash_bytes[hn + 4] = 49 + (uto >> 3)
+                    hn += 5
+                    if promotion:
+                        hash_bytes[hn] = _PROMOTION_LETTERS[promotion]
+                        hn += 1
+                else:
+                    hash_bytes[hn] = 32  # ' '
+                    hash_bytes[hn + 1] = hash_bytes[hn + 2] = hash_bytes[hn + 3] = hash_bytes[hn + 4] = 48  # '0000'
+                    hn += 5
+            if want_key:  # the move's two bytes (MOVES_KEY)
+                kv = frm << 9 | uto << 3 | promotion if move else 0
+                key_bytes[kn] = kv >> 8
+                key_bytes[kn + 1] = kv & 255
+                kn += 2
         mover = us
         us = pos.turn
 

@@ -20,10 +20,13 @@ from chessscan.core.zobrist cimport ZobristKeys
 
 cdef AttackTables T
 cdef ZobristKeys K
-cdef Py_ssize_t _TOKEN_SLOTS, _HASH_BUFFER
+cdef Py_ssize_t _HASH_BUFFER
 cdef bytes _START_FEN_BYTES, _PROMOTION_LETTERS, _START_KEY
-cdef int _TOKEN_SLOT_BITS
-cdef uint64_t _GOLDEN
+cdef extern from *:
+    # The _TokenCache's hashing, as C constants (module variables are loaded at each ply).
+    const Py_ssize_t _TOKEN_SLOTS "16384"
+    const int _TOKEN_SLOT_BITS "14"
+    const uint64_t _GOLDEN "0x9E3779B97F4A7C15ULL"
 
 
 @cython.final
@@ -98,6 +101,9 @@ cpdef int option_bits(options) except -1
 @cython.locals(from_mask=uint64_t)
 cdef inline uint64_t _origin_mask(long token) noexcept
 
+@cython.locals(value=int64_t)
+cdef inline int64_t _note_at(ccharp np_, Py_ssize_t i, int k) noexcept
+
 @cython.locals(rows=PositionRows, keep_all=bint, keep_checks=bint, want_fen=bint, sid=int,
                n_direct=int, n_discovered=int, n_double=int, n_ep=int, n_castling=int,
                n_promotion=int, seen=_Repetitions, token_cache=_TokenCache,
@@ -110,7 +116,7 @@ cdef inline uint64_t _origin_mask(long token) noexcept
                checks_by_move=dict, check_routes=dict, route=int, n_notes=Py_ssize_t, n_clock=int, n_eval=int,
                np_=ccharp, note_clock=int64_t, note_emt=int64_t, note_cp=int64_t, note_mate=int64_t,
                row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object, want_hash=bint,
-               want_key=bint, key_bytes=uint8_t[::1], kn=Py_ssize_t, kv=int, start_fen=bytes, th=uint64_t,
+               want_key=bint, want_uci=bint, key_bytes=uint8_t[::1], kn=Py_ssize_t, kv=int, start_fen=bytes, th=uint64_t,
                j=Py_ssize_t, sk=uint64_t, nb=Py_ssize_t, bit8=uint8_t, bits=int, rmask=uint64_t, ri=Py_ssize_t,
                theirs=uint64_t, queens=uint64_t, rooks=uint64_t, bishops=uint64_t, snipers=uint64_t, b=uint64_t,
                occupied=uint64_t, pawns=uint64_t, has_move=bint,

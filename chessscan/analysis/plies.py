@@ -113,9 +113,10 @@ def _token(san: str) -> int:
     return token
 
 
-_TOKEN_SLOTS = 1 << 14  # _TokenCache slots (a power of two)
-_TOKEN_SLOT_BITS = 14
-_GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
+if not cython.compiled:  # (compiled: C constants, in the .pxd)
+    _TOKEN_SLOTS = 1 << 14  # _TokenCache slots (a power of two)
+    _TOKEN_SLOT_BITS = 14
+    _GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
 
 
 class _TokenCache:
@@ -454,6 +455,13 @@ def _origin_mask(token: int) -> int:
     return from_mask
 
 
+def _note_at(np_, i: int, k: int) -> int:
+    """Annotation value ``k`` (0 clock, 1 move time, 2 centipawns, 3 mate; ``_NOTE_NA``: none)
+    of ply ``i``, read from ``np_``, a C pointer to ``raw.notes`` (compiled only)."""
+    memcpy(cython.address(value), np_ + 32 * i + 8 * k, 8)
+    return value
+
+
 def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, add_issue) -> None:
     """Play ``raw.keys`` (the moves as SAN keys, :mod:`chessscan.readers.movetext`) from
     ``pos`` (mutated: the position after the last ply played; ``setup``: the game's [FEN]
@@ -487,7 +495,9 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
     hasher = blake2b(start_fen, digest_size=16) if want_hash else None
     hn = 0
     want_key = bits & _WANT_KEY
+    want_uci = bits & (_WANT_HASH | _WANT_KEY | _KEEP_ALL | _KEEP_CHECKS)
     kn = 0
+    uto = 0
     if want_key:
         key_bytes = _key_scratch(2 * (len(raw.keys) // 8))
 
@@ -620,51 +630,54 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
         castling = False
         en_passant = False
         if move:
-            castling = pos.mailbox[frm] == KING and (pos.occupied_co[us] >> to & 1) == 1
+            # (A legal move lands on a piece of its own side only when castling: king onto rook.)
+            castling = (pos.occupied_co[us] >> to & 1) == 1
             en_passant = pos.ep != 0 and pos.is_en_passant(move)  # (no call without an en-passant square)
             pos.play(move)
         else:
             pos.play_null()
         plies += 1
         # The move's UCI text into the moves hash (step 9); the UCI destination of a castling
-        # move is the king's square, not the rook's (Chess960 aside).
-        uto = to if pos.chess960 or not castling else (frm & 56) + (2 if to < frm else 6)
-        if want_hash:
-            if hn > _HASH_BUFFER - 8:
-                hasher.update(_hash_text(hash_bytes, hn))
-                hn = 0
-            if move and cython.compiled:
-                # Through a plain C pointer, which stays in a register: a byte store through the
-                # buffer (a memoryview) reloads its address after each store, and bytes gathered
-                # in a local array are merged into one word by shifts and masks.
-                hp = cython.address(hash_bytes[hn])
-                hp[0] = 32  # ' '
-                hp[1] = 97 + (frm & 7)
-                hp[2] = 49 + (frm >> 3)
-                hp[3] = 97 + (uto & 7)
-                hp[4] = 49 + (uto >> 3)
-                if promotion:
-                    hp[5] = _PROMOTION_LETTERS[promotion]
-                hn += 6 if promotion else 5
-            elif move:
-                hash_bytes[hn] = 32  # ' '
-                hash_bytes[hn + 1] = 97 + (frm & 7)
-                hash_bytes[hn + 2] = 49 + (frm >> 3)
-                hash_bytes[hn + 3] = 97 + (uto & 7)
-                hash_bytes[hn + 4] = 49 + (uto >> 3)
-                hn += 5
-                if promotion:
-                    hash_bytes[hn] = _PROMOTION_LETTERS[promotion]
-                    hn += 1
-            else:
-                hash_bytes[hn] = 32  # ' '
-                hash_bytes[hn + 1] = hash_bytes[hn + 2] = hash_bytes[hn + 3] = hash_bytes[hn + 4] = 48  # '0000'
-                hn += 5
-        if want_key:  # the move's two bytes (MOVES_KEY)
-            kv = frm << 9 | uto << 3 | promotion if move else 0
-            key_bytes[kn] = kv >> 8
-            key_bytes[kn + 1] = kv & 255
-            kn += 2
+        # move is the king's square, not the rook's (Chess960 aside). Not needed without the
+        # hash, the key and rows (validate).
+        if want_uci:
+            uto = to if pos.chess960 or not castling else (frm & 56) + (2 if to < frm else 6)
+            if want_hash:
+                if hn > _HASH_BUFFER - 8:
+                    hasher.update(_hash_text(hash_bytes, hn))
+                    hn = 0
+                if move and cython.compiled:
+                    # Through a plain C pointer, which stays in a register: a byte store through the
+                    # buffer (a memoryview) reloads its address after each store, and bytes gathered
+                    # in a local array are merged into one word by shifts and masks.
+                    hp = cython.address(hash_bytes[hn])
+                    hp[0] = 32  # ' '
+                    hp[1] = 97 + (frm & 7)
+                    hp[2] = 49 + (frm >> 3)
+                    hp[3] = 97 + (uto & 7)
+                    hp[4] = 49 + (uto >> 3)
+                    if promotion:
+                        hp[5] = _PROMOTION_LETTERS[promotion]
+                    hn += 6 if promotion else 5
+                elif move:
+                    hash_bytes[hn] = 32  # ' '
+                    hash_bytes[hn + 1] = 97 + (frm & 7)
+                    hash_bytes[hn + 2] = 49 + (frm >> 3)
+                    hash_bytes[hn + 3] = 97 + (uto & 7)
+                    hash_bytes[hn + 4] = 49 + (uto >> 3)
+                    hn += 5
+                    if promotion:
+                        hash_bytes[hn] = _PROMOTION_LETTERS[promotion]
+                        hn += 1
+                else:
+                    hash_bytes[hn] = 32  # ' '
+                    hash_bytes[hn + 1] = hash_bytes[hn + 2] = hash_bytes[hn + 3] = hash_bytes[hn + 4] = 48  # '0000'
+                    hn += 5
+            if want_key:  # the move's two bytes (MOVES_KEY)
+                kv = frm << 9 | uto << 3 | promotion if move else 0
+                key_bytes[kn] = kv >> 8
+                key_bytes[kn + 1] = kv & 255
+                kn += 2
         mover = us
         us = pos.turn
 
@@ -796,18 +809,27 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
                           f"{move_number}{'.' if mover else '...'}{san}: {problem}", san)
 
         if i < n_notes:
+            # Counted from the buffer: the rows below read the values again, which kept in
+            # locals across the ply would go to the stack and back.
             if cython.compiled:
-                memcpy(cython.address(note_clock), np_ + 32 * i, 8)
-                memcpy(cython.address(note_emt), np_ + 32 * i + 8, 8)
-                memcpy(cython.address(note_cp), np_ + 32 * i + 16, 8)
-                memcpy(cython.address(note_mate), np_ + 32 * i + 24, 8)
+                if _note_at(np_, i, 0) != _NOTE_NA:
+                    n_clock += 1
+                if _note_at(np_, i, 2) != _NOTE_NA or _note_at(np_, i, 3) != _NOTE_NA:
+                    n_eval += 1
             else:
-                note_clock, note_emt, note_cp, note_mate = note_list[4 * i:4 * i + 4]
-            if note_clock != _NOTE_NA:
-                n_clock += 1
-            if note_cp != _NOTE_NA or note_mate != _NOTE_NA:
-                n_eval += 1
+                if note_list[4 * i] != _NOTE_NA:
+                    n_clock += 1
+                if note_list[4 * i + 2] != _NOTE_NA or note_list[4 * i + 3] != _NOTE_NA:
+                    n_eval += 1
         if keep_all or (keep_checks and checking):
+            if i < n_notes:
+                if cython.compiled:
+                    note_clock = _note_at(np_, i, 0)
+                    note_emt = _note_at(np_, i, 1)
+                    note_cp = _note_at(np_, i, 2)
+                    note_mate = _note_at(np_, i, 3)
+                else:
+                    note_clock, note_emt, note_cp, note_mate = note_list[4 * i:4 * i + 4]
             zobrist = pos.key ^ pos.ep_key() if pos.ep else pos.key  # (ep_key is 0 without an en-passant square)
             if cython.compiled and not flags and move and 0 < key < _LOOSE and rows.n < rows.cap \
                     and rows.san_len + 8 <= len(rows.san_data):

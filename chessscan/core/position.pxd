@@ -38,6 +38,6 @@ cdef class Position:
     cpdef bint is_en_passant(self, int move) noexcept
     @cython.locals(frm=int, to=int, us=bint, them=bint, pt=int, from_bb=uint64_t, to_bb=uint64_t, ep=int,
                    rights=uint64_t, key=uint64_t, ours=int, theirs=int, rank=int, k_to=int, r_to=int,
-                   captured=int, cap_sq=int, promotion=int, wk=int, bk=int, old=uint64_t)
+                   captured=int, cap_sq=int, promotion=int, wk=int, bk=int, old=uint64_t, kept=uint64_t)
     cpdef void play(self, int move) noexcept
     cpdef void play_null(self) noexcept

@@ -264,7 +264,6 @@ class Position:
                 self.occupied_co[them] ^= to_bb
                 key ^= K.piece[theirs + captured * 64 + to]
                 self.halfmove_clock = 0
-                self.castling_rights &= ~to_bb
             elif pt == PAWN and to == ep and ep != 0 and (to - frm) & 7:
                 cap_sq = to - 8 if us else to + 8
                 self.pieces[PAWN] ^= bit(cap_sq)
@@ -287,9 +286,13 @@ class Position:
                         self.pieces[promotion] |= to_bb
                         self.mailbox[to] = promotion
                         key ^= K.piece[ours + PAWN * 64 + to] ^ K.piece[ours + promotion * 64 + to]
-            elif pt == KING:
-                self.castling_rights &= ~(BB_RANK_1 if us else BB_RANK_8)
-            self.castling_rights &= ~from_bb
+            if rights:  # (none left in most of a game: no test then)
+                kept = rights & ~from_bb
+                if captured:
+                    kept &= ~to_bb
+                if pt == KING:
+                    kept &= ~(BB_RANK_1 if us else BB_RANK_8)
+                self.castling_rights = kept
         if rights != self.castling_rights:
             # The castling part depends on where the kings stand; the mover's king stood on frm.
             wk = msb(self.pieces[KING] & self.occupied_co[1])

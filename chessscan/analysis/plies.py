@@ -531,6 +531,8 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
     n_notes = 0 if notes is None else len(notes) // 32  # plies with annotations, from the first
     n_clock = n_eval = 0
     note_clock = note_emt = note_cp = note_mate = _NOTE_NA
+    if cython.compiled:
+        np_ = cython.NULL  # (read only for i < n_notes)
     if n_notes:
         if cython.compiled:
             np_ = PyBytes_AS_STRING(notes)

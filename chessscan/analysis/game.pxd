@@ -56,5 +56,6 @@ cdef int _check_result(RawGame raw, GameState state, source, gi, tag, int result
 @cython.locals(n=Py_ssize_t, data=bytes_p, elo=long, k=Py_ssize_t)
 cdef object _elo(object text)
 @cython.locals(columns=_GameColumns, outcome=str)
-cpdef analyze_game(RawGame raw, tables, options, Tally tally)
+cpdef analyze_game(RawGame raw, tables, options, Tally tally, GameState state=*)
+@cython.locals(state=GameState)
 cpdef Py_ssize_t analyze_games(games, dict tables, options, Tally tally, flush_positions, flush, Py_ssize_t batch_rows, list current) except -1

@@ -408,7 +408,8 @@ _RESULT_KEYS = tuple((tag, verdict) for tag in RESULT_ORDER for verdict in RESUL
 _INCONSISTENT, _MISMATCH = 1, 2
 
 
-def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally) -> bool:
+def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally,
+                 state: GameState = None) -> bool:
     """Analyze one game, appending its rows to ``tables`` and its counts to ``tally``.
 
     ``raw`` is a RawGame: ``source, index, byte_offset, line, tags, sans, result, issues,
@@ -419,6 +420,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     Returns the game's rare kinds of event as a mask, bit ``i`` for
     ``sampling.RARE_KINDS[i]`` (double check, en-passant, promotion or castling check,
     checkmate, stalemate, perpetual check; 0: none), which the cross-check sample draws on.
+    ``state``: a GameState to play the game on (reset first), else a new one.
     """
     source = raw.source
     gi = raw.index
@@ -447,7 +449,10 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     else:
         kind = _memoized(_KIND_MEMO, _kind_of, variant)
         _LAST_KIND = (variant, kind)
-    state = cython.declare(GameState, GameState())  # (compiled: C struct fields)
+    if state is None:
+        state = GameState()  # (compiled: C struct fields)
+    else:
+        state.reset()
     pos = None
     start_fen = tags.get("FEN")
     if kind is None:
@@ -626,10 +631,11 @@ def analyze_games(games, tables: dict[str, dict[str, list]], options: AnalysisOp
     games_rows = cython.declare(list, tables["games"]["game_index"])
     issues_rows = cython.declare(list, tables["issues"]["code"])
     read = cython.declare(cython.Py_ssize_t, 0)
+    state = GameState()  # one for the loop's games (no object made and freed per game)
     for raw in games:
         read += 1
         current[0] = raw
-        analyze_game(raw, tables, options, tally)
+        analyze_game(raw, tables, options, tally, state)
         current[0] = None
         if cython.compiled:
             # A stop (Ctrl-C, SIGTERM) is taken between games, as the interpreted loop takes it:

@@ -85,6 +85,8 @@ cdef class GameState:
     cdef public bint repeated, white_first
     cdef public object outcome, winner, error, perpetuals, ended, moves_hash, moves_key
 
+    cpdef reset(self)
+
 
 cdef Py_ssize_t _CHECK_MOVES
 cdef class CheckTally:

@@ -362,6 +362,10 @@ class GameState:
     no attribute dict."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Every field as before a game (analyze_games plays a source's games on one GameState)."""
         self.plies = 0
         self.outcome = "none"
         self.winner = None

@@ -278,3 +278,34 @@ def test_strict_san_tokens_read_from_the_key_equal_the_parsed_text():
     assert _key_token(san_key("O-O+")) == 2 | 8 << 4 | 8 << 8 | 64 << 12 | 1 << 22
     assert _key_token(san_key("exd8=Q#")) == 4 | 4 << 4 | 8 << 8 | 59 << 12 | 5 << 19 | 2 << 22
     assert _key_token(san_key("Nbd7")) == 5 | 1 << 4 | 8 << 8 | 51 << 12
+
+
+def test_games_analyzed_on_one_game_state_equal_a_new_state_each(tmp_path):
+    # analyze_games plays a source's games on one GameState, reset before each game: no field
+    # of a game (an error, a mate, perpetual runs, check counts) may reach the next one.
+    from chessscan.analysis.game import Tally, analyze_game
+    from chessscan.analysis.options import AnalysisOptions
+    from chessscan.analysis.plies import GameState
+    from chessscan.engines.local import new_tables, tables_for
+
+    path = SAMPLES / "lichess-jishanshaikh4-variants.pgn"
+    odd = tmp_path / "odd.pgn"  # an illegal move, a mate, a setup at move 600: each before a game
+    odd.write_text('[Result "*"]\n\n1. e4 e5 2. Ke3 Qh4 3. Kd3 *\n\n'
+                   '[Result "1-0"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n\n'
+                   '[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/R3K3 w Q - 0 600"]\n[Result "*"]\n\n'
+                   '600. Ra8+ Kd7 601. O-O-O+ Ke6 *\n\n')
+    magnus = list(read_games(SAMPLES / "lichess-magnus-300.pgn"))[:120]
+    games = list(read_games(path)) + [g for odd_game in read_games(odd) for g in (odd_game, magnus.pop())] + magnus
+    options = AnalysisOptions(cross_check="off")
+
+    def analyze(state) -> tuple:
+        tables = new_tables(tables_for([str(path)], options), options)
+        tally = Tally()
+        for raw in games:
+            analyze_game(raw, tables, options, tally, state)
+        return ({k: v.to_pylist() for k, v in tables["positions"].to_arrays().items()},
+                tables["games"], tables["perpetuals"], tables["issues"], tally.as_dict())
+
+    fresh = analyze(None)
+    assert sum(p or 0 for p in fresh[1]["perpetuals"]) > 0 and any(fresh[1]["error_code"])
+    assert analyze(GameState()) == fresh

@@ -6,14 +6,14 @@ from libc.stdint cimport uint8_t
 
 ctypedef const uint8_t* bytes_p
 
-from chessscan.analysis.plies cimport GameState, play_plies
+from chessscan.analysis.plies cimport CheckTally, GameState, play_plies
 from chessscan.core.position cimport Position
 from chessscan.readers.pgn cimport RawGame
 
 cdef Position STANDARD_START
 
 
-cdef class Tally:
+cdef class Tally(CheckTally):
     # The counts as C integers: analyze_game's increments make no int object.
     cdef public long long games, games_ok, games_with_errors, unsupported_variant, positions, checkmates
     cdef public long long stalemates, epd_positions, epd_invalid, perpetuals, twofold_check_cycles
@@ -25,7 +25,7 @@ cdef class Tally:
     cdef long long _short_lengths[1024]
     cdef public object long_lengths
     cdef public object issues, issues_by_severity, epd_outcomes, cross_check_mode
-    cdef public object checks_by_move, check_routes, checkmates_by_move
+    cdef public object checkmates_by_move
     cdef public object checkmate_kinds, issues_by_source, rare_games, sampled_by
 
 cdef dict _RESULT_INDEX, _OUTCOME_INDEX
@@ -56,5 +56,6 @@ cdef int _check_result(RawGame raw, GameState state, source, gi, tag, int result
 @cython.locals(n=Py_ssize_t, data=bytes_p, elo=long, k=Py_ssize_t)
 cdef object _elo(object text)
 @cython.locals(columns=_GameColumns, outcome=str)
-cpdef analyze_game(RawGame raw, tables, options, Tally tally)
+cpdef analyze_game(RawGame raw, tables, options, Tally tally, GameState state=*)
+@cython.locals(state=GameState)
 cpdef Py_ssize_t analyze_games(games, dict tables, options, Tally tally, flush_positions, flush, Py_ssize_t batch_rows, list current) except -1

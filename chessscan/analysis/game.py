@@ -16,7 +16,7 @@ except ImportError:  # uncompiled, without Cython installed
 from collections import Counter
 
 from chessscan.analysis.options import AnalysisOptions
-from chessscan.analysis.plies import GameState, play_plies
+from chessscan.analysis.plies import CheckTally, GameState, play_plies
 from chessscan.analysis.sampling import RARE_KINDS, REASONS, describe, reason_indices
 from chessscan.core.checks import DIRECT, DISCOVERED, DOUBLE
 from chessscan.core.fen import fault_severity, validate_setup
@@ -167,15 +167,16 @@ def _merge_counts(into: dict, other: dict) -> None:
         into[k] = into.get(k, 0) + v
 
 
-class Tally:
-    """Dataset counters, updated once per game (the histograms of checks also on checking
-    plies). Compiled, an extension type: analyze_game's updates enter no attribute dict.
+class Tally(CheckTally):
+    """Dataset counters, updated once per game (the histograms of checks, CheckTally's, also on
+    checking plies). Compiled, an extension type: analyze_game's updates enter no attribute dict.
 
     ``as_dict()`` is the run's ``summary.json``; merging the tallies of any split of the input
     (``--jobs``, ``--dask``) gives the same dict as one tally of the whole.
     """
 
     def __init__(self) -> None:
+        CheckTally.__init__(self)  # checks_by_move, check_routes (the per-ply loop's)
         self.games = 0
         self.games_ok = 0
         self.games_with_errors = 0
@@ -203,9 +204,7 @@ class Tally:
         self.cross_checked_games = 0
         self.cross_checked_positions = 0
         self.disagreements = 0
-        # Histograms (plain dicts: the compiled per-ply loop updates the first two).
-        self.checks_by_move: dict[int, int] = {}   # PGN move number -> checks given
-        self.check_routes: dict[int, int] = {}     # route * 4 + kind -> checks
+        # Histograms (besides CheckTally's).
         self.checkmates_by_move: dict[int, int] = {}  # move number of the mating move -> games
         self.checkmate_kinds: dict[int, int] = {}  # GameState.mate_kind -> games
         self.issues_by_source: dict[tuple, int] = {}  # (source, severity) -> issues
@@ -221,6 +220,8 @@ class Tally:
         self.outcome_counts = [a + b for a, b in zip(self.outcome_counts, other.outcome_counts)]
         self.result_counts = [a + b for a, b in zip(self.result_counts, other.result_counts)]
         self.short_lengths = [a + b for a, b in zip(self.short_lengths, other.short_lengths)]
+        self.check_move_counts = [a + b for a, b in zip(self.check_move_counts, other.check_move_counts)]
+        self.check_route_counts = [a + b for a, b in zip(self.check_route_counts, other.check_route_counts)]
         if other.cross_check_mode != "off":
             self.cross_check_mode = other.cross_check_mode
         self.rare_games = [a + b for a, b in zip(self.rare_games, other.rare_games)]
@@ -228,8 +229,7 @@ class Tally:
         self.epd_outcomes.update(other.epd_outcomes)
         self.issues.update(other.issues)
         self.issues_by_severity.update(other.issues_by_severity)
-        for name in ("checks_by_move", "check_routes", "checkmates_by_move", "checkmate_kinds", "long_lengths",
-                     "issues_by_source"):
+        for name in ("late_checks", "checkmates_by_move", "checkmate_kinds", "long_lengths", "issues_by_source"):
             _merge_counts(getattr(self, name), getattr(other, name))
 
     @property
@@ -299,6 +299,7 @@ class Tally:
                "epd_checks": {k: self.epd_outcomes.get(k, 0) for k in ("single", "double")},
                "epd_checkmates": self.epd_outcomes.get("checkmate", 0),
                "epd_stalemates": self.epd_outcomes.get("stalemate", 0)} if self.epd_positions else {}
+        routes = self.check_route_counts
         return {
             "games_read": self.games,
             "games_ok": self.games_ok,
@@ -315,7 +316,7 @@ class Tally:
             "issues_by_severity": dict(self.issues_by_severity),
             "issues_by_code": dict(sorted(self.issues.items())),
             "cross_check": self._cross_check_dict(),
-            "check_routes": {route: {kind: self.check_routes.get(r * 4 + k, 0) for k, kind in enumerate(_KINDS) if k}
+            "check_routes": {route: {kind: routes[r * 4 + k] for k, kind in enumerate(_KINDS) if k}
                              for r, route in enumerate(CHECK_ROUTES)},
             "checkmate_kinds": {kind: sum(n for m, n in self.checkmate_kinds.items() if m & 3 == k)
                                 for k, kind in enumerate(_KINDS) if k},
@@ -407,7 +408,8 @@ _RESULT_KEYS = tuple((tag, verdict) for tag in RESULT_ORDER for verdict in RESUL
 _INCONSISTENT, _MISMATCH = 1, 2
 
 
-def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally) -> bool:
+def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptions, tally: Tally,
+                 state: GameState = None) -> bool:
     """Analyze one game, appending its rows to ``tables`` and its counts to ``tally``.
 
     ``raw`` is a RawGame: ``source, index, byte_offset, line, tags, sans, result, issues,
@@ -418,6 +420,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     Returns the game's rare kinds of event as a mask, bit ``i`` for
     ``sampling.RARE_KINDS[i]`` (double check, en-passant, promotion or castling check,
     checkmate, stalemate, perpetual check; 0: none), which the cross-check sample draws on.
+    ``state``: a GameState to play the game on (reset first), else a new one.
     """
     source = raw.source
     gi = raw.index
@@ -446,7 +449,10 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     else:
         kind = _memoized(_KIND_MEMO, _kind_of, variant)
         _LAST_KIND = (variant, kind)
-    state = cython.declare(GameState, GameState())  # (compiled: C struct fields)
+    if state is None:
+        state = GameState()  # (compiled: C struct fields)
+    else:
+        state.reset()
     pos = None
     start_fen = tags.get("FEN")
     if kind is None:
@@ -625,10 +631,11 @@ def analyze_games(games, tables: dict[str, dict[str, list]], options: AnalysisOp
     games_rows = cython.declare(list, tables["games"]["game_index"])
     issues_rows = cython.declare(list, tables["issues"]["code"])
     read = cython.declare(cython.Py_ssize_t, 0)
+    state = GameState()  # one for the loop's games (no object made and freed per game)
     for raw in games:
         read += 1
         current[0] = raw
-        analyze_game(raw, tables, options, tally)
+        analyze_game(raw, tables, options, tally, state)
         current[0] = None
         if cython.compiled:
             # A stop (Ctrl-C, SIGTERM) is taken between games, as the interpreted loop takes it:

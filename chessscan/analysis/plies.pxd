@@ -85,6 +85,16 @@ cdef class GameState:
     cdef public bint repeated, white_first
     cdef public object outcome, winner, error, perpetuals, ended, moves_hash, moves_key
 
+    cpdef reset(self)
+
+
+cdef Py_ssize_t _CHECK_MOVES
+cdef class CheckTally:
+    # (sizes: _CHECK_MOVES, 3 routes * 4 kinds)
+    cdef long long _checks_by_move[512]
+    cdef long long _check_routes[12]
+    cdef public dict late_checks
+
 
 cdef dict _TOKENS
 cdef int _CHECKMATE, _STALEMATE, _DEAD, _SEVENTYFIVE, _FIVEFOLD
@@ -113,7 +123,7 @@ cdef inline int64_t _note_at(ccharp np_, Py_ssize_t i, int k) noexcept
                to=int, move=int, frm=int, promotion=int, castling=bint, en_passant=bint,
                kind=int, flags=int, clock=int, zobrist=uint64_t, mate=bint, suffix=int, gi=int64_t,
                king=int, blockers=uint64_t, keys=bytes, kp=ccharp, key=uint64_t,
-               checks_by_move=dict, check_routes=dict, route=int, n_notes=Py_ssize_t, n_clock=int, n_eval=int,
+               late=dict, n_notes=Py_ssize_t, n_clock=int, n_eval=int,
                np_=ccharp, note_clock=int64_t, note_emt=int64_t, note_cp=int64_t, note_mate=int64_t,
                row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object, want_hash=bint,
                want_key=bint, want_uci=bint, key_bytes=uint8_t[::1], kn=Py_ssize_t, kv=int, start_fen=bytes, th=uint64_t,
@@ -121,7 +131,7 @@ cdef inline int64_t _note_at(ccharp np_, Py_ssize_t i, int k) noexcept
                theirs=uint64_t, queens=uint64_t, rooks=uint64_t, bishops=uint64_t, snipers=uint64_t, b=uint64_t,
                occupied=uint64_t, pawns=uint64_t, has_move=bint,
                uci_text=uint8_t[8], san_text=uint8_t[8], hp=u8p)
-cpdef play_plies(raw, Position pos, bint setup, tables, options, tally, GameState state, add_issue)
+cpdef play_plies(raw, Position pos, bint setup, tables, options, CheckTally tally, GameState state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)
 cdef bytes _hash_text(uint8_t[::1] text, Py_ssize_t n)

@@ -362,6 +362,10 @@ class GameState:
     no attribute dict."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Every field as before a game (analyze_games plays a source's games on one GameState)."""
         self.plies = 0
         self.outcome = "none"
         self.winner = None
@@ -383,6 +387,53 @@ class GameState:
         self.direct = self.discovered = self.double = 0
         self.en_passant = self.castling = self.promotion = 0
 
+
+
+#: Move numbers that CheckTally counts in an array (checks at other move numbers: a dict).
+_CHECK_MOVES = 512
+
+
+class CheckTally:
+    """The dataset's histograms of checks, which the per-ply loop adds to on checking plies;
+    the base of :class:`~chessscan.analysis.game.Tally`. Compiled, C arrays indexed by the
+    PGN move number and by the check route (no int object, no dict update); uncompiled,
+    lists. ``checks_by_move`` and ``check_routes`` give them as dicts."""
+
+    def __init__(self) -> None:
+        self.check_move_counts = [0] * _CHECK_MOVES  # PGN move number (below _CHECK_MOVES) -> checks given
+        self.check_route_counts = [0] * 12           # route * 4 + kind -> checks (game.CHECK_ROUTES)
+        self.late_checks: dict[int, int] = {}         # other move numbers -> checks given
+
+    @property
+    def check_move_counts(self) -> list[int]:
+        """Checks given by PGN move number, for move numbers below ``_CHECK_MOVES``: the count at
+        the move number."""
+        return [n for n in self._checks_by_move]
+
+    @check_move_counts.setter
+    def check_move_counts(self, counts: list[int]) -> None:
+        self._checks_by_move = list(counts)
+
+    @property
+    def check_route_counts(self) -> list[int]:
+        """Checks given by route and kind: the count at ``route * 4 + kind``."""
+        return [n for n in self._check_routes]
+
+    @check_route_counts.setter
+    def check_route_counts(self, counts: list[int]) -> None:
+        self._check_routes = list(counts)
+
+    @property
+    def checks_by_move(self) -> dict[int, int]:
+        """Checks given by PGN move number (the move numbers of no check left out)."""
+        out = {number: n for number, n in enumerate(self.check_move_counts) if n}
+        out.update(self.late_checks)
+        return out
+
+    @property
+    def check_routes(self) -> dict[int, int]:
+        """Checks given by ``route * 4 + kind`` (the routes and kinds of no check left out)."""
+        return {route: n for route, n in enumerate(self.check_route_counts) if n}
 
 # Scratch space kept from game to game, one per thread: Dask runs tasks on threads, and
 # play_plies calls Python code (add_issue) where another thread may run a game meanwhile.
@@ -462,7 +513,7 @@ def _note_at(np_, i: int, k: int) -> int:
     return value
 
 
-def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, add_issue) -> None:
+def play_plies(raw, pos: Position, setup: bool, tables, options, tally: CheckTally, state, add_issue) -> None:
     """Play ``raw.keys`` (the moves as SAN keys, :mod:`chessscan.readers.movetext`) from
     ``pos`` (mutated: the position after the last ply played; ``setup``: the game's [FEN]
     tag gave it), appending ``positions`` rows (as ``options.positions`` says) and issues, and filling
@@ -482,9 +533,6 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
     want_fen = bits & _WANT_FEN
     sid = rows.source_number(source) if keep_all or keep_checks else 0
     n_direct = n_discovered = n_double = n_ep = n_castling = n_promotion = 0
-    # Dataset histograms (Tally): touched only on checking plies, a few in a hundred.
-    checks_by_move = tally.checks_by_move
-    check_routes = tally.check_routes
     seen, history, token_cache = _scratch()
     history.n = 0
     hash_bytes = history.text
@@ -730,10 +778,14 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally, state, a
             if promotion:
                 flags |= _BY_PROMOTION
                 n_promotion += 1
-            checks_by_move[move_number] = checks_by_move.get(move_number, 0) + 1
+            # The dataset's histograms (CheckTally), as C integers.
+            if 0 <= move_number < _CHECK_MOVES:
+                tally._checks_by_move[move_number] += 1
+            else:
+                late = tally.late_checks
+                late[move_number] = late.get(move_number, 0) + 1
             if en_passant or castling or promotion:
-                route = (0 if en_passant else 1 if castling else 2) * 4 + kind
-                check_routes[route] = check_routes.get(route, 0) + 1
+                tally._check_routes[(0 if en_passant else 1 if castling else 2) * 4 + kind] += 1
 
         clock = pos.halfmove_clock
         legal_ep = pos.ep != 0 and has_legal_en_passant(pos)

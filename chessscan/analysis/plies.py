@@ -388,7 +388,6 @@ class GameState:
         self.en_passant = self.castling = self.promotion = 0
 
 
-
 #: Move numbers that CheckTally counts in an array (checks at other move numbers: a dict).
 _CHECK_MOVES = 512
 
@@ -434,6 +433,7 @@ class CheckTally:
     def check_routes(self) -> dict[int, int]:
         """Checks given by ``route * 4 + kind`` (the routes and kinds of no check left out)."""
         return {route: n for route, n in enumerate(self.check_route_counts) if n}
+
 
 # Scratch space kept from game to game, one per thread: Dask runs tasks on threads, and
 # play_plies calls Python code (add_issue) where another thread may run a game meanwhile.

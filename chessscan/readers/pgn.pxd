@@ -1,6 +1,6 @@
 cimport cython
 
-from chessscan.readers.movetext cimport ascii_tag_pairs
+from chessscan.readers.movetext cimport ascii_tag_pairs, game_line_keys_notes
 
 ctypedef const unsigned char* cbytes
 

@@ -826,7 +826,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                    j=cython.Py_ssize_t, started_in_comment=cython.bint, n_line=cython.Py_ssize_t,
                    d0=cython.Py_ssize_t, end=cython.Py_ssize_t, p=cython.Py_ssize_t, q=cython.Py_ssize_t,
                    tail_at=cython.Py_ssize_t, e=cython.Py_ssize_t, r=cython.Py_ssize_t, taken=cython.Py_ssize_t,
-                   line=bytes, rest=bytes, t=bytes)
+                   batch_end=cython.Py_ssize_t, line=bytes, rest=bytes, t=bytes)
     index = 0
     lineno = 0
     off = 0  # decompressed offset of the next line not owned by a game
@@ -850,6 +850,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
     truncated: TruncatedInput | None = None
     cap = MAX_GAME_BYTES
     where = [0]  # stream offset at (or just after) the end of the last batch of lines
+    batch_end = 0  # where[0] as a C integer (it changes only when the next batch is read)
     over: ReaderIssue | None = None  # the game-too-long issue of the current game
 
     def trim() -> bool:
@@ -874,7 +875,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
     def finish(unclosed: bool, extra: ReaderIssue | None, whole=None) -> tuple[RawGame, int]:
         """The current game as a RawGame (see :func:`_finish`), and the offset after it."""
         nonlocal over
-        if where[0] - g_off > cap:
+        if batch_end - g_off > cap:
             trim()
         cut, over = over, None
         return _finish(source, index, g_off, g_line, pre_lines, pre_comments, tag_lines, tag_line0,
@@ -885,12 +886,13 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
     from_line = 1
     while True:
         if src is None:
-            if state and cand < 0 and where[0] - g_off > cap and trim():  # memory stays bounded
+            if state and cand < 0 and batch_end - g_off > cap and trim():  # memory stays bounded
                 split_at = 0  # the tags before the movetext on its first line are dropped
             try:
                 batch = next(batches, None)
             except TruncatedInput as exc:
                 truncated, batch = exc, None
+            batch_end = where[0]
             if batch.__class__ is int:
                 # The rest of the last line (over the cap) was dropped: the game that line
                 # is in is over the cap; between games, an empty game tells of it.
@@ -1022,7 +1024,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                             started_in_comment = False
                             rest = line
                             mt_lines.append(line)
-                            if len(mt_lines) == 1 and not depth and where[0] - g_off <= cap:
+                            if len(mt_lines) == 1 and not depth and batch_end - g_off <= cap:
                                 # A whole game's plain movetext on one line, ended by its
                                 # marker (as Lichess writes it): its moves and annotations
                                 # read in one pass, with no blanked copy to find the marker.
@@ -1659,8 +1661,10 @@ def _finish(
         # Plain SAN movetext (most of it): a subset of what _scan_movetext reads, same result,
         # the moves as keys. One pass reads both the moves and the annotations (when it can;
         # without annotations, the notes are None and there are no problems).
-        both = fast_keys_notes(mt_b, mt_ascii) if whole is None else whole[:4]
-        if both is not None:
+        both = fast_keys_notes(mt_b, mt_ascii) if whole is None else whole
+        if whole is not None:  # (its first four items, with no tuple made of them)
+            keys, result, notes, problems = whole[0], whole[1], whole[2], whole[3]
+        elif both is not None:
             keys, result, notes, problems = both
         else:
             # (the blanked text of an ASCII movetext is ASCII)
@@ -1710,12 +1714,13 @@ def _finish(
         else:
             ln = _last_content_line(_tag_line_list(tag_lines), tag_line0) if tag_lines else g_line
         issues.append(_issue("missing-result", ln, None, "game has no termination marker (1-0, 0-1, 1/2-1/2, *)"))
-    for extra in (cut, extra):
-        if extra is not None:
-            if mt_lines or (extra is cut and 0 < mt_line0 <= cut.line):
-                # the movetext was cut: where
-                extra = extra._replace(ply=(len(sans) if keys is None else len(keys) // 8) + 1)
-            issues.append(extra)
+    if cut is not None or extra is not None:
+        for extra in (cut, extra):
+            if extra is not None:
+                if mt_lines or (extra is cut and 0 < mt_line0 <= cut.line):
+                    # the movetext was cut: where
+                    extra = extra._replace(ply=(len(sans) if keys is None else len(keys) // 8) + 1)
+                issues.append(extra)
 
     game = RawGame.__new__(RawGame)
     game._fill(source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0, variations, comments,

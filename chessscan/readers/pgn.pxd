@@ -60,9 +60,12 @@ cdef bint _has_text_c(cbytes p, Py_ssize_t n, Py_ssize_t i) noexcept
 cdef Py_ssize_t _lead(bytes line) except -2
 cpdef bint _first_is_brace(bytes text) except -1
 
-@cython.locals(issues=list, pre_b=bytes, tag_b=bytes, mt_b=bytes, end_off=Py_ssize_t, mt_ascii=bint, game=RawGame,
-               tag_n=Py_ssize_t, tags=dict)
-cdef tuple _finish(source, Py_ssize_t index, Py_ssize_t g_off, Py_ssize_t g_line, list pre_lines,
+@cython.locals(n=Py_ssize_t, text=bytes)
+cdef Py_ssize_t _end_offset(Py_ssize_t g_off, Py_ssize_t adj, list pre_lines, list tag_lines, list mt_lines) except? -1
+
+@cython.locals(issues=list, pre_b=bytes, tag_b=bytes, mt_b=bytes, mt_ascii=bint, game=RawGame,
+               tag_n=Py_ssize_t, tags=dict, first_line=object)
+cdef RawGame _finish(source, Py_ssize_t index, Py_ssize_t g_off, Py_ssize_t g_line, list pre_lines,
                    Py_ssize_t pre_comments, list tag_lines, Py_ssize_t tag_line0, list mt_lines,
                    Py_ssize_t mt_line0, list clean, Py_ssize_t ncom, bint unclosed, bint has_tags,
                    Py_ssize_t adj, extra, cut=*, tuple whole=*)

@@ -872,8 +872,9 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                           f"game longer than {_size(cap)}: its text from here to its end is not read")
         return which < 2 or k == 0
 
-    def finish(unclosed: bool, extra: ReaderIssue | None, whole=None) -> tuple[RawGame, int]:
-        """The current game as a RawGame (see :func:`_finish`), and the offset after it."""
+    def finish(unclosed: bool, extra: ReaderIssue | None, whole=None) -> RawGame:
+        """The current game as a RawGame (see :func:`_finish`; then :func:`_end_offset` is the
+        offset after it)."""
         nonlocal over
         if batch_end - g_off > cap:
             trim()
@@ -924,7 +925,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                 del mt_lines[cand:]
                 from_line, cand = cand_line, -1
                 cut_short = True
-                game, off = finish(True, None)
+                game = finish(True, None)
+                off = _end_offset(g_off, adj, pre_lines, tag_lines, mt_lines)
                 yield game
                 index += 1
                 state = 0
@@ -1011,7 +1013,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                         tags_gap = False
                                         state = 1
                                         continue
-                                game, off = finish(False, None)
+                                game = finish(False, None)
+                                off = _end_offset(g_off, adj, pre_lines, tag_lines, mt_lines)
                                 yield game
                                 index += 1
                                 state = 0
@@ -1031,7 +1034,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                 whole = game_line_keys_notes(line)
                                 if whole is not None:
                                     ncom += whole[4]
-                                    game, off = finish(False, None, whole)
+                                    game = finish(False, None, whole)
+                                    off = _end_offset(g_off, adj, pre_lines, tag_lines, mt_lines)
                                     yield game
                                     index += 1
                                     state = 0
@@ -1085,7 +1089,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                     after, _, left_open = blank_comments(line[r:])
                                     if left_open or after.strip(_JUNK):
                                         tail_at = len(line) - len(line[r:].lstrip())
-                        game, off = finish(False, None)
+                        game = finish(False, None)
+                        off = _end_offset(g_off, adj, pre_lines, tag_lines, mt_lines)
                         yield game
                         index += 1
                         state = 0
@@ -1117,7 +1122,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                     # An Event tag, or one repeating a tag name, after a
                                     # blank line: a new game (the previous one has no
                                     # movetext).
-                                    game, off = finish(False, None)
+                                    game = finish(False, None)
+                                    off = _end_offset(g_off, adj, pre_lines, tag_lines, mt_lines)
                                     yield game
                                     index += 1
                                     state = 0
@@ -1226,7 +1232,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                 again.extend(src)
             del mt_lines[cand:]
             from_line, cand = cand_line, -1
-            game, off = finish(True, None)
+            game = finish(True, None)
+            off = _end_offset(g_off, adj, pre_lines, tag_lines, mt_lines)
             yield game
             index += 1
             state = 0
@@ -1252,7 +1259,7 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
     if only_comments:
         state = 0  # only comments after the last game: not a game
     if state:
-        game, off = finish(in_comment, extra)
+        game = finish(in_comment, extra)
         yield game
     elif extra is not None:
         yield RawGame(source, index, off, max(lineno, 1), {}, [], None, 0, issues=[extra])
@@ -1607,6 +1614,20 @@ def _tag_line_list(tag_lines: list[bytes]) -> list[bytes]:
     return out
 
 
+def _end_offset(g_off: int, adj: int, pre_lines: list[bytes], tag_lines: list[bytes], mt_lines: list[bytes]) -> int:
+    """The stream offset after the game whose text begins at ``g_off`` and is made of the
+    lines (bytes) in the three lists, ``adj`` the bytes it spans besides them (dropped past
+    the cap, or the first ones of a line another game ended on: negative)."""
+    n = g_off + adj
+    for text in pre_lines:
+        n += len(text)
+    for text in tag_lines:
+        n += len(text)
+    for text in mt_lines:
+        n += len(text)
+    return n
+
+
 def _last_content_line(lines: list[bytes], line0: int) -> int:
     for i in range(len(lines) - 1, -1, -1):
         if not lines[i].isspace() and lines[i]:
@@ -1617,8 +1638,8 @@ def _last_content_line(lines: list[bytes], line0: int) -> int:
 def _finish(
     source, index, g_off, g_line, pre_lines, pre_comments, tag_lines, tag_line0,
     mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra, cut=None, whole=None,
-) -> tuple[RawGame, int]:
-    """Build the RawGame from the collected lines; also return the offset after it.
+) -> RawGame:
+    """Build the RawGame from the collected lines (:func:`_end_offset`: the offset after it).
     ``whole``: :func:`~chessscan.readers.movetext.game_line_keys_notes` of the movetext, its one
     line (ASCII), when the line loop read it."""
     issues: list[ReaderIssue] = []
@@ -1643,7 +1664,6 @@ def _finish(
             codec = _pick_codec((pre_b, tag_b, mt_b))
             if codec != "utf-8":
                 issues.append(_issue("decode-fallback", g_line, None, f"game is not valid UTF-8; decoded as {codec}"))
-    end_off = g_off + adj + len(pre_b) + tag_n + len(mt_b)
     if not has_tags:
         issues.append(_issue("missing-tags", g_line, None, "movetext without a tag section"))
 
@@ -1723,9 +1743,11 @@ def _finish(
                 issues.append(extra)
 
     game = RawGame.__new__(RawGame)
-    game._fill(source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0, variations, comments,
-               nags, issues, first_comment, mt_b, codec, tag_lines, tag_line0 if tag_n else 0, keys, notes)
-    return game, end_off
+    first_line = g_line  # (one int object for the game's and its tag section's first line, most often equal)
+    game._fill(source, index, g_off, first_line, tags, sans, result, mt_line0 if mt_lines else 0, variations, comments,
+               nags, issues, first_comment, mt_b, codec, tag_lines,
+               (first_line if tag_line0 == g_line else tag_line0) if tag_n else 0, keys, notes)
+    return game
 
 
 _NOTE_KINDS = ((b"[%clk", "clock (H:MM:SS, minutes and seconds below 60)"),

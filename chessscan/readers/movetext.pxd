@@ -15,7 +15,6 @@ cdef dict _TOKEN_CACHE
 cdef Py_ssize_t _TOKEN_CACHE_MAX
 cdef Py_ssize_t _SAN_SLOTS
 cdef int _SAN_SLOT_BITS
-cdef uint64_t _GOLDEN
 
 
 cdef struct _SanSlot:
@@ -91,12 +90,27 @@ from libc.stdint cimport int64_t
 
 ctypedef int64_t* int64_p
 
-cdef int64_t _NA
 cdef Py_ssize_t _NOTE_HOURS_DIGITS, _NOTE_PAWN_DIGITS
 
 
-cdef uint64_t _CLK_HEAD, _EVAL_HEAD, _CLK_AFTER_EVAL, _CLK_ZEROS, _CLK_FIXED_MASK, _CLK_FIXED, _CLK_ADD_10
-cdef uint64_t _CLK_DIGIT_BITS, _CLK_ADD_6, _CLK_TENS_BITS
+cdef extern from *:
+    # Constants of the per-ply reading as C constants (a module variable is loaded at each use);
+    # the byte patterns first byte lowest (as _load8_le reads them).
+    const uint64_t _GOLDEN "0x9E3779B97F4A7C15ULL"
+    const int64_t _NA "INT64_MIN"
+    const uint64_t _CLK_HEAD "0x206b6c63255b207bULL"        # "{ [%clk "
+    const uint64_t _EVAL_HEAD "0x6c617665255b207bULL"       # "{ [%eval"
+    const uint64_t _CLK_AFTER_EVAL "0x206b6c63255b205dULL"  # "] [%clk "
+    const uint64_t _CLK_ZEROS "0x3030303030303030ULL"
+    const uint64_t _CLK_FIXED_MASK "0xff0000ff0000ff00ULL"
+    const uint64_t _CLK_FIXED "0x6d00000a00000a00ULL"
+    const uint64_t _CLK_ADD_10 "0x7676767676767676ULL"
+    const uint64_t _CLK_DIGIT_BITS "0x0080800080800080ULL"
+    const uint64_t _CLK_ADD_6 "0x7a7a7a7a7a7a7a7aULL"
+    const uint64_t _CLK_TENS_BITS "0x0000800000800000ULL"
+    const uint64_t _HIGH_BITS "0x8080808080808080ULL"
+    const uint64_t _BANGS "0x2121212121212121ULL"
+    const uint64_t _ALL_BITS "0xffffffffffffffffULL"
 
 @cython.locals(x=uint64_t)
 cdef inline uint64_t _load8(cbytes p, Py_ssize_t i) noexcept
@@ -139,7 +153,6 @@ cdef str _marker_text(cbytes p, Py_ssize_t j, Py_ssize_t length)
 cdef bint _is_marker(cbytes p, Py_ssize_t j, Py_ssize_t length) noexcept
 @cython.locals(q=cbytes)
 cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noexcept
-cdef uint64_t _HIGH_BITS, _BANGS, _ALL_BITS
 cdef bint _is_ascii(cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
 cdef bytes _TOKEN_BYTES
 cdef inline void _borrow_note_buf(_NoteReader reader) noexcept
@@ -183,6 +196,6 @@ cdef uint64_t _SAN_SEEN[1 << _SAN_SEEN_BITS]
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
                e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t, cls=cbytes,
                d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t, head=uint64_t,
-               clock=uint64_t, ms=int64_t, word=uint64_t, spaces=uint64_t, guessed=Py_ssize_t,
-               fast=bint, seen=uint64_t, h=uint64_t, comments=Py_ssize_t)
+               clock=uint64_t, ms=int64_t, word=uint64_t, spaces=uint64_t,
+               seen=uint64_t, h=uint64_t, comments=Py_ssize_t, pairs=uint64_t)
 cdef object _fast_keys_notes_c(cbytes p, Py_ssize_t n, _NoteReader reader)

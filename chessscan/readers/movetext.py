@@ -60,7 +60,8 @@ _TOKEN_CACHE_MAX = 1 << 16
 
 _SAN_SLOTS = 1 << 15  # _SanTable slots (a power of two); at most 3/4 of them are filled
 _SAN_SLOT_BITS = 15
-_GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
+if not cython.compiled:  # (compiled: a C constant, movetext.pxd)
+    _GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
 
 
 class _SanTable:
@@ -708,26 +709,29 @@ def _fast_keys_c(p, n):
 # plies up to the last annotated one.
 
 NOTE_NA = -(1 << 63)
-_NA = NOTE_NA  # (compiled: a C constant)
+if not cython.compiled:  # (compiled: a C constant, movetext.pxd)
+    _NA = NOTE_NA
 NOTE_NAMES = ("clk", "emt", "eval")  # the commands read, by kind
 _NOTE_HOURS_DIGITS = 9   # more: not a clock (and no overflow)
 _NOTE_PAWN_DIGITS = 7    # more: not an evaluation (centipawns fit 32 bits)
 
 
 # The constants of _fast_keys_notes_c's fixed reading of a Lichess comment: 8 bytes as one
-# number in the machine's byte order (_load8), and per-byte masks for "H:MM:SS]" less '0' per
+# number, the first byte lowest (_load8_le), and per-byte masks for "H:MM:SS]" less '0' per
 # byte (':' 0x0a, ']' 0x6d; a digit 0-9, so adding 0x76 sets no high bit, adding 0x7a none for
-# 0-5, and no byte carries into the next).
-_CLK_HEAD = int.from_bytes(b"{ [%clk ", sys.byteorder)
-_EVAL_HEAD = int.from_bytes(b"{ [%eval", sys.byteorder)
-_CLK_AFTER_EVAL = int.from_bytes(b"] [%clk ", sys.byteorder)
-_CLK_ZEROS = int.from_bytes(b"00000000", sys.byteorder)
-_CLK_FIXED_MASK = int.from_bytes(b"\x00\xff\x00\x00\xff\x00\x00\xff", sys.byteorder)
-_CLK_FIXED = int.from_bytes(b"\x00\x0a\x00\x00\x0a\x00\x00\x6d", sys.byteorder)
-_CLK_ADD_10 = int.from_bytes(b"\x76" * 8, sys.byteorder)
-_CLK_DIGIT_BITS = int.from_bytes(b"\x80\x00\x80\x80\x00\x80\x80\x00", sys.byteorder)
-_CLK_ADD_6 = int.from_bytes(b"\x7a" * 8, sys.byteorder)
-_CLK_TENS_BITS = int.from_bytes(b"\x00\x00\x80\x00\x00\x80\x00\x00", sys.byteorder)
+# 0-5, and no byte carries into the next). (Compiled: C constants, movetext.pxd, where a
+# module variable would be loaded at each use.)
+if not cython.compiled:
+    _CLK_HEAD = int.from_bytes(b"{ [%clk ", "little")
+    _EVAL_HEAD = int.from_bytes(b"{ [%eval", "little")
+    _CLK_AFTER_EVAL = int.from_bytes(b"] [%clk ", "little")
+    _CLK_ZEROS = int.from_bytes(b"00000000", "little")
+    _CLK_FIXED_MASK = int.from_bytes(b"\x00\xff\x00\x00\xff\x00\x00\xff", "little")
+    _CLK_FIXED = int.from_bytes(b"\x00\x0a\x00\x00\x0a\x00\x00\x6d", "little")
+    _CLK_ADD_10 = int.from_bytes(b"\x76" * 8, "little")
+    _CLK_DIGIT_BITS = int.from_bytes(b"\x80\x00\x80\x80\x00\x80\x80\x00", "little")
+    _CLK_ADD_6 = int.from_bytes(b"\x7a" * 8, "little")
+    _CLK_TENS_BITS = int.from_bytes(b"\x00\x00\x80\x00\x00\x80\x00\x00", "little")
 
 
 def _load8(p, i):
@@ -1141,7 +1145,6 @@ def _fast_keys_notes_c(p, n, reader):
     count = 0
     result = None
     cls = _TOKEN_BYTES
-    guessed = -1  # the last token start read 8 bytes at a time
     comments = 0  # brace comments passed
     i = 0
     while True:
@@ -1160,7 +1163,7 @@ def _fast_keys_notes_c(p, n, reader):
                 e = -1
                 while count and i + 17 < n:  # (once: a break leaves e at -1)
                     cp = mate = _NA
-                    head = _load8(p, i)
+                    head = _load8_le(p, i)
                     k = i + 8  # the clock's "H:MM:SS] }"
                     if head != _CLK_HEAD:
                         if head != _EVAL_HEAD or p[k] != 32:
@@ -1190,17 +1193,19 @@ def _fast_keys_notes_c(p, n, reader):
                                 value += p[k] - 48
                                 k += 1
                             cp = -value if negative else value
-                        if _load8(p, k) != _CLK_AFTER_EVAL:
+                        if _load8_le(p, k) != _CLK_AFTER_EVAL:
                             break
                         k += 8
                     # "H:MM:SS]" as 8 bytes less '0' each: the colons and ']' in place, digits
                     # 0-9, tens 0-5.
-                    clock = _load8(p, k) ^ _CLK_ZEROS
+                    clock = _load8_le(p, k) ^ _CLK_ZEROS
                     if ((((clock & _CLK_FIXED_MASK) ^ _CLK_FIXED) | (((clock + _CLK_ADD_10) | clock) & _CLK_DIGIT_BITS)
                             | ((clock + _CLK_ADD_6) & _CLK_TENS_BITS)) or p[k + 8] != 32 or p[k + 9] != 125):
                         break
-                    ms = ((((p[k] - 48) * 60 + (p[k + 2] - 48) * 10 + (p[k + 3] - 48)) * 60
-                           + (p[k + 5] - 48) * 10 + (p[k + 6] - 48)) * 1000)
+                    # Each byte times 10 plus the next: the minutes in byte 2, the seconds in
+                    # byte 5 (no byte over 255 up to byte 6: no carry).
+                    pairs = clock * 10 + (clock >> 8)
+                    ms = (((clock & 0xFF) * 60 + ((pairs >> 16) & 0xFF)) * 60 + ((pairs >> 40) & 0xFF)) * 1000
                     reader.add_fixed(count, ms, cp, mate)
                     e = k + 9
                     break
@@ -1212,6 +1217,9 @@ def _fast_keys_notes_c(p, n, reader):
                         reader.read(p, i + 1, e, count)
                 comments += 1
                 i = e + 1
+                if p[i] == 32 and 48 <= p[i + 1] <= 57:  # " 12." next, as Lichess writes: to the token
+                    i += 1
+                    break
             elif 9 <= c <= 13:
                 i += 1
             else:
@@ -1238,34 +1246,46 @@ def _fast_keys_notes_c(p, n, reader):
                     s = i
         elif c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
             return None
-        fast = False
-        if c > 57 and s != guessed and s + 8 <= n:
+        if c > 57 and s + 8 <= n:
             # A move then whitespace, as most are: the first byte below '!' of the 8 bytes from
             # s, found in them as one number (first byte lowest). Where it is whitespace, the
-            # token ends there unless a byte before it ends it (then the token is no SAN move).
+            # token ends there unless a byte before it ends it (then the token is no SAN move,
+            # and is read below byte by byte).
             word = _load8_le(p, s)
             spaces = (word - _BANGS) & ~word & _HIGH_BITS
             if spaces:
                 e = s + (lsb(spaces) >> 3)
                 if _is_space(p[e]):
-                    i = e + 1  # (past the whitespace)
-                    j = s
-                    guessed = s
-                    fast = True
-        if not fast:
-            while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
-                i += 1
-            if i < n and (p[i] == 59 or p[i] > 127):
-                return None
-            e = i
-            # (A token starting with a letter has no move number indication.)
-            j = _after_move_number(p, s, e) if c <= 57 else s
-            if j == e:
-                continue
+                    length = e - s
+                    key = word & (_ALL_BITS >> (64 - 8 * length))
+                    # A token seen to be a SAN move before is one: its key and length are in its slot.
+                    seen = key | (length << 56)
+                    h = (key * _GOLDEN) >> (64 - _SAN_SEEN_BITS)
+                    if _SAN_SEEN[h] == seen or _is_san(p + s, length):
+                        _SAN_SEEN[h] = seen
+                        if count == cap:
+                            cap *= 2
+                            grown = cython.cast(cython.pointer(uint64_t), realloc(keys, cap * 8))
+                            if grown == cython.NULL:
+                                raise MemoryError()
+                            keys = _KEY_BUF = grown
+                            _KEY_CAP = cap
+                        keys[count] = key
+                        count += 1
+                        i = e + 1  # (past the whitespace)
+                        continue
+        while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
+            i += 1
+        if i < n and (p[i] == 59 or p[i] > 127):
+            return None
+        e = i
+        # (A token starting with a letter has no move number indication.)
+        j = _after_move_number(p, s, e) if c <= 57 else s
+        if j == e:
+            continue
         length = e - j
         if length <= 7:
-            key = word & (_ALL_BITS >> (64 - 8 * length)) if fast else _packed_key(p + j, length)
-            # A token seen to be a SAN move before is one: its key and length are in its slot.
+            key = _packed_key(p + j, length)
             seen = key | (length << 56)
             h = (key * _GOLDEN) >> (64 - _SAN_SEEN_BITS)
             if _SAN_SEEN[h] == seen or _is_san(p + j, length):
@@ -1280,9 +1300,6 @@ def _fast_keys_notes_c(p, n, reader):
                 keys[count] = key
                 count += 1
                 continue
-        if fast:
-            i = s  # (read again byte by byte: the token ends before that whitespace, or is no SAN move)
-            continue
         # Anything else fails unless it is a marker with only whitespace (or comments) after it.
         result = _marker_text(p, j, length)
         if result is None:
@@ -1307,9 +1324,10 @@ def _fast_keys_notes_c(p, n, reader):
     return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
 
 
-_HIGH_BITS = int.from_bytes(b"\x80" * 8, sys.byteorder)
-_BANGS = int.from_bytes(b"!" * 8, sys.byteorder)
-_ALL_BITS = (1 << 64) - 1
+if not cython.compiled:  # (compiled: C constants, movetext.pxd)
+    _HIGH_BITS = int.from_bytes(b"\x80" * 8, "little")
+    _BANGS = int.from_bytes(b"!" * 8, "little")
+    _ALL_BITS = (1 << 64) - 1
 
 
 def _is_ascii(p, i, e):

@@ -15,6 +15,7 @@ cdef dict _TOKEN_CACHE
 cdef Py_ssize_t _TOKEN_CACHE_MAX
 cdef Py_ssize_t _SAN_SLOTS
 cdef int _SAN_SLOT_BITS
+cdef uint64_t _GOLDEN
 
 
 cdef struct _SanSlot:
@@ -90,27 +91,12 @@ from libc.stdint cimport int64_t
 
 ctypedef int64_t* int64_p
 
+cdef int64_t _NA
 cdef Py_ssize_t _NOTE_HOURS_DIGITS, _NOTE_PAWN_DIGITS
 
 
-cdef extern from *:
-    # Constants of the per-ply reading as C constants (a module variable is loaded at each use);
-    # the byte patterns first byte lowest (as _load8_le reads them).
-    const uint64_t _GOLDEN "0x9E3779B97F4A7C15ULL"
-    const int64_t _NA "INT64_MIN"
-    const uint64_t _CLK_HEAD "0x206b6c63255b207bULL"        # "{ [%clk "
-    const uint64_t _EVAL_HEAD "0x6c617665255b207bULL"       # "{ [%eval"
-    const uint64_t _CLK_AFTER_EVAL "0x206b6c63255b205dULL"  # "] [%clk "
-    const uint64_t _CLK_ZEROS "0x3030303030303030ULL"
-    const uint64_t _CLK_FIXED_MASK "0xff0000ff0000ff00ULL"
-    const uint64_t _CLK_FIXED "0x6d00000a00000a00ULL"
-    const uint64_t _CLK_ADD_10 "0x7676767676767676ULL"
-    const uint64_t _CLK_DIGIT_BITS "0x0080800080800080ULL"
-    const uint64_t _CLK_ADD_6 "0x7a7a7a7a7a7a7a7aULL"
-    const uint64_t _CLK_TENS_BITS "0x0000800000800000ULL"
-    const uint64_t _HIGH_BITS "0x8080808080808080ULL"
-    const uint64_t _BANGS "0x2121212121212121ULL"
-    const uint64_t _ALL_BITS "0xffffffffffffffffULL"
+cdef uint64_t _CLK_HEAD, _EVAL_HEAD, _CLK_AFTER_EVAL, _CLK_ZEROS, _CLK_FIXED_MASK, _CLK_FIXED, _CLK_ADD_10
+cdef uint64_t _CLK_DIGIT_BITS, _CLK_ADD_6, _CLK_TENS_BITS
 
 @cython.locals(x=uint64_t)
 cdef inline uint64_t _load8(cbytes p, Py_ssize_t i) noexcept
@@ -153,6 +139,7 @@ cdef str _marker_text(cbytes p, Py_ssize_t j, Py_ssize_t length)
 cdef bint _is_marker(cbytes p, Py_ssize_t j, Py_ssize_t length) noexcept
 @cython.locals(q=cbytes)
 cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noexcept
+cdef uint64_t _HIGH_BITS, _BANGS, _ALL_BITS
 cdef bint _is_ascii(cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
 cdef bytes _TOKEN_BYTES
 cdef inline void _borrow_note_buf(_NoteReader reader) noexcept

@@ -60,8 +60,7 @@ _TOKEN_CACHE_MAX = 1 << 16
 
 _SAN_SLOTS = 1 << 15  # _SanTable slots (a power of two); at most 3/4 of them are filled
 _SAN_SLOT_BITS = 15
-if not cython.compiled:  # (compiled: a C constant, movetext.pxd)
-    _GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
+_GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
 
 
 class _SanTable:
@@ -709,8 +708,7 @@ def _fast_keys_c(p, n):
 # plies up to the last annotated one.
 
 NOTE_NA = -(1 << 63)
-if not cython.compiled:  # (compiled: a C constant, movetext.pxd)
-    _NA = NOTE_NA
+_NA = NOTE_NA  # (compiled: a C constant)
 NOTE_NAMES = ("clk", "emt", "eval")  # the commands read, by kind
 _NOTE_HOURS_DIGITS = 9   # more: not a clock (and no overflow)
 _NOTE_PAWN_DIGITS = 7    # more: not an evaluation (centipawns fit 32 bits)
@@ -719,19 +717,18 @@ _NOTE_PAWN_DIGITS = 7    # more: not an evaluation (centipawns fit 32 bits)
 # The constants of _fast_keys_notes_c's fixed reading of a Lichess comment: 8 bytes as one
 # number, the first byte lowest (_load8_le), and per-byte masks for "H:MM:SS]" less '0' per
 # byte (':' 0x0a, ']' 0x6d; a digit 0-9, so adding 0x76 sets no high bit, adding 0x7a none for
-# 0-5, and no byte carries into the next). (Compiled: C constants, movetext.pxd, where a
-# module variable would be loaded at each use.)
-if not cython.compiled:
-    _CLK_HEAD = int.from_bytes(b"{ [%clk ", "little")
-    _EVAL_HEAD = int.from_bytes(b"{ [%eval", "little")
-    _CLK_AFTER_EVAL = int.from_bytes(b"] [%clk ", "little")
-    _CLK_ZEROS = int.from_bytes(b"00000000", "little")
-    _CLK_FIXED_MASK = int.from_bytes(b"\x00\xff\x00\x00\xff\x00\x00\xff", "little")
-    _CLK_FIXED = int.from_bytes(b"\x00\x0a\x00\x00\x0a\x00\x00\x6d", "little")
-    _CLK_ADD_10 = int.from_bytes(b"\x76" * 8, "little")
-    _CLK_DIGIT_BITS = int.from_bytes(b"\x80\x00\x80\x80\x00\x80\x80\x00", "little")
-    _CLK_ADD_6 = int.from_bytes(b"\x7a" * 8, "little")
-    _CLK_TENS_BITS = int.from_bytes(b"\x00\x00\x80\x00\x00\x80\x00\x00", "little")
+# 0-5, and no byte carries into the next). (Compiled: C variables, not constants: an x86
+# instruction takes one as an operand, where it takes no 64-bit constant.)
+_CLK_HEAD = int.from_bytes(b"{ [%clk ", "little")
+_EVAL_HEAD = int.from_bytes(b"{ [%eval", "little")
+_CLK_AFTER_EVAL = int.from_bytes(b"] [%clk ", "little")
+_CLK_ZEROS = int.from_bytes(b"00000000", "little")
+_CLK_FIXED_MASK = int.from_bytes(b"\x00\xff\x00\x00\xff\x00\x00\xff", "little")
+_CLK_FIXED = int.from_bytes(b"\x00\x0a\x00\x00\x0a\x00\x00\x6d", "little")
+_CLK_ADD_10 = int.from_bytes(b"\x76" * 8, "little")
+_CLK_DIGIT_BITS = int.from_bytes(b"\x80\x00\x80\x80\x00\x80\x80\x00", "little")
+_CLK_ADD_6 = int.from_bytes(b"\x7a" * 8, "little")
+_CLK_TENS_BITS = int.from_bytes(b"\x00\x00\x80\x00\x00\x80\x00\x00", "little")
 
 
 def _load8(p, i):
@@ -1324,10 +1321,9 @@ def _fast_keys_notes_c(p, n, reader):
     return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
 
 
-if not cython.compiled:  # (compiled: C constants, movetext.pxd)
-    _HIGH_BITS = int.from_bytes(b"\x80" * 8, "little")
-    _BANGS = int.from_bytes(b"!" * 8, "little")
-    _ALL_BITS = (1 << 64) - 1
+_HIGH_BITS = int.from_bytes(b"\x80" * 8, sys.byteorder)
+_BANGS = int.from_bytes(b"!" * 8, sys.byteorder)
+_ALL_BITS = (1 << 64) - 1
 
 
 def _is_ascii(p, i, e):

@@ -114,7 +114,7 @@ cdef class _NoteReader:
     @cython.locals(i=Py_ssize_t, c=uchar, start=Py_ssize_t, j=Py_ssize_t, kind=int, close=Py_ssize_t,
                    vs=Py_ssize_t, ve=Py_ssize_t, ok=bint)
     cdef int read(self, cbytes p, Py_ssize_t s, Py_ssize_t e, Py_ssize_t ply) except -1
-    @cython.locals(n=Py_ssize_t)
+    @cython.locals(n=Py_ssize_t, last=Py_ssize_t)
     cdef inline int add_fixed(self, Py_ssize_t ply, int64_t clock, int64_t cp, int64_t mate) except -1
     @cython.locals(h=int64_t, k=Py_ssize_t, m1=int, m2=int, s1=int, s2=int, ms=int64_t, scale=int64_t)
     cdef inline bint _time(self, cbytes p, Py_ssize_t i, Py_ssize_t e, int kind) noexcept

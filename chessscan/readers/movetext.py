@@ -825,14 +825,15 @@ class _NoteReader:
         eval cp, eval mate; NA for the eval it has not) after ply ``ply``, as :meth:`read` stores
         them. Compiled only."""
         if ply != self.ply:  # the ply's first comment (as usual)
-            n = 4 * self.ply
-            if cython.compiled and self.clock != _NA and 4 * self.count == n - 4 and n <= self.cap:
+            last = self.ply
+            n = 4 * last
+            if cython.compiled and self.clock != _NA and self.count == last - 1 and n <= self.cap:
                 # _flush's usual case, written out (the plies before are stored; there is room).
                 self.buf[n - 4] = self.clock
                 self.buf[n - 3] = self.emt
                 self.buf[n - 2] = self.cp
                 self.buf[n - 1] = self.mate
-                self.count = self.ply
+                self.count = last
             else:
                 self._flush()
             self.ply = ply

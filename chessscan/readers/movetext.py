@@ -1173,12 +1173,15 @@ def _fast_keys_notes_c(p, n, reader):
                         negative = p[k] == 45  # '-'
                         if negative:
                             k += 1
+                        if not 48 <= p[k] <= 57:
+                            break
                         d = k
-                        value = 0
+                        value = p[k] - 48
+                        k += 1
                         while 48 <= p[k] <= 57:
                             value = value * 10 + (p[k] - 48)
                             k += 1
-                        if k == d or k - d > _NOTE_PAWN_DIGITS or k + 20 >= n:
+                        if k - d > _NOTE_PAWN_DIGITS or k + 20 >= n:
                             break
                         if is_mate:
                             mate = -value if negative else value

@@ -1206,7 +1206,7 @@ def _fast_keys_notes_c(p, n, reader):
                     # Each byte times 10 plus the next: the minutes in byte 2, the seconds in
                     # byte 5 (no byte over 255 up to byte 6: no carry).
                     pairs = clock * 10 + (clock >> 8)
-                    ms = (((clock & 0xFF) * 60 + ((pairs >> 16) & 0xFF)) * 60 + ((pairs >> 40) & 0xFF)) * 1000
+                    ms = ((clock & 0xFF) * 3600000 + ((pairs >> 16) & 0xFF) * 60000 + ((pairs >> 40) & 0xFF) * 1000)
                     reader.add_fixed(count, ms, cp, mate)
                     e = k + 9
                     break

@@ -139,7 +139,7 @@ cdef str _marker_text(cbytes p, Py_ssize_t j, Py_ssize_t length)
 cdef bint _is_marker(cbytes p, Py_ssize_t j, Py_ssize_t length) noexcept
 @cython.locals(q=cbytes)
 cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noexcept
-cdef uint64_t _HIGH_BITS, _BANGS, _ALL_BITS
+cdef uint64_t _HIGH_BITS, _BANGS
 cdef bint _is_ascii(cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
 cdef bytes _TOKEN_BYTES
 cdef inline void _borrow_note_buf(_NoteReader reader) noexcept

@@ -1258,7 +1258,7 @@ def _fast_keys_notes_c(p, n, reader):
                 e = s + (lsb(spaces) >> 3)
                 if _is_space(p[e]):
                     length = e - s
-                    key = word & (_ALL_BITS >> (64 - 8 * length))
+                    key = word & ((spaces ^ (spaces - 1)) >> 8)  # (its bytes: those below that high bit's)
                     # A token seen to be a SAN move before is one: its key and length are in its slot.
                     seen = key | (length << 56)
                     h = (key * _GOLDEN) >> (64 - _SAN_SEEN_BITS)
@@ -1327,7 +1327,6 @@ def _fast_keys_notes_c(p, n, reader):
 
 _HIGH_BITS = int.from_bytes(b"\x80" * 8, sys.byteorder)
 _BANGS = int.from_bytes(b"!" * 8, sys.byteorder)
-_ALL_BITS = (1 << 64) - 1
 
 
 def _is_ascii(p, i, e):

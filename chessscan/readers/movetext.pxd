@@ -114,7 +114,7 @@ cdef class _NoteReader:
     @cython.locals(i=Py_ssize_t, c=uchar, start=Py_ssize_t, j=Py_ssize_t, kind=int, close=Py_ssize_t,
                    vs=Py_ssize_t, ve=Py_ssize_t, ok=bint)
     cdef int read(self, cbytes p, Py_ssize_t s, Py_ssize_t e, Py_ssize_t ply) except -1
-    @cython.locals(n=Py_ssize_t)
+    @cython.locals(n=Py_ssize_t, last=Py_ssize_t)
     cdef inline int add_fixed(self, Py_ssize_t ply, int64_t clock, int64_t cp, int64_t mate) except -1
     @cython.locals(h=int64_t, k=Py_ssize_t, m1=int, m2=int, s1=int, s2=int, ms=int64_t, scale=int64_t)
     cdef inline bint _time(self, cbytes p, Py_ssize_t i, Py_ssize_t e, int kind) noexcept
@@ -139,7 +139,7 @@ cdef str _marker_text(cbytes p, Py_ssize_t j, Py_ssize_t length)
 cdef bint _is_marker(cbytes p, Py_ssize_t j, Py_ssize_t length) noexcept
 @cython.locals(q=cbytes)
 cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noexcept
-cdef uint64_t _HIGH_BITS, _BANGS, _ALL_BITS
+cdef uint64_t _HIGH_BITS, _BANGS
 cdef bint _is_ascii(cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
 cdef bytes _TOKEN_BYTES
 cdef inline void _borrow_note_buf(_NoteReader reader) noexcept
@@ -183,6 +183,6 @@ cdef uint64_t _SAN_SEEN[1 << _SAN_SEEN_BITS]
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
                e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t, cls=cbytes,
                d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t, head=uint64_t,
-               clock=uint64_t, ms=int64_t, word=uint64_t, spaces=uint64_t, guessed=Py_ssize_t,
-               fast=bint, seen=uint64_t, h=uint64_t, comments=Py_ssize_t)
+               clock=uint64_t, ms=int64_t, word=uint64_t, spaces=uint64_t,
+               seen=uint64_t, h=uint64_t, comments=Py_ssize_t, pairs=uint64_t)
 cdef object _fast_keys_notes_c(cbytes p, Py_ssize_t n, _NoteReader reader)

@@ -715,19 +715,20 @@ _NOTE_PAWN_DIGITS = 7    # more: not an evaluation (centipawns fit 32 bits)
 
 
 # The constants of _fast_keys_notes_c's fixed reading of a Lichess comment: 8 bytes as one
-# number in the machine's byte order (_load8), and per-byte masks for "H:MM:SS]" less '0' per
+# number, the first byte lowest (_load8_le), and per-byte masks for "H:MM:SS]" less '0' per
 # byte (':' 0x0a, ']' 0x6d; a digit 0-9, so adding 0x76 sets no high bit, adding 0x7a none for
-# 0-5, and no byte carries into the next).
-_CLK_HEAD = int.from_bytes(b"{ [%clk ", sys.byteorder)
-_EVAL_HEAD = int.from_bytes(b"{ [%eval", sys.byteorder)
-_CLK_AFTER_EVAL = int.from_bytes(b"] [%clk ", sys.byteorder)
-_CLK_ZEROS = int.from_bytes(b"00000000", sys.byteorder)
-_CLK_FIXED_MASK = int.from_bytes(b"\x00\xff\x00\x00\xff\x00\x00\xff", sys.byteorder)
-_CLK_FIXED = int.from_bytes(b"\x00\x0a\x00\x00\x0a\x00\x00\x6d", sys.byteorder)
-_CLK_ADD_10 = int.from_bytes(b"\x76" * 8, sys.byteorder)
-_CLK_DIGIT_BITS = int.from_bytes(b"\x80\x00\x80\x80\x00\x80\x80\x00", sys.byteorder)
-_CLK_ADD_6 = int.from_bytes(b"\x7a" * 8, sys.byteorder)
-_CLK_TENS_BITS = int.from_bytes(b"\x00\x00\x80\x00\x00\x80\x00\x00", sys.byteorder)
+# 0-5, and no byte carries into the next). (Compiled: C variables, not constants: an x86
+# instruction takes one as an operand, where it takes no 64-bit constant.)
+_CLK_HEAD = int.from_bytes(b"{ [%clk ", "little")
+_EVAL_HEAD = int.from_bytes(b"{ [%eval", "little")
+_CLK_AFTER_EVAL = int.from_bytes(b"] [%clk ", "little")
+_CLK_ZEROS = int.from_bytes(b"00000000", "little")
+_CLK_FIXED_MASK = int.from_bytes(b"\x00\xff\x00\x00\xff\x00\x00\xff", "little")
+_CLK_FIXED = int.from_bytes(b"\x00\x0a\x00\x00\x0a\x00\x00\x6d", "little")
+_CLK_ADD_10 = int.from_bytes(b"\x76" * 8, "little")
+_CLK_DIGIT_BITS = int.from_bytes(b"\x80\x00\x80\x80\x00\x80\x80\x00", "little")
+_CLK_ADD_6 = int.from_bytes(b"\x7a" * 8, "little")
+_CLK_TENS_BITS = int.from_bytes(b"\x00\x00\x80\x00\x00\x80\x00\x00", "little")
 
 
 def _load8(p, i):
@@ -824,14 +825,15 @@ class _NoteReader:
         eval cp, eval mate; NA for the eval it has not) after ply ``ply``, as :meth:`read` stores
         them. Compiled only."""
         if ply != self.ply:  # the ply's first comment (as usual)
-            n = 4 * self.ply
-            if cython.compiled and self.clock != _NA and 4 * self.count == n - 4 and n <= self.cap:
+            last = self.ply
+            n = 4 * last
+            if cython.compiled and self.clock != _NA and self.count == last - 1 and n <= self.cap:
                 # _flush's usual case, written out (the plies before are stored; there is room).
                 self.buf[n - 4] = self.clock
                 self.buf[n - 3] = self.emt
                 self.buf[n - 2] = self.cp
                 self.buf[n - 1] = self.mate
-                self.count = self.ply
+                self.count = last
             else:
                 self._flush()
             self.ply = ply
@@ -1141,7 +1143,6 @@ def _fast_keys_notes_c(p, n, reader):
     count = 0
     result = None
     cls = _TOKEN_BYTES
-    guessed = -1  # the last token start read 8 bytes at a time
     comments = 0  # brace comments passed
     i = 0
     while True:
@@ -1160,7 +1161,7 @@ def _fast_keys_notes_c(p, n, reader):
                 e = -1
                 while count and i + 17 < n:  # (once: a break leaves e at -1)
                     cp = mate = _NA
-                    head = _load8(p, i)
+                    head = _load8_le(p, i)
                     k = i + 8  # the clock's "H:MM:SS] }"
                     if head != _CLK_HEAD:
                         if head != _EVAL_HEAD or p[k] != 32:
@@ -1172,12 +1173,15 @@ def _fast_keys_notes_c(p, n, reader):
                         negative = p[k] == 45  # '-'
                         if negative:
                             k += 1
+                        if not 48 <= p[k] <= 57:
+                            break
                         d = k
-                        value = 0
+                        value = p[k] - 48
+                        k += 1
                         while 48 <= p[k] <= 57:
                             value = value * 10 + (p[k] - 48)
                             k += 1
-                        if k == d or k - d > _NOTE_PAWN_DIGITS or k + 20 >= n:
+                        if k - d > _NOTE_PAWN_DIGITS or k + 20 >= n:
                             break
                         if is_mate:
                             mate = -value if negative else value
@@ -1190,17 +1194,19 @@ def _fast_keys_notes_c(p, n, reader):
                                 value += p[k] - 48
                                 k += 1
                             cp = -value if negative else value
-                        if _load8(p, k) != _CLK_AFTER_EVAL:
+                        if _load8_le(p, k) != _CLK_AFTER_EVAL:
                             break
                         k += 8
                     # "H:MM:SS]" as 8 bytes less '0' each: the colons and ']' in place, digits
                     # 0-9, tens 0-5.
-                    clock = _load8(p, k) ^ _CLK_ZEROS
+                    clock = _load8_le(p, k) ^ _CLK_ZEROS
                     if ((((clock & _CLK_FIXED_MASK) ^ _CLK_FIXED) | (((clock + _CLK_ADD_10) | clock) & _CLK_DIGIT_BITS)
                             | ((clock + _CLK_ADD_6) & _CLK_TENS_BITS)) or p[k + 8] != 32 or p[k + 9] != 125):
                         break
-                    ms = ((((p[k] - 48) * 60 + (p[k + 2] - 48) * 10 + (p[k + 3] - 48)) * 60
-                           + (p[k + 5] - 48) * 10 + (p[k + 6] - 48)) * 1000)
+                    # Each byte times 10 plus the next: the minutes in byte 2, the seconds in
+                    # byte 5 (no byte over 255 up to byte 6: no carry).
+                    pairs = clock * 10 + (clock >> 8)
+                    ms = ((clock & 0xFF) * 3600000 + ((pairs >> 16) & 0xFF) * 60000 + ((pairs >> 40) & 0xFF) * 1000)
                     reader.add_fixed(count, ms, cp, mate)
                     e = k + 9
                     break
@@ -1212,6 +1218,9 @@ def _fast_keys_notes_c(p, n, reader):
                         reader.read(p, i + 1, e, count)
                 comments += 1
                 i = e + 1
+                if p[i] == 32 and 48 <= p[i + 1] <= 57:  # " 12." next, as Lichess writes: to the token
+                    i += 1
+                    break
             elif 9 <= c <= 13:
                 i += 1
             else:
@@ -1238,34 +1247,46 @@ def _fast_keys_notes_c(p, n, reader):
                     s = i
         elif c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
             return None
-        fast = False
-        if c > 57 and s != guessed and s + 8 <= n:
+        if c > 57 and s + 8 <= n:
             # A move then whitespace, as most are: the first byte below '!' of the 8 bytes from
             # s, found in them as one number (first byte lowest). Where it is whitespace, the
-            # token ends there unless a byte before it ends it (then the token is no SAN move).
+            # token ends there unless a byte before it ends it (then the token is no SAN move,
+            # and is read below byte by byte).
             word = _load8_le(p, s)
             spaces = (word - _BANGS) & ~word & _HIGH_BITS
             if spaces:
                 e = s + (lsb(spaces) >> 3)
                 if _is_space(p[e]):
-                    i = e + 1  # (past the whitespace)
-                    j = s
-                    guessed = s
-                    fast = True
-        if not fast:
-            while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
-                i += 1
-            if i < n and (p[i] == 59 or p[i] > 127):
-                return None
-            e = i
-            # (A token starting with a letter has no move number indication.)
-            j = _after_move_number(p, s, e) if c <= 57 else s
-            if j == e:
-                continue
+                    length = e - s
+                    key = word & ((spaces ^ (spaces - 1)) >> 8)  # (its bytes: those below that high bit's)
+                    # A token seen to be a SAN move before is one: its key and length are in its slot.
+                    seen = key | (length << 56)
+                    h = (key * _GOLDEN) >> (64 - _SAN_SEEN_BITS)
+                    if _SAN_SEEN[h] == seen or _is_san(p + s, length):
+                        _SAN_SEEN[h] = seen
+                        if count == cap:
+                            cap *= 2
+                            grown = cython.cast(cython.pointer(uint64_t), realloc(keys, cap * 8))
+                            if grown == cython.NULL:
+                                raise MemoryError()
+                            keys = _KEY_BUF = grown
+                            _KEY_CAP = cap
+                        keys[count] = key
+                        count += 1
+                        i = e + 1  # (past the whitespace)
+                        continue
+        while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
+            i += 1
+        if i < n and (p[i] == 59 or p[i] > 127):
+            return None
+        e = i
+        # (A token starting with a letter has no move number indication.)
+        j = _after_move_number(p, s, e) if c <= 57 else s
+        if j == e:
+            continue
         length = e - j
         if length <= 7:
-            key = word & (_ALL_BITS >> (64 - 8 * length)) if fast else _packed_key(p + j, length)
-            # A token seen to be a SAN move before is one: its key and length are in its slot.
+            key = _packed_key(p + j, length)
             seen = key | (length << 56)
             h = (key * _GOLDEN) >> (64 - _SAN_SEEN_BITS)
             if _SAN_SEEN[h] == seen or _is_san(p + j, length):
@@ -1280,9 +1301,6 @@ def _fast_keys_notes_c(p, n, reader):
                 keys[count] = key
                 count += 1
                 continue
-        if fast:
-            i = s  # (read again byte by byte: the token ends before that whitespace, or is no SAN move)
-            continue
         # Anything else fails unless it is a marker with only whitespace (or comments) after it.
         result = _marker_text(p, j, length)
         if result is None:
@@ -1309,7 +1327,6 @@ def _fast_keys_notes_c(p, n, reader):
 
 _HIGH_BITS = int.from_bytes(b"\x80" * 8, sys.byteorder)
 _BANGS = int.from_bytes(b"!" * 8, sys.byteorder)
-_ALL_BITS = (1 << 64) - 1
 
 
 def _is_ascii(p, i, e):

@@ -180,9 +180,13 @@ cdef extern from *:
 cdef enum:
     _SAN_SEEN_BITS = 12
 cdef uint64_t _SAN_SEEN[1 << _SAN_SEEN_BITS]
-@cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,
+@cython.locals(seen=uint64_t, h=uint64_t)
+cdef inline bint _known_san(cbytes p, Py_ssize_t length, uint64_t key) noexcept
+@cython.locals(grown=u64p)
+cdef u64p _grow_keys() except NULL
+@cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, i=Py_ssize_t, s=Py_ssize_t,
                e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t, cls=cbytes,
                d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t, head=uint64_t,
                clock=uint64_t, ms=int64_t, word=uint64_t, spaces=uint64_t,
-               seen=uint64_t, h=uint64_t, comments=Py_ssize_t, pairs=uint64_t)
+               comments=Py_ssize_t, pairs=uint64_t)
 cdef object _fast_keys_notes_c(cbytes p, Py_ssize_t n, _NoteReader reader)

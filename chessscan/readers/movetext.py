@@ -1123,6 +1123,30 @@ if not cython.compiled:  # (compiled: a C constant, movetext.pxd)
 _KEY_CAP = 0  # _KEY_BUF's size in keys (compiled: both C variables of each thread's own, movetext.pxd)
 
 
+def _known_san(p, length, key):
+    """Whether the ``length`` bytes at ``p``, packed into ``key`` (:func:`_packed_key`), are a
+    SAN move: a token seen to be one before is one (its key and length fill its slot of
+    ``_SAN_SEEN``), else :func:`_is_san` tells, and a move takes the slot."""
+    seen = key | (length << 56)
+    h = (key * _GOLDEN) >> (64 - _SAN_SEEN_BITS)
+    if _SAN_SEEN[h] == seen or _is_san(p, length):
+        _SAN_SEEN[h] = seen
+        return True
+    return False
+
+
+def _grow_keys():
+    """This thread's keys buffer (``_KEY_BUF``) made twice as large, its keys kept: the new
+    buffer. Raises MemoryError when there is no memory for it."""
+    global _KEY_BUF, _KEY_CAP
+    grown = cython.cast(cython.pointer(uint64_t), realloc(_KEY_BUF, _KEY_CAP * 2 * 8))
+    if grown == cython.NULL:
+        raise MemoryError()
+    _KEY_BUF = grown
+    _KEY_CAP *= 2
+    return grown
+
+
 def _fast_keys_notes_c(p, n, reader):
     """:func:`fast_keys_notes`' pass: :func:`_fast_keys_c` over the text with its brace
     comments, which separate tokens as the blank that replaces them does, and whose commands
@@ -1259,18 +1283,10 @@ def _fast_keys_notes_c(p, n, reader):
                 if _is_space(p[e]):
                     length = e - s
                     key = word & ((spaces ^ (spaces - 1)) >> 8)  # (its bytes: those below that high bit's)
-                    # A token seen to be a SAN move before is one: its key and length are in its slot.
-                    seen = key | (length << 56)
-                    h = (key * _GOLDEN) >> (64 - _SAN_SEEN_BITS)
-                    if _SAN_SEEN[h] == seen or _is_san(p + s, length):
-                        _SAN_SEEN[h] = seen
+                    if _known_san(p + s, length, key):
                         if count == cap:
-                            cap *= 2
-                            grown = cython.cast(cython.pointer(uint64_t), realloc(keys, cap * 8))
-                            if grown == cython.NULL:
-                                raise MemoryError()
-                            keys = _KEY_BUF = grown
-                            _KEY_CAP = cap
+                            keys = _grow_keys()
+                            cap = _KEY_CAP
                         keys[count] = key
                         count += 1
                         i = e + 1  # (past the whitespace)
@@ -1287,17 +1303,10 @@ def _fast_keys_notes_c(p, n, reader):
         length = e - j
         if length <= 7:
             key = _packed_key(p + j, length)
-            seen = key | (length << 56)
-            h = (key * _GOLDEN) >> (64 - _SAN_SEEN_BITS)
-            if _SAN_SEEN[h] == seen or _is_san(p + j, length):
-                _SAN_SEEN[h] = seen
+            if _known_san(p + j, length, key):
                 if count == cap:
-                    cap *= 2
-                    grown = cython.cast(cython.pointer(uint64_t), realloc(keys, cap * 8))
-                    if grown == cython.NULL:
-                        raise MemoryError()
-                    keys = _KEY_BUF = grown
-                    _KEY_CAP = cap
+                    keys = _grow_keys()
+                    cap = _KEY_CAP
                 keys[count] = key
                 count += 1
                 continue

@@ -37,7 +37,7 @@ cdef int _INCONSISTENT, _MISMATCH
 
 @cython.final
 cdef class _GameColumns:
-    cdef object tables, games, issues
+    cdef object tables, games, issues, positions
     cdef bint full
     cdef list source, game_index, byte_offset, line, event, site, date, round, white, black, result
     cdef list white_elo, black_elo, eco, time_control, time_control_base_s, time_control_increment_s

@@ -485,7 +485,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     # Runs reaching a third occurrence (games.perpetuals: None when no position was played).
     n_perpetual = cython.declare(cython.Py_ssize_t, 0)
     if pos is not None:
-        play_plies(raw, pos, start_fen is not None, tables, options, tally, state, add_issue)
+        play_plies(raw, pos, start_fen is not None, issues, columns.positions, options, tally, state, add_issue)
         # The outcome: the first automatic end reached, else what the final position lets
         # a player claim (threefold repetition, fifty moves), else none.
         error = state.error
@@ -654,14 +654,15 @@ GAME_NAME_COLUMNS = ("source", "game_index", "line", "white", "black")
 
 
 class _GameColumns:
-    """The buffers of one run's ``tables``: the ``issues`` buffers, and the column lists of
-    the ``games`` buffers by column name: analyze_game appends to them as fields (compiled: C
-    struct reads), not through the dict. ``full`` is False for games buffers of only
+    """The buffers of one run's ``tables``: the ``issues`` and ``positions`` buffers, and the
+    column lists of the ``games`` buffers by column name: analyze_game appends to them as fields
+    (compiled: C struct reads), not through the dict. ``full`` is False for games buffers of only
     :data:`GAME_NAME_COLUMNS` (the other fields are then None)."""
 
     def __init__(self, tables: dict) -> None:
         self.tables = tables
         self.issues = tables["issues"]
+        self.positions = tables["positions"]
         self.games = games = tables["games"]
         self.source = games["source"]
         self.game_index = games["game_index"]

@@ -16,6 +16,7 @@ from chessscan.core.position cimport Position
 from chessscan.core.rules cimport is_insufficient_material
 from chessscan.core.san cimport resolve_known, resolve_quick
 from chessscan.core.zobrist cimport ZobristKeys
+from chessscan.readers.pgn cimport RawGame
 
 
 cdef AttackTables T
@@ -103,7 +104,7 @@ cdef int SEVENTYFIVE_MOVES_PLIES
 cdef object _LOCAL
 cdef tuple _LAST_SCRATCH, _LAST_OPTIONS
 cdef int _KEEP_ALL, _KEEP_CHECKS, _WANT_FEN, _WANT_HASH, _WANT_KEY
-@cython.locals(ident=uint64_t)
+@cython.locals(ident=uint64_t, last_ident=uint64_t)
 cdef tuple _scratch()
 @cython.locals(bits=int)
 cpdef int option_bits(options) except -1
@@ -114,7 +115,7 @@ cdef inline uint64_t _origin_mask(long token) noexcept
 @cython.locals(value=int64_t)
 cdef inline int64_t _note_at(ccharp np_, Py_ssize_t i, int k) noexcept
 
-@cython.locals(rows=PositionRows, keep_all=bint, keep_checks=bint, want_fen=bint, sid=int,
+@cython.locals(keep_all=bint, keep_checks=bint, want_fen=bint, sid=int,
                n_direct=int, n_discovered=int, n_double=int, n_ep=int, n_castling=int,
                n_promotion=int, seen=_Repetitions, token_cache=_TokenCache,
                history=_History, us=bint, mover=bint, legal_ep=bint, rkey=uint64_t, rep=int, repeated=bint,
@@ -131,7 +132,8 @@ cdef inline int64_t _note_at(ccharp np_, Py_ssize_t i, int k) noexcept
                theirs=uint64_t, queens=uint64_t, rooks=uint64_t, bishops=uint64_t, snipers=uint64_t, b=uint64_t,
                occupied=uint64_t, pawns=uint64_t, has_move=bint,
                uci_text=uint8_t[8], san_text=uint8_t[8], hp=u8p)
-cpdef play_plies(raw, Position pos, bint setup, tables, options, CheckTally tally, GameState state, add_issue)
+cpdef play_plies(RawGame raw, Position pos, bint setup, issues, PositionRows rows, options, CheckTally tally,
+                 GameState state, add_issue)
 cpdef int _start_status(Position pos) except -1
 cdef str _suffix_problem(int suffix, bint check, bint mate)
 cdef bytes _hash_text(uint8_t[::1] text, Py_ssize_t n)

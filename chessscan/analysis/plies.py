@@ -452,7 +452,8 @@ def _key_scratch(n: int):
 # threading.local costs as much as a few dict lookups; the thread ident next to nothing. One
 # tuple, read once, so that a thread always gets its own scratch (the ident of a thread
 # that ended may name a new thread, which then takes the ended thread's scratch).
-_LAST_SCRATCH: tuple = (None, None)
+# (A thread's ident is never 0. Compiled, the idents compare as C integers: no int object.)
+_LAST_SCRATCH: tuple = (0, None)
 
 
 def _scratch() -> tuple:
@@ -460,7 +461,8 @@ def _scratch() -> tuple:
     global _LAST_SCRATCH
     ident = PyThread_get_thread_ident() if cython.compiled else threading.get_ident()
     last = _LAST_SCRATCH
-    if last[0] == ident:
+    last_ident = last[0]
+    if last_ident == ident:
         return last[1]
     try:
         scratch = _LOCAL.scratch
@@ -513,10 +515,11 @@ def _note_at(np_, i: int, k: int) -> int:
     return value
 
 
-def play_plies(raw, pos: Position, setup: bool, tables, options, tally: CheckTally, state, add_issue) -> None:
-    """Play ``raw.keys`` (the moves as SAN keys, :mod:`chessscan.readers.movetext`) from
-    ``pos`` (mutated: the position after the last ply played; ``setup``: the game's [FEN]
-    tag gave it), appending ``positions`` rows (as ``options.positions`` says) and issues, and filling
+def play_plies(raw, pos: Position, setup: bool, issues, rows, options, tally: CheckTally, state, add_issue) -> None:
+    """Play ``raw.keys`` (the moves as SAN keys, :mod:`chessscan.readers.movetext`) of the
+    RawGame ``raw`` from ``pos`` (mutated: the position after the last ply played; ``setup``:
+    the game's [FEN] tag gave it), appending to ``rows``, the ``positions`` buffers, rows (as
+    ``options.positions`` says) and to ``issues``, the ``issues`` buffers, issues, and filling
     ``state`` (a :class:`~chessscan.analysis.game.GameState`): plies, outcome-relevant end,
     winner, error, check counts, perpetual-check runs (when a position repeated), checks given,
     plies with a clock and with an evaluation annotation, and, with ``options.moves_hash``,
@@ -525,8 +528,6 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally: CheckTal
     likewise)."""
     source = raw.source
     gi = raw.index
-    issues = tables["issues"]
-    rows = tables["positions"]
     bits = option_bits(options)
     keep_all = bits & _KEEP_ALL
     keep_checks = bits & _KEEP_CHECKS
@@ -556,7 +557,7 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally: CheckTal
     rep = seen.add(rkey)
     history.add(rkey, False)
     repeated = False
-    ended = _start_status(pos)
+    ended = _start_status(pos) if setup else 0  # (the standard start has none)
     ended_ply = 0
     if ended == _CHECKMATE:  # a setup already mated: the side not to move has won
         state.winner = COLOR_NAMES[not us]
@@ -569,7 +570,9 @@ def play_plies(raw, pos: Position, setup: bool, tables, options, tally: CheckTal
     plies = 0
     piece = to = token = 0
     from_mask = 0
-    keys = raw.keys
+    keys = raw._keys  # (the keys property's field: compiled, a C read)
+    if keys is None:
+        keys = raw.keys
     n_tokens = len(keys) // 8
     if cython.compiled:
         kp = PyBytes_AS_STRING(keys)

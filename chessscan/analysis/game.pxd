@@ -55,6 +55,8 @@ cdef object _memoized(dict memo, object fn, object value)
 cdef int _check_result(RawGame raw, GameState state, source, gi, tag, int result_index, issues, Tally tally) except -1
 @cython.locals(n=Py_ssize_t, data=bytes_p, elo=long, k=Py_ssize_t)
 cdef object _elo(object text)
+@cython.locals(n=Py_ssize_t, data=bytes_p)
+cdef Py_ssize_t _result_index(object text) except -1
 @cython.locals(columns=_GameColumns, outcome=str)
 cpdef analyze_game(RawGame raw, tables, options, Tally tally, GameState state=*)
 @cython.locals(state=GameState)

@@ -402,6 +402,29 @@ RESULT_VALUES = {"1-0", "0-1", "1/2-1/2", "*"}
 RESULT_ORDER = tuple("1-0 0-1 1/2-1/2 * other missing".split())
 RESULT_VERDICTS = ("consistent", "inconsistent", "not_checked")
 _RESULT_INDEX = {v: RESULT_ORDER.index(v) for v in RESULT_VALUES}  # a valid Result tag's place in RESULT_ORDER
+
+
+def _result_index(text) -> int:
+    """The place in :data:`RESULT_ORDER` of ``text``, a Result tag's value (or a movetext
+    result token): a result's, 4 for another value, 5 for None. Compiled, the characters of
+    one-byte text are compared in C (a new str is not hashed)."""
+    if text is None:
+        return 5
+    if cython.compiled and isinstance(text, str) and PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND:
+        n = len(text)
+        data = PyUnicode_1BYTE_DATA(text)
+        if n == 3 and data[1] == 45:  # 1-0, 0-1
+            if data[0] == 49 and data[2] == 48:
+                return 0
+            if data[0] == 48 and data[2] == 49:
+                return 1
+        elif n == 7 and (data[0] == 49 and data[1] == 47 and data[2] == 50 and data[3] == 45 and data[4] == 49
+                         and data[5] == 47 and data[6] == 50):  # 1/2-1/2
+            return 2
+        elif n == 1 and data[0] == 42:  # *
+            return 3
+        return 4
+    return _RESULT_INDEX.get(text, 4)
 # The keys of Tally.results, made once: (RESULT_ORDER[i], RESULT_VERDICTS[v]) at 3 * i + v.
 _RESULT_KEYS = tuple((tag, verdict) for tag in RESULT_ORDER for verdict in RESULT_VERDICTS)
 # _check_result's verdict bits: the result is inconsistent; a result-mismatch error.
@@ -478,7 +501,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
 
     tag = tags.get("Result")
     # The tag's place in RESULT_ORDER (4: another value, 5: none).
-    result_index = cython.declare(cython.Py_ssize_t, 5 if tag is None else _RESULT_INDEX.get(tag, 4))
+    result_index = cython.declare(cython.Py_ssize_t, _result_index(tag))
     outcome = "none"
     k = cython.declare(cython.Py_ssize_t, 0)  # outcome's place in OUTCOMES
     result_consistent = None
@@ -753,7 +776,7 @@ def _check_result(raw, state: GameState, source: str, gi: int, tag: str | None, 
                   f"Result tag {tag!r} is not one of 1-0, 0-1, 1/2-1/2, * (PGN standard §8.1.1.7)")
         ok = False
         tag = None
-    elif tag is not None and token is not None and tag != token:
+    elif tag is not None and token is not None and _result_index(token) != result_index:  # (tag != token)
         add_issue(issues, tally, source, gi, *raw.tag_line("Result"), None, "warning", "result-token-mismatch",
                   f"Result tag {tag!r} but the movetext ends with {token!r}")
         ok = False

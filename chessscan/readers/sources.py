@@ -666,12 +666,14 @@ class _ZstdDirect(io.RawIOBase):
         if self._done or not len(b):
             return 0
         lib, inb, out = _zstd_lib, self._in, self._out
+        decompress, is_error, dctx, step = lib.ZSTD_decompressStream, lib.ZSTD_isError, self._dctx, _ZSTD_OUTPUT_STEP
         out.dst = _zstd_ffi.from_buffer(b, require_writable=True)
         size, out.pos = len(b), 0
-        while out.pos < size:
+        pos = 0  # out.pos (each read of a cffi field, like each builtin call, costs more than the loop's own steps)
+        while pos < size:
             # At most _ZSTD_OUTPUT_STEP bytes a call: libzstd does not say how much a call that
             # fails wrote, so that is what an error loses of the data decoded before it.
-            out.size = min(size, out.pos + _ZSTD_OUTPUT_STEP)
+            out.size = size if size - pos < step else pos + step
             if inb.pos >= inb.size:
                 data = self._src.read(_ZSTD_INPUT_CHUNK)
                 if not data:
@@ -683,12 +685,13 @@ class _ZstdDirect(io.RawIOBase):
                     break
                 self._held = _zstd_ffi.from_buffer(data)
                 inb.src, inb.size, inb.pos = self._held, len(data), 0
-            ret = lib.ZSTD_decompressStream(self._dctx, out, inb)
-            if lib.ZSTD_isError(ret):
+            ret = decompress(dctx, out, inb)
+            if is_error(ret):
                 self._error = zstandard.ZstdError(
                     "zstd decompress error: " + _zstd_ffi.string(lib.ZSTD_getErrorName(ret)).decode())
                 break
             self._mid = ret != 0
+            pos = out.pos
         n = out.pos
         out.dst = _zstd_ffi.NULL  # (``b`` is the caller's: not held past the call)
         if not n and self._error is not None:

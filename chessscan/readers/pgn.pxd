@@ -6,10 +6,13 @@ ctypedef const unsigned char* cbytes
 
 
 cdef class RawGame:
-    cdef public object source, index, byte_offset, line, tags, _sans, _keys, result, movetext_line, variations
-    cdef public object comments, nags, issues, first_comment, _mt, _codec, _tags, _tag_line, notes
-    cdef _fill(self, source, index, byte_offset, line, tags, sans, result, movetext_line, variations, comments,
-               nags, issues, first_comment, _mt, _codec, _tags, _tag_line, _keys, notes)
+    # The counts and places as C integers: the reader makes no int object for them (read from
+    # Python, each is one).
+    cdef public Py_ssize_t index, byte_offset, line, movetext_line, variations, comments, nags, _tag_line
+    cdef public object source, tags, _sans, _keys, result, issues, first_comment, _mt, _codec, _tags, notes
+    cdef _fill(self, source, Py_ssize_t index, Py_ssize_t byte_offset, Py_ssize_t line, tags, sans, result,
+               Py_ssize_t movetext_line, Py_ssize_t variations, Py_ssize_t comments, Py_ssize_t nags, issues,
+               first_comment, _mt, _codec, _tags, Py_ssize_t _tag_line, _keys, notes)
 
 
 @cython.final
@@ -64,7 +67,7 @@ cpdef bint _first_is_brace(bytes text) except -1
 cdef Py_ssize_t _end_offset(Py_ssize_t g_off, Py_ssize_t adj, list pre_lines, list tag_lines, list mt_lines) except? -1
 
 @cython.locals(issues=list, pre_b=bytes, tag_b=bytes, mt_b=bytes, mt_ascii=bint, game=RawGame,
-               tag_n=Py_ssize_t, tags=dict, first_line=object)
+               tag_n=Py_ssize_t, tags=dict)
 cdef RawGame _finish(source, Py_ssize_t index, Py_ssize_t g_off, Py_ssize_t g_line, list pre_lines,
                    Py_ssize_t pre_comments, list tag_lines, Py_ssize_t tag_line0, list mt_lines,
                    Py_ssize_t mt_line0, list clean, Py_ssize_t ncom, bint unclosed, bint has_tags,

@@ -1743,10 +1743,8 @@ def _finish(
                 issues.append(extra)
 
     game = RawGame.__new__(RawGame)
-    first_line = g_line  # (one int object for the game's and its tag section's first line, most often equal)
-    game._fill(source, index, g_off, first_line, tags, sans, result, mt_line0 if mt_lines else 0, variations, comments,
-               nags, issues, first_comment, mt_b, codec, tag_lines,
-               (first_line if tag_line0 == g_line else tag_line0) if tag_n else 0, keys, notes)
+    game._fill(source, index, g_off, g_line, tags, sans, result, mt_line0 if mt_lines else 0, variations, comments,
+               nags, issues, first_comment, mt_b, codec, tag_lines, tag_line0 if tag_n else 0, keys, notes)
     return game
 
 

@@ -39,12 +39,14 @@ cdef extern from *:
     static inline void cs_part_release(struct ArrowArray* a) { a->release = NULL; }
 
     /* The root's release (the importer's copy of it): the buffers' owners go, with the GIL
-       (Arrow may release the batch from any thread). */
+       (Arrow may release the batch from any thread); after the interpreter's end they stay. */
     static inline void cs_batch_release(struct ArrowArray* a) {
       cs_batch* b = (cs_batch*) a->private_data;
-      PyGILState_STATE gil = PyGILState_Ensure();
-      Py_XDECREF(b->keep);
-      PyGILState_Release(gil);
+      if (Py_IsInitialized()) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        Py_XDECREF(b->keep);
+        PyGILState_Release(gil);
+      }
       free(b);
       a->release = NULL;
     }

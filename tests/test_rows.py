@@ -138,3 +138,33 @@ def as_rows_fen(arrays: dict) -> list[dict]:
     schema = schema_for("positions", ("fen",))
     assert list(arrays) == schema.names
     return pa.table(arrays).to_pylist()
+
+
+def test_batch_handed_over_equals_arrays():
+    # The writer's way (to_batch: the whole batch in one import, compiled): the same values,
+    # buffers and schema as the arrays, and like them never changed by the rows written after.
+    import chessscan
+    from chessscan.reports.writers import to_record_batch
+
+    schema = schema_for("positions")
+    rows = PositionRows(capacity=64)
+    fill(rows, range(300))
+    batch = rows.to_batch(schema)
+    if chessscan.core_mode() != "compiled":
+        assert batch is None
+        return
+    assert batch.schema.equals(schema, check_metadata=True)
+    batch.validate(full=True)
+    fill(rows, range(300, 340))  # into new buffers
+    rows.clear()
+    fill(rows, range(700, 900))
+    again = to_record_batch(rows, schema, "positions")
+    assert batch.to_pylist() == [expected(k) for k in range(300)]
+    assert again.to_pylist() == [expected(k) for k in range(700, 900)]
+    # Each buffer spans exactly its rows, as the arrays' do (a row group's size is cut on it).
+    same = PositionRows(capacity=64)
+    fill(same, range(300))
+    arrays = pa.RecordBatch.from_pydict(same.to_arrays(), schema=schema)
+    assert batch.get_total_buffer_size() == arrays.get_total_buffer_size()
+    assert rows.to_batch(schema_for("positions", ("fen",))) is None
+    assert PositionRows().to_batch(schema) is None

@@ -888,17 +888,23 @@ def play_plies(raw, pos: Position, setup: bool, issues, rows, options, tally: Ch
                 else:
                     note_clock, note_emt, note_cp, note_mate = note_list[4 * i:4 * i + 4]
             zobrist = pos.key ^ pos.ep_key() if pos.ep else pos.key  # (ep_key is 0 without an en-passant square)
-            if cython.compiled and not flags and move and 0 < key < _LOOSE and rows.n < rows.cap \
+            if cython.compiled and move and 0 < key < _LOOSE and rows.n < rows.cap \
                     and rows.san_len + 8 <= len(rows.san_data):
-                # PositionRows.add_key and set_notes for a row with no flag (so no checkers)
-                # and a keyed SAN, here: a call per ply costs as much as the writes.
+                # PositionRows.add_key and set_notes for a move with a keyed SAN, here: a call
+                # per ply costs as much as the writes.
                 row = rows.n
                 rows.game_index[row] = gi
                 rows.source_id[row] = sid
                 rows.ply[row] = plies
                 rows.move_number[row] = move_number
                 rows.color[row] = mover
-                rows.check_kind[row] = 0
+                rows.check_kind[row] = kind
+                if flags:
+                    nb = rows.bitmap_bytes
+                    bit8 = 1 << (row & 7)
+                    for j in range(6):
+                        if flags >> j & 1:
+                            rows.flag_bits[j * nb + (row >> 3)] |= bit8
                 rows.halfmove_clock[row] = clock
                 rows.zobrist[row] = zobrist
                 rows.repetition[row] = rep
@@ -927,7 +933,21 @@ def play_plies(raw, pos: Position, setup: bool, issues, rows, options, tally: Ch
                     j += 1
                 rows.uci_len = j
                 rows.uci_offsets[row + 1] = j
-                rows.checkers_offsets[row + 1] = rows.checkers_len
+                j = rows.checkers_len
+                if checking:  # the checking squares' names, space-separated, a1 first (_add_checkers)
+                    if j + 192 > len(rows.checkers_data):  # (3 bytes a square at most)
+                        rows._grow_text(2, j + 192)
+                    b = checking
+                    while b:
+                        ri = lsb(b)
+                        b &= b - 1
+                        rows.checkers_data[j] = 97 + (ri & 7)
+                        rows.checkers_data[j + 1] = 49 + (ri >> 3)
+                        rows.checkers_data[j + 2] = 32  # ' '
+                        j += 3
+                    j -= 1  # (no space after the last)
+                    rows.checkers_len = j
+                rows.checkers_offsets[row + 1] = j
                 rows.n = row + 1
                 if i < n_notes:
                     nb = rows.bitmap_bytes

@@ -12,7 +12,8 @@ under a null are left unwritten, as Arrow allows).
 :meth:`PositionRows.to_arrays` hands those buffers to Arrow without a copy
 (``pyarrow.Array.from_buffers`` over the NumPy memory); from then on the buffers are Arrow's,
 and the next row written goes to new ones (copying the rows still held, if any), so the
-arrays handed over never change. :mod:`chessscan.reports.schema` declares the columns.
+arrays handed over never change. :meth:`PositionRows.to_batch` hands the same buffers over as one
+``pyarrow.RecordBatch`` (the writer's way). :mod:`chessscan.reports.schema` declares the columns.
 
 A further column fits the same scheme: a typed buffer grown with the others in
 :meth:`PositionRows._allocate`, written by the loop, handed over in :meth:`to_arrays`; a
@@ -32,6 +33,7 @@ import pyarrow as pa
 
 from chessscan.analysis.arrow import from_list
 from chessscan.readers.movetext import LOOSE_KEY, NOTE_NA
+from chessscan.reports.schema import schema_for
 
 if cython.compiled:
     from cython.cimports.libc.string import memcpy
@@ -152,6 +154,9 @@ class PositionRows:
         self.eval_cp = eval_cp
         self.eval_mate = eval_mate
         self.note_bits = note_bits
+        self._owners = [game_index, source_id, ply, move_number, color, check_kind, halfmove_clock, zobrist,
+                        repetition, san_offsets, uci_offsets, checkers_offsets, flag_bits, san_data, uci_data,
+                        checkers_data, clock_ms, emt_ms, eval_cp, eval_mate, note_bits]
         self.cap = rows
         self.size = rows
 
@@ -170,6 +175,7 @@ class PositionRows:
             self.san_data = new
         else:
             self.checkers_data = new
+        self._owners[13 if which == 0 else 15] = new
 
     def __len__(self) -> int:
         return self.n
@@ -426,6 +432,85 @@ class PositionRows:
             out["fen"] = from_list(self.fens, pa.string())
         return out
 
+    def to_batch(self, schema):
+        """The rows as a ``pyarrow.RecordBatch`` of ``schema`` (the positions schema, no optional
+        column) over this object's buffers, handed over as :meth:`to_arrays` hands them; None
+        where :meth:`to_arrays` is the way (uncompiled, a FEN column, no row, another schema).
+        Compiled, the batch comes in one import (the Arrow C data interface) instead of an
+        array object per column, each of which costs pyarrow a few thousand instructions."""
+        n = self.n
+        if not cython.compiled or n == 0 or self.fens is not None or not schema.equals(_POSITIONS_SCHEMA):
+            return None
+        nbytes = self.bitmap_bytes
+        owners = self._owners
+        dictionary = _SOURCES_BUFFERS.get(tuple(self.sources))
+        if dictionary is None:
+            dictionary = _string_buffers(self.sources)
+            if len(_SOURCES_BUFFERS) > 64:
+                _SOURCES_BUFFERS.clear()
+            _SOURCES_BUFFERS[tuple(self.sources)] = dictionary
+        root = cs_batch_new(n, 22, (owners, dictionary))
+        if root == cython.NULL:
+            raise MemoryError()
+        cs_batch_column(root, 0, 0, 2, cython.NULL, cython.address(self.source_id[0]), cython.NULL,
+                        len(self.sources), _pointer(dictionary[2]), _pointer(dictionary[3]))
+        cs_batch_column(root, 1, 0, 2, cython.NULL, cython.address(self.game_index[0]), cython.NULL, -1,
+                        cython.NULL, cython.NULL)
+        cs_batch_column(root, 2, 0, 2, cython.NULL, cython.address(self.ply[0]), cython.NULL, -1,
+                        cython.NULL, cython.NULL)
+        cs_batch_column(root, 3, 0, 2, cython.NULL, cython.address(self.move_number[0]), cython.NULL, -1,
+                        cython.NULL, cython.NULL)
+        cs_batch_column(root, 4, 0, 2, cython.NULL, cython.address(self.color[0]), cython.NULL, 2,
+                        _pointer(_COLOR_BUFFERS[2]), _pointer(_COLOR_BUFFERS[3]))
+        cs_batch_column(root, 5, 0, 3, cython.NULL, cython.address(self.san_offsets[0]),
+                        cython.address(self.san_data[0]), -1, cython.NULL, cython.NULL)
+        cs_batch_column(root, 6, 0, 3, cython.NULL, cython.address(self.uci_offsets[0]),
+                        cython.address(self.uci_data[0]), -1, cython.NULL, cython.NULL)
+        cs_batch_column(root, 8, 0, 2, cython.NULL, cython.address(self.check_kind[0]), cython.NULL, 4,
+                        _pointer(_CHECK_KIND_BUFFERS[2]), _pointer(_CHECK_KIND_BUFFERS[3]))
+        cs_batch_column(root, 9, 0, 3, cython.NULL, cython.address(self.checkers_offsets[0]),
+                        cython.address(self.checkers_data[0]), -1, cython.NULL, cython.NULL)
+        # The six flags (in_check, then by_en_passant .. is_stalemate): bitmaps, no validity.
+        for k in range(6):
+            cs_batch_column(root, 7 if k == 0 else 9 + k, 0, 2, cython.NULL, cython.address(self.flag_bits[k * nbytes]),
+                            cython.NULL, -1, cython.NULL, cython.NULL)
+        cs_batch_column(root, 15, 0, 2, cython.NULL, cython.address(self.halfmove_clock[0]), cython.NULL, -1,
+                        cython.NULL, cython.NULL)
+        cs_batch_column(root, 16, 0, 2, cython.NULL, cython.address(self.zobrist[0]), cython.NULL, -1,
+                        cython.NULL, cython.NULL)
+        cs_batch_column(root, 17, 0, 2, cython.NULL, cython.address(self.repetition[0]), cython.NULL, -1,
+                        cython.NULL, cython.NULL)
+        # The annotations: values under a validity bitmap each (null count: Arrow's to find).
+        cs_batch_column(root, 18, -1, 2, cython.address(self.note_bits[0]), cython.address(self.clock_ms[0]),
+                        cython.NULL, -1, cython.NULL, cython.NULL)
+        cs_batch_column(root, 19, -1, 2, cython.address(self.note_bits[nbytes]), cython.address(self.emt_ms[0]),
+                        cython.NULL, -1, cython.NULL, cython.NULL)
+        cs_batch_column(root, 20, -1, 2, cython.address(self.note_bits[2 * nbytes]),
+                        cython.address(self.eval_cp[0]), cython.NULL, -1, cython.NULL, cython.NULL)
+        cs_batch_column(root, 21, -1, 2, cython.address(self.note_bits[3 * nbytes]),
+                        cython.address(self.eval_mate[0]), cython.NULL, -1, cython.NULL, cython.NULL)
+        self.cap = 0  # handed over: the next write moves to new buffers
+        address = cython.cast(Py_ssize_t, root)
+        try:
+            return pa.RecordBatch._import_from_c(address, schema)
+        finally:
+            if root.release != cython.NULL:  # not taken by Arrow (an error): released here
+                root.release(root)
+
+
+def _string_buffers(names) -> tuple:
+    """The buffers of a string array of ``names``: (int32 offsets, UTF-8 bytes) as NumPy
+    arrays, then their addresses."""
+    encoded = [name.encode("utf-8") for name in names]
+    offsets = np.zeros(len(encoded) + 1, np.int32)
+    offsets[1:] = np.cumsum([len(e) for e in encoded])
+    data = np.frombuffer(b"".join(encoded) + b"\0", np.uint8)
+    return offsets, data, offsets.ctypes.data, data.ctypes.data
+
+
+def _pointer(address: int):
+    return cython.cast(cython.p_void, cython.cast(cython.size_t, address))
+
 
 def _text(data, offsets, i: int) -> str:
     return bytes(np.asarray(data)[offsets[i]:offsets[i + 1]]).decode("utf-8")
@@ -437,6 +522,10 @@ _INT32 = pa.int32()
 _INT64 = pa.int64()
 _CONSTANT_DICTIONARIES: dict = {}
 _SOURCES_MEMO: dict = {}  # the sources of recent batches -> their dictionary array
+_SOURCES_BUFFERS: dict = {}  # the sources of recent batches -> their _string_buffers
+_POSITIONS_SCHEMA = schema_for("positions", ())
+_COLOR_BUFFERS = _string_buffers(COLORS)
+_CHECK_KIND_BUFFERS = _string_buffers(CHECK_KINDS)
 
 
 def _constant_dictionary(names: tuple):
@@ -462,7 +551,5 @@ def _dictionary(codes, n: int, dictionary):
 
 
 def _empty_arrays(fen: bool) -> dict:
-    from chessscan.reports.schema import schema_for
-
     schema = schema_for("positions", ("fen",) if fen else ())
     return {f.name: from_list([], f.type) for f in schema}

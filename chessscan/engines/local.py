@@ -274,11 +274,15 @@ def sink_columns(buffers, arrow: bool):
 
 def flush_tables(sink, tables: dict, names) -> None:
     """Write the buffered rows of the tables ``names`` to ``sink`` and empty the buffers."""
+    from chessscan.reports.writers import ReportWriter
+
     arrow = accepts_arrow(sink)
+    direct = isinstance(sink, ReportWriter)  # takes the typed positions rows as they are (to_record_batch)
     for name in names:
-        if buffered_rows(tables[name]):
-            sink.write(name, sink_columns(tables[name], arrow))
-            clear(tables[name])
+        buffers = tables[name]
+        if buffered_rows(buffers):
+            sink.write(name, buffers if direct and isinstance(buffers, PositionRows) else sink_columns(buffers, arrow))
+            clear(buffers)
 
 
 def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions(),

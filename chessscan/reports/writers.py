@@ -502,8 +502,14 @@ def to_record_batch(columns: Mapping[str, Any], schema: pa.Schema,
     and ``None`` in a non-nullable column. ``table`` only improves messages.
     """
     where = f"table {table!r}" if table else "table"
-    if hasattr(columns, "to_arrays"):  # typed buffers (chessscan.analysis.rows)
-        columns = columns.to_arrays()
+    if type(columns) is not dict:  # (a dict has neither method: no failed attribute lookup)
+        to_batch = getattr(columns, "to_batch", None)
+        if to_batch is not None:  # typed buffers (chessscan.analysis.rows): their own batch, if they make one
+            batch = to_batch(schema)
+            if batch is not None:
+                return batch
+        if hasattr(columns, "to_arrays"):
+            columns = columns.to_arrays()
     names = schema.names
     given = set(columns)
     declared = set(names)

@@ -449,7 +449,9 @@ class PositionRows:
             if len(_SOURCES_BUFFERS) > 64:
                 _SOURCES_BUFFERS.clear()
             _SOURCES_BUFFERS[tuple(self.sources)] = dictionary
-        root = cs_batch_new(n, 22, (owners, dictionary))
+        # A tuple of the owners as they are now: the list is this object's, and changes when
+        # a text buffer grows.
+        root = cs_batch_new(n, 22, (tuple(owners), dictionary))
         if root == cython.NULL:
             raise MemoryError()
         cs_batch_column(root, 0, 0, 2, cython.NULL, cython.address(self.source_id[0]), cython.NULL,

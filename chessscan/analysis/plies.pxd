@@ -23,6 +23,7 @@ cdef AttackTables T
 cdef ZobristKeys K
 cdef Py_ssize_t _HASH_BUFFER
 cdef bytes _START_FEN_BYTES, _PROMOTION_LETTERS, _START_KEY
+cdef object _START_HASHER
 cdef extern from *:
     # The _TokenCache's hashing, as C constants (module variables are loaded at each ply).
     const Py_ssize_t _TOKEN_SLOTS "16384"

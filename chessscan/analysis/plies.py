@@ -351,6 +351,9 @@ MOVES_KEY = "blake2b-64 start, 2 bytes a move"
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 _START_FEN_BYTES = START_FEN.encode("ascii")
 _START_KEY = blake2b(_START_FEN_BYTES, digest_size=8).digest()
+# The moves hash with the standard start's FEN taken in: a game from the start copies it, which
+# costs less than a new hasher's keyword arguments.
+_START_HASHER = blake2b(_START_FEN_BYTES, digest_size=16)
 _HASH_BUFFER = 1 << 16  # bytes of UCI text handed to the hash at once
 _PROMOTION_LETTERS = b"..nbrqk"  # UCI promotion letter by piece type (2 knight .. 5 queen)
 
@@ -541,7 +544,9 @@ def play_plies(raw, pos: Position, setup: bool, issues, rows, options, tally: Ch
     # The moves hash: the start FEN first (the position as given, before any move).
     start_fen = pos.fen().encode("ascii") if setup else _START_FEN_BYTES
     want_hash = bits & _WANT_HASH
-    hasher = blake2b(start_fen, digest_size=16) if want_hash else None
+    hasher = None
+    if want_hash:
+        hasher = blake2b(start_fen, digest_size=16) if setup else _START_HASHER.copy()
     hn = 0
     want_key = bits & _WANT_KEY
     want_uci = bits & (_WANT_HASH | _WANT_KEY | _KEEP_ALL | _KEEP_CHECKS)

@@ -61,11 +61,15 @@ def optional_columns(table: str, options: AnalysisOptions) -> tuple[str, ...]:
     return ("fen",) if options.fen and table == "positions" else ()
 
 
-def new_tables(names: Iterable[str], options: AnalysisOptions) -> dict:
+def new_tables(names: Iterable[str], options: AnalysisOptions, batch_rows: int | None = None) -> dict:
     """Empty column buffers for each table in ``names``: ``{table: {column: []}}``, but
-    typed buffers (:class:`~chessscan.analysis.rows.PositionRows`) for ``positions``."""
-    return {t: PositionRows(fen=options.fen) if t == "positions" else new_buffers(t, optional_columns(t, options))
-            for t in names}
+    typed buffers (:class:`~chessscan.analysis.rows.PositionRows`) for ``positions``, room
+    for a batch of ``batch_rows`` (and the game that ends it past them) when given."""
+    # (A batch ends after the game that reaches batch_rows: the buffers' size doubles to
+    # 2 * batch_rows in the first one; taken at once, no rows are copied on the way.)
+    capacity = 2 * batch_rows if batch_rows else None
+    return {t: (PositionRows(fen=options.fen) if capacity is None else PositionRows(fen=options.fen, capacity=capacity))
+            if t == "positions" else new_buffers(t, optional_columns(t, options)) for t in names}
 
 
 class MemorySink:
@@ -309,7 +313,7 @@ def run(paths: Iterable[str], sink, options: AnalysisOptions = AnalysisOptions()
                             progress_label=progress_label)
     paths = [os.fspath(p) for p in paths]
     names = tables_for(paths, options)
-    tables = new_tables(names, options)
+    tables = new_tables(names, options, batch_rows)
     if "games" in tables and getattr(sink, "reads_game_names", False):
         # A sink that reads only the games columns naming a game: no other is filled.
         tables["games"] = {name: [] for name in GAME_NAME_COLUMNS}

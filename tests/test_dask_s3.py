@@ -120,6 +120,31 @@ def test_a_killed_worker_is_replaced_and_its_shard_put_again(s3_cluster, s3, tmp
     assert _last_line(result) == f"report put to s3://games/dask-killed/ (2 objects; the workers put its {len(parts)} parts)"
 
 
+def test_a_result_computed_again_as_the_run_ends_leaves_its_parts(s3_cluster, s3, tmp_path):
+    """The worker that ran shard 0 is killed (SIGKILL) once, at its next task, after the client
+    took shard 0's result: the scheduler computes shard 0 again (the client holds its
+    future), after the tasks then waiting, i.e. as the run ends (the last shard's put is
+    held 2 s, and that task's 6 s). The run ends with exit 0 once that task has put its
+    parts again, and the report equals --jobs 1's once it has ended: it did not find the run
+    marker gone after its puts and remove shard 0's parts, the only ones of ``issues`` and
+    ``disagreements``, which the client had checked."""
+    shards, _ = dask_engine.settle_shards(
+        dask_engine.plan_shards([str(MAGNUS)], 96 << 10),
+        lambda needed: [dask_engine.count_range(s.path, s.start, s.end) for s in needed])
+    once = tmp_path / "killed-once"
+    s3_cluster.fault(kill_after="part-000000", once=str(once), after=str(once),
+                     hold={"positions/part-000000": 6, f"positions/part-{len(shards) - 1:06d}": 2})
+    try:
+        result = analyze(MAGNUS, "--dask", s3_cluster.address, "--shard-size", "96K", "-o", "s3://games/dask-again")
+    finally:
+        s3_cluster.clear_faults()
+    assert once.exists()
+    assert result.returncode == 0, result.stderr
+    time.sleep(8)  # (longer than the task computed again takes to end)
+    _local([MAGNUS], tmp_path / "local")
+    assert assert_same_report(tmp_path / "local", "s3://games/dask-again")["games_read"] == 300
+    assert "games/part-000000.parquet" in parts_of(s3, "games/dask-again")
+
 
 def _slow_run_with_a_part_put(cluster, s3, prefix: str, tmp_path):
     """A client process analyzing MAGNUS into ``s3://prefix`` with every task slowed down,

@@ -1609,6 +1609,7 @@ def run_dask(paths: Iterable[str], out_dir: str, options: AnalysisOptions = Anal
         finally:
             if bar is not None:
                 bar.close()
+        _settle(client, futures, run_id)
         # Before the client touches a part (finish_shards adds rows to some): a part a worker
         # wrote where this process does not see it fails the run here, not as a missing row.
         written = [p for r in results for p in r.parts]
@@ -1712,6 +1713,36 @@ def _end_run(client, cluster, own: bool, futures: list, done: bool, marker: str 
             sweep_parts(out_dir, names, store, reported)
     else:
         sweep_parts(out_dir, names)  # (also after a run done: what its workers killed midway left)
+
+
+#: Seconds a run whose results are all taken waits for its tasks still running on the
+#: workers (results computed again: :func:`_settle`) before it checks its parts.
+LATE_TASK_SECONDS = 60.0
+
+
+def _settle(client, futures: list, run_id: str, seconds: float = LATE_TASK_SECONDS) -> None:
+    """Once every result of the run is taken, before its parts are checked and its marker
+    removed: no task of the run is left to run. The scheduler computes again a result lost
+    with its worker while the client holds its future, even one the client took already
+    (queued after the tasks waiting then, it may run as the run ends): such a task puts its
+    shard's parts again and, finding the marker gone after its puts, would remove them, i.e.
+    the parts the client took and checked (a table lost, the run done). So the futures are
+    released (nothing is computed again after this), those being computed again cancelled
+    (one not started never starts), and the tasks of the run still executing waited for,
+    the marker still there (they put the same rows again, and end), at most ``seconds``."""
+    if getattr(client, "status", None) != "running" or not futures:
+        return
+    late = [f for f in futures if f.status != "finished"]
+    for f in futures:
+        if f.status == "finished":
+            f.release()
+    if not late:
+        return
+    try:
+        client.cancel(late, force=True)
+    except Exception:  # noqa: BLE001 (the scheduler went away: nothing left to run)
+        return
+    _await_tasks(client, run_id, seconds)
 
 
 def _await_tasks(client, run_id: str, seconds: float) -> bool:

@@ -96,6 +96,12 @@ cdef extern from *:
         b->columns[i].dictionary = &b->dictionaries[i];
       }
     }
+
+    /* Column i: a fixed-width column, its values under the validity bitmap `validity`
+       (NULL: no null; else the null count is left for Arrow to find). */
+    static inline void cs_batch_values(struct ArrowArray* root, int i, const void* validity, const void* values) {
+      cs_batch_column(root, i, validity == NULL ? 0 : -1, 2, validity, values, NULL, -1, NULL, NULL);
+    }
     """
     struct ArrowArray:
         void (*release)(ArrowArray*)
@@ -103,6 +109,7 @@ cdef extern from *:
     void cs_batch_column(ArrowArray* root, int i, int64_t null_count, int64_t n_buffers, const void* b0,
                          const void* b1, const void* b2, int64_t dict_length, const void* dict_offsets,
                          const void* dict_data)
+    void cs_batch_values(ArrowArray* root, int i, const void* validity, const void* values)
 
 ctypedef ArrowArray* arrow_array_p
 

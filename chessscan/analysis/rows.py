@@ -456,12 +456,9 @@ class PositionRows:
             raise MemoryError()
         cs_batch_column(root, 0, 0, 2, cython.NULL, cython.address(self.source_id[0]), cython.NULL,
                         len(self.sources), _pointer(dictionary[2]), _pointer(dictionary[3]))
-        cs_batch_column(root, 1, 0, 2, cython.NULL, cython.address(self.game_index[0]), cython.NULL, -1,
-                        cython.NULL, cython.NULL)
-        cs_batch_column(root, 2, 0, 2, cython.NULL, cython.address(self.ply[0]), cython.NULL, -1,
-                        cython.NULL, cython.NULL)
-        cs_batch_column(root, 3, 0, 2, cython.NULL, cython.address(self.move_number[0]), cython.NULL, -1,
-                        cython.NULL, cython.NULL)
+        cs_batch_values(root, 1, cython.NULL, cython.address(self.game_index[0]))
+        cs_batch_values(root, 2, cython.NULL, cython.address(self.ply[0]))
+        cs_batch_values(root, 3, cython.NULL, cython.address(self.move_number[0]))
         cs_batch_column(root, 4, 0, 2, cython.NULL, cython.address(self.color[0]), cython.NULL, 2,
                         _pointer(_COLOR_BUFFERS[2]), _pointer(_COLOR_BUFFERS[3]))
         cs_batch_column(root, 5, 0, 3, cython.NULL, cython.address(self.san_offsets[0]),
@@ -474,23 +471,15 @@ class PositionRows:
                         cython.address(self.checkers_data[0]), -1, cython.NULL, cython.NULL)
         # The six flags (in_check, then by_en_passant .. is_stalemate): bitmaps, no validity.
         for k in range(6):
-            cs_batch_column(root, 7 if k == 0 else 9 + k, 0, 2, cython.NULL, cython.address(self.flag_bits[k * nbytes]),
-                            cython.NULL, -1, cython.NULL, cython.NULL)
-        cs_batch_column(root, 15, 0, 2, cython.NULL, cython.address(self.halfmove_clock[0]), cython.NULL, -1,
-                        cython.NULL, cython.NULL)
-        cs_batch_column(root, 16, 0, 2, cython.NULL, cython.address(self.zobrist[0]), cython.NULL, -1,
-                        cython.NULL, cython.NULL)
-        cs_batch_column(root, 17, 0, 2, cython.NULL, cython.address(self.repetition[0]), cython.NULL, -1,
-                        cython.NULL, cython.NULL)
+            cs_batch_values(root, 7 if k == 0 else 9 + k, cython.NULL, cython.address(self.flag_bits[k * nbytes]))
+        cs_batch_values(root, 15, cython.NULL, cython.address(self.halfmove_clock[0]))
+        cs_batch_values(root, 16, cython.NULL, cython.address(self.zobrist[0]))
+        cs_batch_values(root, 17, cython.NULL, cython.address(self.repetition[0]))
         # The annotations: values under a validity bitmap each (null count: Arrow's to find).
-        cs_batch_column(root, 18, -1, 2, cython.address(self.note_bits[0]), cython.address(self.clock_ms[0]),
-                        cython.NULL, -1, cython.NULL, cython.NULL)
-        cs_batch_column(root, 19, -1, 2, cython.address(self.note_bits[nbytes]), cython.address(self.emt_ms[0]),
-                        cython.NULL, -1, cython.NULL, cython.NULL)
-        cs_batch_column(root, 20, -1, 2, cython.address(self.note_bits[2 * nbytes]),
-                        cython.address(self.eval_cp[0]), cython.NULL, -1, cython.NULL, cython.NULL)
-        cs_batch_column(root, 21, -1, 2, cython.address(self.note_bits[3 * nbytes]),
-                        cython.address(self.eval_mate[0]), cython.NULL, -1, cython.NULL, cython.NULL)
+        cs_batch_values(root, 18, cython.address(self.note_bits[0]), cython.address(self.clock_ms[0]))
+        cs_batch_values(root, 19, cython.address(self.note_bits[nbytes]), cython.address(self.emt_ms[0]))
+        cs_batch_values(root, 20, cython.address(self.note_bits[2 * nbytes]), cython.address(self.eval_cp[0]))
+        cs_batch_values(root, 21, cython.address(self.note_bits[3 * nbytes]), cython.address(self.eval_mate[0]))
         self.cap = 0  # handed over: the next write moves to new buffers
         address = cython.cast(Py_ssize_t, root)
         try:

@@ -109,6 +109,7 @@ cdef class _NoteReader:
     cdef list problems
     cdef Py_ssize_t comments
     cdef bint tail, borrowed
+    cdef object keys, result, notes
     cdef int64_t* buf
 
     @cython.locals(i=Py_ssize_t, c=uchar, start=Py_ssize_t, j=Py_ssize_t, kind=int, close=Py_ssize_t,
@@ -126,6 +127,7 @@ cdef class _NoteReader:
     cdef int _grow(self, Py_ssize_t n) except -1
     cpdef list take_problems(self)
     cpdef tuple finish(self)
+    cpdef take_notes(self)
 
 
 @cython.locals(reader=_NoteReader)
@@ -133,6 +135,8 @@ cpdef tuple read_notes(bytes mt)
 cpdef comment_notes(_NoteReader reader, bytes comment, Py_ssize_t ply)
 @cython.locals(reader=_NoteReader)
 cpdef tuple game_line_keys_notes(bytes line)
+@cython.locals(reader=_NoteReader)
+cpdef _NoteReader game_line_reader(bytes line)
 @cython.locals(ply=Py_ssize_t, i=Py_ssize_t, c=uchar, e=Py_ssize_t, s=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t)
 cdef Py_ssize_t _scan_notes(_NoteReader reader, cbytes p, Py_ssize_t n) except -1
 cdef str _marker_text(cbytes p, Py_ssize_t j, Py_ssize_t length)
@@ -142,13 +146,14 @@ cdef inline Py_ssize_t _find(cbytes p, Py_ssize_t i, Py_ssize_t e, uchar c) noex
 cdef uint64_t _HIGH_BITS, _BANGS
 cdef bint _is_ascii(cbytes p, Py_ssize_t i, Py_ssize_t e) noexcept
 cdef bytes _TOKEN_BYTES
-cdef inline void _borrow_note_buf(_NoteReader reader) noexcept
+@cython.locals(reader=_NoteReader)
+cdef _NoteReader _borrowing_reader()
 cdef extern from *:
     """
     #include <stdint.h>
     #include <string.h>
     /* _fast_keys_notes_c's keys buffer and its size in keys, and its readers' values buffer
-       (_borrow_note_buf) and its size in values, one per thread: Dask runs tasks
+       (_borrowing_reader) and its size in values, one per thread: Dask runs tasks
        on threads, and a game's reading may run Python code (a garbage collection's
        finalizers) while another thread reads a game. */
     #if defined(_MSC_VER)
@@ -188,5 +193,5 @@ cdef u64p _grow_keys() except NULL
                e=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, length=Py_ssize_t, c=uchar, key=uint64_t, cls=cbytes,
                d=Py_ssize_t, cp=int64_t, mate=int64_t, is_mate=bint, negative=bint, value=int64_t, head=uint64_t,
                clock=uint64_t, ms=int64_t, word=uint64_t, spaces=uint64_t,
-               comments=Py_ssize_t, pairs=uint64_t)
-cdef object _fast_keys_notes_c(cbytes p, Py_ssize_t n, _NoteReader reader)
+               comments=Py_ssize_t, pairs=uint64_t, keys_b=bytes)
+cdef int _fast_keys_notes_c(cbytes p, Py_ssize_t n, _NoteReader reader) except -2

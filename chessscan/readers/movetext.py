@@ -758,6 +758,7 @@ class _NoteReader:
         self.comments = 0   # brace comments passed by _fast_keys_notes_c
         self.tail = False   # _fast_keys_notes_c: a brace comment after the termination marker
         self.borrowed = False  # buf is this thread's (_NOTE_BUF, compiled): not freed here
+        self.keys = self.result = self.notes = None  # game_line_reader's reading (compiled)
         if not cython.compiled:
             self.buf = []
 
@@ -979,14 +980,18 @@ class _NoteReader:
     def finish(self):
         """(notes, problems): the values per ply (bytes, 32 per ply up to the last annotated
         one; None when none is), and the malformed commands (offset, ply, text)."""
+        return self.take_notes(), self.problems
+
+    def take_notes(self):
+        """:meth:`finish`'s notes alone."""
         self._flush()
         if self.count == 0:
-            return None, self.problems
+            return None
         if cython.compiled:
-            return PyBytes_FromStringAndSize(cython.cast(cython.p_char, self.buf), self.count * 32), self.problems
+            return PyBytes_FromStringAndSize(cython.cast(cython.p_char, self.buf), self.count * 32)
         import array
 
-        return array.array("q", self.buf).tobytes(), self.problems
+        return array.array("q", self.buf).tobytes()
 
 
 def read_notes(mt: bytes) -> tuple[bytes | None, list, int]:
@@ -1063,16 +1068,14 @@ def fast_keys_notes(mt: bytes, is_ascii: bool = False):
     the caller then reads the moves and the annotations in two passes. Raises nothing."""
     if not cython.compiled or not (is_ascii or mt.isascii()):
         return None
-    reader = _NoteReader()
-    _borrow_note_buf(reader)
+    reader = _borrowing_reader()
     got = _fast_keys_notes_c(mt, len(mt), reader)
-    if got is None:
+    if got < 0:
         return None
-    keys, result = got
-    if keys is None:
+    if got == 0:
         return None, None, None, []
     notes, problems = reader.finish()
-    return keys, result, notes, problems
+    return reader.keys, reader.result, notes, problems
 
 
 def game_line_keys_notes(line: bytes):
@@ -1082,18 +1085,23 @@ def game_line_keys_notes(line: bytes):
     the marker) and is ASCII (the pass checks it: a byte above 0x7F makes it return None, or
     no keys), and uncompiled. Such a line ends its game, and its comments need no
     blanking to find the marker. Raises nothing."""
+    reader = game_line_reader(line)
+    if reader is None:
+        return None
+    return reader.keys, reader.result, reader.notes, reader.problems, reader.comments
+
+
+def game_line_reader(line):
+    """:func:`game_line_keys_notes`' reading, as the reader that holds it (``keys``,
+    ``result``, ``notes``, ``problems``, ``comments``), finished: no tuple is made (once a
+    game). None where :func:`game_line_keys_notes` gives None."""
     if not cython.compiled:
         return None
-    reader = _NoteReader()
-    _borrow_note_buf(reader)
-    got = _fast_keys_notes_c(line, len(line), reader)
-    if got is None:
+    reader = _borrowing_reader()
+    if _fast_keys_notes_c(line, len(line), reader) <= 0 or reader.result is None or reader.tail:
         return None
-    keys, result = got
-    if keys is None or result is None or reader.tail:
-        return None
-    notes, problems = reader.finish()
-    return keys, result, notes, problems, reader.comments
+    reader.notes = reader.take_notes()
+    return reader
 
 
 # The values buffer of the readers of fast_keys_notes and game_line_keys_notes, kept from game
@@ -1101,12 +1109,17 @@ def game_line_keys_notes(line: bytes):
 _NOTE_CAP = 0  # _NOTE_BUF's size in values (compiled: both C variables of each thread's own, movetext.pxd)
 
 
-def _borrow_note_buf(reader):
-    """Give ``reader`` (a fresh :class:`_NoteReader`, read and finished before any other
-    reading on this thread) this thread's values buffer. Compiled only."""
+def _borrowing_reader():
+    """A fresh :class:`_NoteReader` with this thread's values buffer (to be read and finished
+    before any other reading on this thread). Compiled only: made as ``__init__`` makes one,
+    with no call through the type (once a game)."""
+    reader = _NoteReader.__new__(_NoteReader)
+    reader.clock = reader.emt = reader.cp = reader.mate = _NA
+    reader.problems = []
     reader.buf = _NOTE_BUF
     reader.cap = _NOTE_CAP
     reader.borrowed = True
+    return reader
 
 
 # 1 for a byte that continues a movetext token: not whitespace (_is_space), '{', ';' or
@@ -1153,7 +1166,8 @@ def _fast_keys_notes_c(p, n, reader):
     are read into ``reader`` (after the first move, up to the termination marker). None on a
     ';' or escape line outside a comment, a '{' with no '}', or a byte above 0x7F (in a
     token or comment; after the termination marker it gives no keys): text it reads to the
-    end is ASCII."""
+    end is ASCII. Compiled, it returns -1 for None, 0 for no keys ((None, None)), and 1 with
+    the keys and the result in ``reader.keys`` and ``reader.result`` (no tuple made)."""
     # The keys go to this thread's buffer, kept from game to game (grown, never freed): no
     # allocation per game, and no try/finally (a smaller function: the compiler inlines the helpers).
     global _KEY_BUF, _KEY_CAP
@@ -1237,7 +1251,7 @@ def _fast_keys_notes_c(p, n, reader):
                 if e < 0:
                     e = _find(p, i + 1, n, 125)  # '}'
                     if e == n or not _is_ascii(p, i + 1, e):
-                        return None
+                        return -1 if cython.compiled else None
                     if count:
                         reader.read(p, i + 1, e, count)
                 comments += 1
@@ -1270,7 +1284,7 @@ def _fast_keys_notes_c(p, n, reader):
                         continue
                     s = i
         elif c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
-            return None
+            return -1 if cython.compiled else None
         if c > 57 and s + 8 <= n:
             # A move then whitespace, as most are: the first byte below '!' of the 8 bytes from
             # s, found in them as one number (first byte lowest). Where it is whitespace, the
@@ -1294,7 +1308,7 @@ def _fast_keys_notes_c(p, n, reader):
         while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
             i += 1
         if i < n and (p[i] == 59 or p[i] > 127):
-            return None
+            return -1 if cython.compiled else None
         e = i
         # (A token starting with a letter has no move number indication.)
         j = _after_move_number(p, s, e) if c <= 57 else s
@@ -1313,7 +1327,7 @@ def _fast_keys_notes_c(p, n, reader):
         # Anything else fails unless it is a marker with only whitespace (or comments) after it.
         result = _marker_text(p, j, length)
         if result is None:
-            return None, None
+            return 0 if cython.compiled else (None, None)
         while i < n:
             c = p[i]
             if _is_space(c):
@@ -1321,17 +1335,22 @@ def _fast_keys_notes_c(p, n, reader):
             elif c == 123:  # '{'
                 e = _find(p, i + 1, n, 125)
                 if e == n or not _is_ascii(p, i + 1, e):
-                    return None
+                    return -1 if cython.compiled else None
                 comments += 1
                 reader.tail = True
                 i = e + 1
             elif c == 59 or (c == 37 and (p[i - 1] == 10 or p[i - 1] == 13)):
-                return None
+                return -1 if cython.compiled else None
             else:
-                return None, None
+                return 0 if cython.compiled else (None, None)
         break
     reader.comments += comments
-    return PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8), result
+    keys_b = PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8)
+    if cython.compiled:
+        reader.keys = keys_b
+        reader.result = result
+        return 1
+    return keys_b, result
 
 
 _HIGH_BITS = int.from_bytes(b"\x80" * 8, sys.byteorder)

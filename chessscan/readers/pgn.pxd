@@ -1,6 +1,6 @@
 cimport cython
 
-from chessscan.readers.movetext cimport ascii_tag_pairs, game_line_keys_notes
+from chessscan.readers.movetext cimport _NoteReader, ascii_tag_pairs, game_line_reader
 
 ctypedef const unsigned char* cbytes
 
@@ -71,4 +71,4 @@ cdef Py_ssize_t _end_offset(Py_ssize_t g_off, Py_ssize_t adj, list pre_lines, li
 cdef RawGame _finish(source, Py_ssize_t index, Py_ssize_t g_off, Py_ssize_t g_line, list pre_lines,
                    Py_ssize_t pre_comments, list tag_lines, Py_ssize_t tag_line0, list mt_lines,
                    Py_ssize_t mt_line0, list clean, Py_ssize_t ncom, bint unclosed, bint has_tags,
-                   Py_ssize_t adj, extra, cut=*, tuple whole=*)
+                   Py_ssize_t adj, extra, cut=*, _NoteReader whole=*)

@@ -59,7 +59,7 @@ if cython.compiled:
 
 from .counts import line_ends
 from .movetext import (_COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME,
-                       blank_comments, comment_notes, fast_keys, fast_keys_notes, game_line_keys_notes, key_list,
+                       blank_comments, comment_notes, fast_keys, fast_keys_notes, game_line_reader, key_list,
                        key_text, new_note_reader, read_notes, san_keys, tag_pairs)
 from .sources import TruncatedInput, open_source, source_name
 
@@ -1031,9 +1031,9 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                 # A whole game's plain movetext on one line, ended by its
                                 # marker (as Lichess writes it): its moves and annotations
                                 # read in one pass, with no blanked copy to find the marker.
-                                whole = game_line_keys_notes(line)
+                                whole = game_line_reader(line)
                                 if whole is not None:
-                                    ncom += whole[4]
+                                    ncom += whole.comments
                                     game = finish(False, None, whole)
                                     off = _end_offset(g_off, adj, pre_lines, tag_lines, mt_lines)
                                     yield game
@@ -1640,7 +1640,7 @@ def _finish(
     mt_lines, mt_line0, clean, ncom, unclosed, has_tags, adj, extra, cut=None, whole=None,
 ) -> RawGame:
     """Build the RawGame from the collected lines (:func:`_end_offset`: the offset after it).
-    ``whole``: :func:`~chessscan.readers.movetext.game_line_keys_notes` of the movetext, its one
+    ``whole``: :func:`~chessscan.readers.movetext.game_line_reader` of the movetext, its one
     line (ASCII), when the line loop read it."""
     issues: list[ReaderIssue] = []
     pre_b = b"".join(pre_lines) if pre_lines else b""
@@ -1682,8 +1682,8 @@ def _finish(
         # the moves as keys. One pass reads both the moves and the annotations (when it can;
         # without annotations, the notes are None and there are no problems).
         both = fast_keys_notes(mt_b, mt_ascii) if whole is None else whole
-        if whole is not None:  # (its first four items, with no tuple made of them)
-            keys, result, notes, problems = whole[0], whole[1], whole[2], whole[3]
+        if whole is not None:
+            keys, result, notes, problems = whole.keys, whole.result, whole.notes, whole.problems
         elif both is not None:
             keys, result, notes, problems = both
         else:

@@ -1034,7 +1034,12 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                                 whole = game_line_reader(line)
                                 if whole is not None:
                                     ncom += whole.comments
-                                    game = finish(False, None, whole)
+                                    # finish(False, None, whole) with no closure call (the game is
+                                    # within the cap: nothing to trim).
+                                    cut, over = over, None
+                                    game = _finish(source, index, g_off, g_line, pre_lines, pre_comments, tag_lines,
+                                                   tag_line0, mt_lines, mt_line0, clean, ncom, False, has_tags, adj,
+                                                   None, cut, whole)
                                     off = _end_offset(g_off, adj, pre_lines, tag_lines, mt_lines)
                                     yield game
                                     index += 1
@@ -1198,7 +1203,8 @@ def _read_stream(stream, source: str, read_end: ReadEnd | None = None) -> Iterat
                         g_line = lineno
                         adj = -refeed
                         refeed = 0
-                        pre_lines = []
+                        if pre_lines:  # (most often empty: kept, not made anew)
+                            pre_lines = []
                         tag_lines = []
                         mt_lines = []
                         clean = None

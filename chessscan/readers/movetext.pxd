@@ -77,7 +77,7 @@ cdef dict ascii_tag_pairs(list lines, Py_ssize_t* nbytes)
 cdef dict _scan_tags(bytes tag_b)
 @cython.locals(i=Py_ssize_t, s=Py_ssize_t, e=Py_ssize_t, vs=Py_ssize_t, ve=Py_ssize_t, c=uchar, k=Py_ssize_t,
                n=Py_ssize_t, total=Py_ssize_t, line=bytes, p=cbytes, q=cbytes, names=list, values=list, found=list,
-               name=str, value=str, cls=cbytes, ascii=bint)
+               name=str, value=str, cls=cbytes, ascii=bint, text=cython.char[64])
 cdef Py_ssize_t _scan_tag_lines(list lines, bint ascii_only, Py_ssize_t* nbytes) except -2
 @cython.locals(tags=dict, names=list, template=list, values=list, v=object, j=Py_ssize_t, same=bint)
 cdef dict _tag_dict(Py_ssize_t k, list found)

@@ -24,7 +24,8 @@ if cython.compiled:
     from cython.cimports.cpython.dict import PyDict_SetDefault
     from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
     from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF, PyObject
-    from cython.cimports.cpython.unicode import PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_New
+    from cython.cimports.cpython.unicode import (PyUnicode_1BYTE_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH,
+                                                 PyUnicode_InternFromString, PyUnicode_New)
     from cython.cimports.libc.stdint import int64_t, uint64_t
     from cython.cimports.libc.stdlib import free, malloc, realloc
     from cython.cimports.libc.string import memchr, memcmp, memcpy
@@ -312,8 +313,14 @@ def _scan_tag_lines(lines, ascii_only, nbytes):
                     i += 1
                 e = i
                 # Interned, like the names a program writes: a lookup of "Event" in the dict
-                # finds its key by identity, with no comparison of the characters.
-                _set_slot(names, k, _intern(PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)))
+                # finds its key by identity, with no comparison of the characters. (Most
+                # with no Python call: sys.intern's work from a NUL-terminated copy.)
+                if e - s < 64:
+                    memcpy(cython.address(text[0]), p + s, e - s)
+                    text[e - s] = 0
+                    _set_slot(names, k, PyUnicode_InternFromString(text))
+                else:
+                    _set_slot(names, k, _intern(PyUnicode_DecodeUTF8(cython.cast(cython.p_char, p + s), e - s, cython.NULL)))
             i = e
             while cls[p[i]] & 1:
                 i += 1

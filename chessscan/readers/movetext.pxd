@@ -67,7 +67,8 @@ cdef bint _is_name_char(uchar c) noexcept
 
 cdef list _TAG_NAMES, _TAG_VALUES, _TAG_FOUND, _TAG_DICT_NAMES, _TAG_DICT_VALUES
 cdef bytes _TAG_CLASSES
-cdef dict _TAG_DICT
+cdef dict _TAG_DICT, _TAG_DICT_BEFORE
+cdef list _TAG_DICT_NAMES_BEFORE, _TAG_DICT_VALUES_BEFORE
 cdef object _intern
 @cython.locals(old=PyObject_ptr)
 cdef inline void _set_slot(list items, Py_ssize_t k, object value) noexcept

@@ -212,6 +212,10 @@ _TAG_FOUND = [None] * 32
 _TAG_DICT: dict = {}
 _TAG_DICT_NAMES: list = []
 _TAG_DICT_VALUES = [None] * 32
+# Likewise the dict of the section of other names before it, its names and values.
+_TAG_DICT_BEFORE: dict = {}
+_TAG_DICT_NAMES_BEFORE: list = []
+_TAG_DICT_VALUES_BEFORE = [None] * 32
 
 
 def _is_tag_space(c):
@@ -370,7 +374,7 @@ def _scan_tag_lines(lines, ascii_only, nbytes):
 def _tag_dict(k, found):
     """The dict of the ``k`` pairs :func:`_scan_tag_lines` stored, in order (names in
     ``_TAG_NAMES``, values in ``found``); None when a name repeats."""
-    global _TAG_DICT, _TAG_DICT_NAMES
+    global _TAG_DICT, _TAG_DICT_NAMES, _TAG_DICT_VALUES, _TAG_DICT_BEFORE, _TAG_DICT_NAMES_BEFORE, _TAG_DICT_VALUES_BEFORE
     names = _TAG_NAMES
     template = _TAG_DICT_NAMES
     same = k == len(template)
@@ -378,6 +382,19 @@ def _tag_dict(k, found):
     while same and j < k:
         same = names[j] is template[j]
         j += 1
+    if not same:
+        # The names of the section before it (sections of two kinds alternate, with and
+        # without a player's title): that dict, theirs and its values change places with these.
+        template = _TAG_DICT_NAMES_BEFORE
+        same = k == len(template)
+        j = 0
+        while same and j < k:
+            same = names[j] is template[j]
+            j += 1
+        if same:
+            _TAG_DICT, _TAG_DICT_BEFORE = _TAG_DICT_BEFORE, _TAG_DICT
+            _TAG_DICT_NAMES, _TAG_DICT_NAMES_BEFORE = _TAG_DICT_NAMES_BEFORE, _TAG_DICT_NAMES
+            _TAG_DICT_VALUES, _TAG_DICT_VALUES_BEFORE = _TAG_DICT_VALUES_BEFORE, _TAG_DICT_VALUES
     values = _TAG_DICT_VALUES
     if same:
         tags = _TAG_DICT
@@ -397,9 +414,10 @@ def _tag_dict(k, found):
         j += 1
         if len(tags) != j:
             return None
+    _TAG_DICT_BEFORE, _TAG_DICT_NAMES_BEFORE, _TAG_DICT_VALUES_BEFORE = _TAG_DICT, _TAG_DICT_NAMES, values
     _TAG_DICT = tags
     _TAG_DICT_NAMES = names[:k]
-    values[:k] = found[:k]
+    _TAG_DICT_VALUES = found[:k] + [None] * (32 - k)
     return tags.copy()
 
 

@@ -446,7 +446,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     ``state``: a GameState to play the game on (reset first), else a new one.
     """
     source = raw.source
-    gi = raw.index
+    gi = cython.declare(object, raw.index)  # (one int object: the games row's, the result check's, the issues')
     tags = cython.declare(dict, raw.tags)  # (compiled: dict lookups in C, no bound method)
     columns = _game_columns(tables)
     issues = columns.issues

@@ -50,7 +50,7 @@ cdef tuple _LAST_KIND, _LAST_TIME_CONTROL, _LAST_MOVES_KEY, _ELO_INTS
 @cython.locals(last=_GameColumns, columns=_GameColumns)
 cdef _GameColumns _game_columns(tables)
 @cython.locals(rows=dict)
-cdef _write_perpetuals(RawGame raw, GameState state, tables)
+cdef _write_perpetuals(RawGame raw, GameState state, tables, gi, white, black, result)
 cdef object _memoized(dict memo, object fn, object value)
 cdef int _check_result(RawGame raw, GameState state, source, gi, tag, int result_index, issues, Tally tally) except -1
 @cython.locals(n=Py_ssize_t, data=bytes_p, elo=long, k=Py_ssize_t)

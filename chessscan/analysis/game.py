@@ -500,6 +500,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
             pos.chess960 = True
 
     tag = tags.get("Result")
+    white = tags.get("White")
+    black = tags.get("Black")
     # The tag's place in RESULT_ORDER (4: another value, 5: none).
     result_index = cython.declare(cython.Py_ssize_t, _result_index(tag))
     outcome = "none"
@@ -526,7 +528,7 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
         if error is not None and (first_error is None or first_error[0] > error[1]):
             first_error = (error[1], error[0], error[1])
         if state.repeated:  # (play_plies found the runs)
-            _write_perpetuals(raw, state, tables)
+            _write_perpetuals(raw, state, tables, gi, white, black, tag)
             for run in state.perpetuals:
                 if run.occurrences >= 3:
                     n_perpetual += 1
@@ -557,8 +559,8 @@ def analyze_game(raw, tables: dict[str, dict[str, list]], options: AnalysisOptio
     columns.source.append(source)
     columns.game_index.append(gi)
     columns.line.append(raw.line)
-    columns.white.append(tags.get("White"))
-    columns.black.append(tags.get("Black"))
+    columns.white.append(white)
+    columns.black.append(black)
     if columns.full:
         white_elo = _elo(tags.get("WhiteElo"))
         black_elo = _elo(tags.get("BlackElo"))
@@ -743,22 +745,24 @@ def _game_columns(tables) -> _GameColumns:
     return columns
 
 
-def _write_perpetuals(raw, state: GameState, tables) -> None:
+def _write_perpetuals(raw, state: GameState, tables, gi, white, black, result) -> None:
+    """The perpetuals rows of the game ``raw`` (``gi`` its index; ``white``, ``black``,
+    ``result``: its White, Black and Result tags, None when missing), if ``tables`` has them."""
     rows = tables.get("perpetuals")
     if rows is None:
         return
     for run in state.perpetuals:
         rows["source"].append(raw.source)
-        rows["game_index"].append(raw.index)
+        rows["game_index"].append(gi)
         rows["side"].append("white" if run.side else "black")
-        rows["checking_player"].append(raw.tags.get("White" if run.side else "Black"))
-        rows["checked_player"].append(raw.tags.get("Black" if run.side else "White"))
+        rows["checking_player"].append(white if run.side else black)
+        rows["checked_player"].append(black if run.side else white)
         rows["first_ply"].append(run.first_ply)
         rows["last_ply"].append(run.last_ply)
         rows["checks_given"].append(run.checks)
         rows["occurrences"].append(run.occurrences)
         rows["game_ended"].append(run.last_ply == state.plies and state.error is None)
-        rows["game_result"].append(raw.tags.get("Result"))
+        rows["game_result"].append(result)
 
 
 def _check_result(raw, state: GameState, source: str, gi: int, tag: str | None, result_index: int, issues,

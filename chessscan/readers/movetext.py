@@ -1188,11 +1188,12 @@ def _grow_keys():
 def _fast_keys_notes_c(p, n, reader):
     """:func:`fast_keys_notes`' pass: :func:`_fast_keys_c` over the text with its brace
     comments, which separate tokens as the blank that replaces them does, and whose commands
-    are read into ``reader`` (after the first move, up to the termination marker). None on a
-    ';' or escape line outside a comment, a '{' with no '}', or a byte above 0x7F (in a
+    are read into ``reader`` (after the first move, up to the termination marker). Returns -1
+    on a ';' or escape line outside a comment, a '{' with no '}', or a byte above 0x7F (in a
     token or comment; after the termination marker it gives no keys): text it reads to the
-    end is ASCII. Compiled, it returns -1 for None, 0 for no keys ((None, None)), and 1 with
-    the keys and the result in ``reader.keys`` and ``reader.result`` (no tuple made)."""
+    end is ASCII. Returns 0 for a token that is neither a SAN move nor a marker
+    followed only by whitespace and comments, and 1 with the keys and the result in
+    ``reader.keys`` and ``reader.result`` (no tuple made). Compiled only."""
     # The keys go to this thread's buffer, kept from game to game (grown, never freed): no
     # allocation per game, and no try/finally (a smaller function: the compiler inlines the helpers).
     global _KEY_BUF, _KEY_CAP
@@ -1276,7 +1277,7 @@ def _fast_keys_notes_c(p, n, reader):
                 if e < 0:
                     e = _find(p, i + 1, n, 125)  # '}'
                     if e == n or not _is_ascii(p, i + 1, e):
-                        return -1 if cython.compiled else None
+                        return -1
                     if count:
                         reader.read(p, i + 1, e, count)
                 comments += 1
@@ -1309,7 +1310,7 @@ def _fast_keys_notes_c(p, n, reader):
                         continue
                     s = i
         elif c == 59 or (c == 37 and (i == 0 or p[i - 1] == 10 or p[i - 1] == 13)):  # ';' or an escape line
-            return -1 if cython.compiled else None
+            return -1
         if c > 57 and s + 8 <= n:
             # A move then whitespace, as most are: the first byte below '!' of the 8 bytes from
             # s, found in them as one number (first byte lowest). Where it is whitespace, the
@@ -1333,7 +1334,7 @@ def _fast_keys_notes_c(p, n, reader):
         while i < n and cls[p[i]]:  # to whitespace, a '{', a ';' or a non-ASCII byte
             i += 1
         if i < n and (p[i] == 59 or p[i] > 127):
-            return -1 if cython.compiled else None
+            return -1
         e = i
         # (A token starting with a letter has no move number indication.)
         j = _after_move_number(p, s, e) if c <= 57 else s
@@ -1352,7 +1353,7 @@ def _fast_keys_notes_c(p, n, reader):
         # Anything else fails unless it is a marker with only whitespace (or comments) after it.
         result = _marker_text(p, j, length)
         if result is None:
-            return 0 if cython.compiled else (None, None)
+            return 0
         while i < n:
             c = p[i]
             if _is_space(c):
@@ -1360,22 +1361,19 @@ def _fast_keys_notes_c(p, n, reader):
             elif c == 123:  # '{'
                 e = _find(p, i + 1, n, 125)
                 if e == n or not _is_ascii(p, i + 1, e):
-                    return -1 if cython.compiled else None
+                    return -1
                 comments += 1
                 reader.tail = True
                 i = e + 1
             elif c == 59 or (c == 37 and (p[i - 1] == 10 or p[i - 1] == 13)):
-                return -1 if cython.compiled else None
+                return -1
             else:
-                return 0 if cython.compiled else (None, None)
+                return 0
         break
     reader.comments += comments
-    keys_b = PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8)
-    if cython.compiled:
-        reader.keys = keys_b
-        reader.result = result
-        return 1
-    return keys_b, result
+    reader.keys = PyBytes_FromStringAndSize(cython.cast(cython.p_char, keys), count * 8)
+    reader.result = result
+    return 1
 
 
 _HIGH_BITS = int.from_bytes(b"\x80" * 8, sys.byteorder)

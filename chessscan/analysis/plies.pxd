@@ -57,20 +57,6 @@ cpdef str _text_of(raw, uint64_t key)
 
 
 @cython.final
-cdef class _Repetitions:
-    cdef public Py_ssize_t size
-    cdef public uint64_t[::1] keys
-    cdef public int32_t[::1] counts
-    cdef public int32_t[::1] stamps
-    cdef public int gen
-    cdef public Py_ssize_t used
-
-    cpdef reset(self)
-    @cython.locals(mask=uint64_t, i=Py_ssize_t)
-    cpdef int add(self, uint64_t key) except -1
-
-
-@cython.final
 cdef class _History:
     cdef public Py_ssize_t n
     cdef public uint64_t[::1] keys
@@ -118,7 +104,7 @@ cdef inline int64_t _note_at(ccharp np_, Py_ssize_t i, int k) noexcept
 
 @cython.locals(keep_all=bint, keep_checks=bint, want_fen=bint, sid=int,
                n_direct=int, n_discovered=int, n_double=int, n_ep=int, n_castling=int,
-               n_promotion=int, seen=_Repetitions, token_cache=_TokenCache,
+               n_promotion=int, token_cache=_TokenCache,
                history=_History, us=bint, mover=bint, legal_ep=bint, rkey=uint64_t, rep=int, repeated=bint,
                ended=int, ended_ply=int, warned_after_end=bint, checking=uint64_t, plies=int,
                n_tokens=Py_ssize_t, i=Py_ssize_t, move_number=int, token=long, piece=int, from_mask=uint64_t,
@@ -129,7 +115,7 @@ cdef inline int64_t _note_at(ccharp np_, Py_ssize_t i, int k) noexcept
                np_=ccharp, note_clock=int64_t, note_emt=int64_t, note_cp=int64_t, note_mate=int64_t,
                row=Py_ssize_t, hash_bytes=uint8_t[::1], hn=Py_ssize_t, uto=int, hasher=object, want_hash=bint,
                want_key=bint, want_uci=bint, key_bytes=uint8_t[::1], kn=Py_ssize_t, kv=int, start_fen=bytes, th=uint64_t,
-               j=Py_ssize_t, sk=uint64_t, nb=Py_ssize_t, bit8=uint8_t, bits=int, rmask=uint64_t, ri=Py_ssize_t,
+               j=Py_ssize_t, sk=uint64_t, nb=Py_ssize_t, bit8=uint8_t, bits=int, lo=Py_ssize_t, ri=Py_ssize_t,
                theirs=uint64_t, queens=uint64_t, rooks=uint64_t, bishops=uint64_t, snipers=uint64_t, b=uint64_t,
                occupied=uint64_t, pawns=uint64_t, has_move=bint,
                uci_text=uint8_t[8], san_text=uint8_t[8], hp=u8p)

@@ -254,61 +254,9 @@ def _text_of(raw, key: int) -> str:
     return raw.sans[key & 0xFFFFFFFF] if key >= _LOOSE else key_text(key)
 
 
-class _Repetitions:
-    """Occurrence counts of repetition keys since the last reset: an open-addressing hash
-    table whose slots are stamped with a generation, so a reset costs nothing."""
-
-    def __init__(self) -> None:
-        self.size = 256
-        self.keys = np.zeros(256, dtype=np.uint64)
-        self.counts = np.zeros(256, dtype=np.int32)
-        self.stamps = np.zeros(256, dtype=np.int32)
-        self.gen = 1
-        self.used = 0
-
-    def reset(self) -> None:
-        self.gen += 1
-        self.used = 0
-        if self.gen > 2_000_000_000:
-            self.stamps[:] = 0
-            self.gen = 1
-
-    def add(self, key: int) -> int:
-        """Count one more occurrence of ``key``; return its count."""
-        mask = self.size - 1
-        i = key & mask
-        while self.stamps[i] == self.gen:
-            if self.keys[i] == key:
-                self.counts[i] += 1
-                return self.counts[i]
-            i = (i + 1) & mask
-        self.stamps[i] = self.gen
-        self.keys[i] = key
-        self.counts[i] = 1
-        self.used += 1
-        if 2 * self.used > self.size:
-            self._grow()
-        return 1
-
-    def _grow(self) -> None:
-        live = [(int(self.keys[i]), int(self.counts[i])) for i in range(self.size) if self.stamps[i] == self.gen]
-        self.size *= 2
-        self.keys = np.zeros(self.size, dtype=np.uint64)
-        self.counts = np.zeros(self.size, dtype=np.int32)
-        self.stamps = np.zeros(self.size, dtype=np.int32)
-        mask = self.size - 1
-        for key, count in live:
-            i = key & mask
-            while self.stamps[i] == self.gen:
-                i = (i + 1) & mask
-            self.stamps[i] = self.gen
-            self.keys[i] = key
-            self.counts[i] = count
-
-
 class _History:
     """The repetition key after each ply of the current game (index 0: the start) and
-    whether the ply gave check, for the perpetual-check search; and the moves hash's byte
+    whether the ply gave check, for the repetition counts and the perpetual-check search; and the moves hash's byte
     buffer (``text``, :data:`_HASH_BUFFER` bytes), here so that the loop takes it as a typed
     buffer with no conversion per game."""
 
@@ -460,7 +408,7 @@ _LAST_SCRATCH: tuple = (0, None)
 
 
 def _scratch() -> tuple:
-    """This thread's (_Repetitions, _History, _TokenCache or None when uncompiled)."""
+    """This thread's (_History, _TokenCache or None when uncompiled)."""
     global _LAST_SCRATCH
     ident = PyThread_get_thread_ident() if cython.compiled else threading.get_ident()
     last = _LAST_SCRATCH
@@ -470,7 +418,7 @@ def _scratch() -> tuple:
     try:
         scratch = _LOCAL.scratch
     except AttributeError:
-        scratch = _LOCAL.scratch = (_Repetitions(), _History(), _TokenCache() if cython.compiled else None)
+        scratch = _LOCAL.scratch = (_History(), _TokenCache() if cython.compiled else None)
     _LAST_SCRATCH = (ident, scratch)
     return scratch
 
@@ -537,10 +485,9 @@ def play_plies(raw, pos: Position, setup: bool, issues, rows, options, tally: Ch
     want_fen = bits & _WANT_FEN
     sid = rows.source_number(source) if keep_all or keep_checks else 0
     n_direct = n_discovered = n_double = n_ep = n_castling = n_promotion = 0
-    seen, history, token_cache = _scratch()
+    history, token_cache = _scratch()
     history.n = 0
     hash_bytes = history.text
-    seen.reset()
     # The moves hash: the start FEN first (the position as given, before any move).
     start_fen = pos.fen().encode("ascii") if setup else _START_FEN_BYTES
     want_hash = bits & _WANT_HASH
@@ -559,7 +506,7 @@ def play_plies(raw, pos: Position, setup: bool, issues, rows, options, tally: Ch
     state.white_first = us
     legal_ep = pos.ep != 0 and has_legal_en_passant(pos)
     rkey = pos.repetition_key(legal_ep)
-    rep = seen.add(rkey)
+    rep = 1
     history.add(rkey, False)
     repeated = False
     ended = _start_status(pos) if setup else 0  # (the standard start has none)
@@ -806,28 +753,18 @@ def play_plies(raw, pos: Position, setup: bool, issues, rows, options, tally: Ch
             history.n += 1
         else:
             history.add(rkey, checking != 0)
-        if clock == 0:  # _Repetitions.reset, without the call (a capture or pawn move in three)
-            if seen.gen < 2_000_000_000:
-                seen.gen += 1
-                seen.used = 0
-            else:
-                seen.reset()
-        # _Repetitions.add, without the call (a ply's cost); the call when the table grows.
-        rmask = seen.size - 1
-        ri = rkey & rmask
-        while seen.stamps[ri] == seen.gen and seen.keys[ri] != rkey:
-            ri = (ri + 1) & rmask
-        if seen.stamps[ri] == seen.gen:
-            seen.counts[ri] += 1
-            rep = seen.counts[ri]
-        elif 2 * (seen.used + 1) > seen.size:
-            rep = seen.add(rkey)
-        else:
-            seen.stamps[ri] = seen.gen
-            seen.keys[ri] = rkey
-            seen.counts[ri] = 1
-            seen.used += 1
-            rep = 1
+        # The position's occurrences since the last capture or pawn move (clock plies back, the
+        # history's start at most): the keys at an even distance, as the side to move alternates
+        # every ply (a null move too). Under one comparison a ply on average in real games.
+        rep = 1
+        j = history.n - 3
+        lo = history.n - 1 - clock
+        if lo < 0:
+            lo = 0
+        while j >= lo:
+            if history.keys[j] == rkey:
+                rep += 1
+            j -= 2
         if clock == 0:
             if not pos.pieces[PAWN] and not ended and is_insufficient_material(pos):
                 ended = _DEAD

@@ -807,19 +807,6 @@ def play_plies(raw, pos: Position, setup: bool, issues, rows, options, tally: Ch
                 add_issue(issues, tally, source, gi, line, col, plies, "warning", "suffix-mismatch",
                           f"{move_number}{'.' if mover else '...'}{san}: {problem}", san)
 
-        if i < n_notes:
-            # Counted from the buffer: the rows below read the values again, which kept in
-            # locals across the ply would go to the stack and back.
-            if cython.compiled:
-                if _note_at(np_, i, 0) != _NOTE_NA:
-                    n_clock += 1
-                if _note_at(np_, i, 2) != _NOTE_NA or _note_at(np_, i, 3) != _NOTE_NA:
-                    n_eval += 1
-            else:
-                if note_list[4 * i] != _NOTE_NA:
-                    n_clock += 1
-                if note_list[4 * i + 2] != _NOTE_NA or note_list[4 * i + 3] != _NOTE_NA:
-                    n_eval += 1
         if keep_all or (keep_checks and checking):
             if i < n_notes:
                 if cython.compiled:
@@ -930,6 +917,19 @@ def play_plies(raw, pos: Position, setup: bool, issues, rows, options, tally: Ch
     state.promotion += n_promotion
     state.plies = plies
     if n_notes:
+        # The plies played with a clock and with an evaluation annotation, counted from the
+        # buffer after the loop: in it, the count costs more than this loop of its own.
+        for i in range(plies if plies < n_notes else n_notes):
+            if cython.compiled:
+                if _note_at(np_, i, 0) != _NOTE_NA:
+                    n_clock += 1
+                if _note_at(np_, i, 2) != _NOTE_NA or _note_at(np_, i, 3) != _NOTE_NA:
+                    n_eval += 1
+            else:
+                if note_list[4 * i] != _NOTE_NA:
+                    n_clock += 1
+                if note_list[4 * i + 2] != _NOTE_NA or note_list[4 * i + 3] != _NOTE_NA:
+                    n_eval += 1
         state.clock_plies = n_clock
         state.eval_plies = n_eval
     state.repeated = repeated

@@ -29,6 +29,16 @@ cdef extern from *:
     const Py_ssize_t _TOKEN_SLOTS "16384"
     const int _TOKEN_SLOT_BITS "14"
     const uint64_t _GOLDEN "0x9E3779B97F4A7C15ULL"
+cdef extern from *:
+    # A hint to load the cache line of an address (no effect on results; none where unknown).
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define CS_PREFETCH(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define CS_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void _prefetch "CS_PREFETCH"(const void *p) nogil
 
 
 @cython.final

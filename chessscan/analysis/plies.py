@@ -544,6 +544,11 @@ def play_plies(raw, pos: Position, setup: bool, issues, rows, options, tally: Ch
     for i in range(n_tokens):
         if cython.compiled:
             memcpy(cython.address(key), kp + 8 * i, 8)
+            if i + 1 < n_tokens:
+                # The next ply's token cache slot, fetched while this ply is played: the probe's
+                # load (a slot of a 256 KiB table, out of the L1 cache) is the loop's longest wait.
+                memcpy(cython.address(sk), kp + 8 * i + 8, 8)
+                _prefetch(cython.address(token_cache.slots[2 * ((sk * _GOLDEN) >> (64 - _TOKEN_SLOT_BITS))]))
         else:
             key = key_values[i]
         if ended:

@@ -80,7 +80,9 @@ cdef dict _scan_tags(bytes tag_b)
                n=Py_ssize_t, total=Py_ssize_t, line=bytes, p=cbytes, q=cbytes, names=list, values=list, found=list,
                name=str, value=str, cls=cbytes, ascii=bint, text=cython.char[64])
 cdef Py_ssize_t _scan_tag_lines(list lines, bint ascii_only, Py_ssize_t* nbytes) except -2
-@cython.locals(tags=dict, names=list, template=list, values=list, v=object, j=Py_ssize_t, same=bint)
+@cython.locals(j=Py_ssize_t)
+cdef inline bint _same_names(list names, list template, Py_ssize_t k)
+@cython.locals(tags=dict, names=list, values=list, v=object, j=Py_ssize_t, same=bint)
 cdef dict _tag_dict(Py_ssize_t k, list found)
 
 @cython.locals(cap=Py_ssize_t, count=Py_ssize_t, keys=u64p, grown=u64p, i=Py_ssize_t, s=Py_ssize_t,

@@ -371,26 +371,29 @@ def _scan_tag_lines(lines, ascii_only, nbytes):
     return k
 
 
+def _same_names(names, template, k):
+    """Whether the first ``k`` of ``names`` are the ``template`` list's names, each the same
+    (interned) object in the same place."""
+    if k != len(template):
+        return False
+    j = 0
+    while j < k:
+        if names[j] is not template[j]:
+            return False
+        j += 1
+    return True
+
+
 def _tag_dict(k, found):
     """The dict of the ``k`` pairs :func:`_scan_tag_lines` stored, in order (names in
     ``_TAG_NAMES``, values in ``found``); None when a name repeats."""
     global _TAG_DICT, _TAG_DICT_NAMES, _TAG_DICT_VALUES, _TAG_DICT_BEFORE, _TAG_DICT_NAMES_BEFORE, _TAG_DICT_VALUES_BEFORE
     names = _TAG_NAMES
-    template = _TAG_DICT_NAMES
-    same = k == len(template)
-    j = 0
-    while same and j < k:
-        same = names[j] is template[j]
-        j += 1
+    same = _same_names(names, _TAG_DICT_NAMES, k)
     if not same:
         # The names of the section before it (sections of two kinds alternate, with and
         # without a player's title): that dict, theirs and its values change places with these.
-        template = _TAG_DICT_NAMES_BEFORE
-        same = k == len(template)
-        j = 0
-        while same and j < k:
-            same = names[j] is template[j]
-            j += 1
+        same = _same_names(names, _TAG_DICT_NAMES_BEFORE, k)
         if same:
             _TAG_DICT, _TAG_DICT_BEFORE = _TAG_DICT_BEFORE, _TAG_DICT
             _TAG_DICT_NAMES, _TAG_DICT_NAMES_BEFORE = _TAG_DICT_NAMES_BEFORE, _TAG_DICT_NAMES

@@ -1,5 +1,5 @@
 cimport cython
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 ctypedef const char* ccharp
 ctypedef uint8_t* u8p

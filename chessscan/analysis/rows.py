@@ -57,14 +57,14 @@ _LOOSE = LOOSE_KEY
 class PositionRows:
     """The positions rows of one batch. ``len()`` is the row count; :meth:`clear` empties
     the buffers. ``fen``: keep a FEN column (Python strings). ``capacity``: rows the first
-    buffers take (they double as needed)."""
+    buffers take (None: 1,024; they double as needed)."""
 
-    def __init__(self, fen: bool = False, capacity: int = _MIN_ROWS) -> None:
+    def __init__(self, fen: bool = False, capacity: int | None = None) -> None:
         self.n = 0
         self.sources = []
         self.source_ids = {}
         self.fens = [] if fen else None
-        self.size = max(capacity, 16)
+        self.size = max(_MIN_ROWS if capacity is None else capacity, 16)
         self.cap = 0
         self.san_len = self.uci_len = self.checkers_len = 0
         self._allocate(self.size, 0)

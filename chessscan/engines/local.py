@@ -68,8 +68,8 @@ def new_tables(names: Iterable[str], options: AnalysisOptions, batch_rows: int |
     # (A batch ends after the game that reaches batch_rows: the buffers' size doubles to
     # 2 * batch_rows in the first one; taken at once, no rows are copied on the way.)
     capacity = 2 * batch_rows if batch_rows else None
-    return {t: (PositionRows(fen=options.fen) if capacity is None else PositionRows(fen=options.fen, capacity=capacity))
-            if t == "positions" else new_buffers(t, optional_columns(t, options)) for t in names}
+    return {t: PositionRows(fen=options.fen, capacity=capacity) if t == "positions"
+            else new_buffers(t, optional_columns(t, options)) for t in names}
 
 
 class MemorySink:

@@ -43,7 +43,14 @@ input's first game alone: the tables' files opened and closed, first-use caches 
 and the *library floor* of the positions run, measured in a process of its own: the CPU of
 decompressing the input (chessscan's source reader) plus that of pyarrow's Parquet encoding,
 from memory, of the very positions table chessscan writes for it, with chessscan's options
-and row groups; chessscan's CPU for that run, start-up subtracted, as a multiple of it.
+and row groups; chessscan's CPU for that run, start-up subtracted, as a multiple of it. The
+same for ``--positions none``, whose floor is the decompression plus the encoding of the
+games, perpetuals and issues tables and hashlib's BLAKE2b of the games' moves hashes. Last,
+the *bound of this reader and detector*: ``validate``'s CPU (reading, playing and checking
+every move, writing no table), start-up subtracted, plus the library's part of each run's
+tables. Every analyze run does what ``validate`` does and more, so no run can take less
+than that bound, however cheap its own building of the tables; printed as a multiple of
+the floor and as the most it allows against python-chess.
 """
 
 from __future__ import annotations
@@ -229,8 +236,18 @@ def side_floor(path: str, repeat: int) -> dict:
     input's decompression (chessscan's own source reader: zstd and the rest), and pyarrow's
     Parquet encoding, from memory, of the very positions table chessscan writes for it, with
     the options chessscan writes it with (``parquet_options``), in the same row groups. The
-    table is made first by a chessscan run, not timed, and read into memory."""
+    table is made first by a chessscan run, not timed, and read into memory.
+
+    Also the library part of the other tables, for ``--positions none``'s floor and for the
+    bound below which no run with this reader and detector can go (see :func:`main`):
+    ``encode_other``, pyarrow's encoding of the games, perpetuals and issues tables the same
+    way, in the row groups of chessscan's files; ``hashes``, hashlib's BLAKE2b of each game's
+    moves hash input (``' '.join([fen, *ucis])`` as bytes, built beforehand, untimed; each
+    digest checked against the games table's ``moves_hash``), for the games that have one;
+    ``encode_startup`` and ``encode_other_startup``, the same writers on each table's first row
+    alone (opening and closing them)."""
     import statistics
+    from hashlib import blake2b
 
     import pyarrow.parquet as pq
 
@@ -242,7 +259,13 @@ def side_floor(path: str, repeat: int) -> dict:
         side_chessscan(path, 1, keep=out)
         table = pq.read_table(os.path.join(out, "positions.parquet"))
         target = os.path.join(out, "floor.parquet")
-        decompress, encode = [], []
+        others = {name: pq.ParquetFile(os.path.join(out, f"{name}.parquet"))
+                  for name in ("games", "perpetuals", "issues")}
+        others = {name: (f.read(), [f.metadata.row_group(i).num_rows for i in range(f.metadata.num_row_groups)])
+                  for name, f in others.items()}
+        games = others["games"][0]
+        moves = _moves_hash_inputs(table, games)
+        decompress, encode, encode_other, hashes, encode_startup, encode_other_startup = [], [], [], [], [], []
         for _ in range(repeat):
             t0 = time.process_time()
             with open_source(path) as src:
@@ -254,10 +277,54 @@ def side_floor(path: str, repeat: int) -> dict:
                 for start in range(0, table.num_rows, DEFAULT_ROW_GROUP_SIZE):
                     w.write_table(table.slice(start, DEFAULT_ROW_GROUP_SIZE), row_group_size=DEFAULT_ROW_GROUP_SIZE)
             encode.append(time.process_time() - t0)
+            t0 = time.process_time()
+            for name, (other, groups) in others.items():
+                with pq.ParquetWriter(target, other.schema, **parquet_options(other.schema)) as w:
+                    start = 0
+                    for rows in groups:
+                        w.write_table(other.slice(start, rows), row_group_size=max(1, rows))
+                        start += rows
+            encode_other.append(time.process_time() - t0)
+            # The same writers on each table's first row alone: their opening and closing,
+            # which the bound leaves out as chessscan's start-up is left out of its runs.
+            t0 = time.process_time()
+            with pq.ParquetWriter(target, table.schema, **parquet_options(table.schema)) as w:
+                w.write_table(table.slice(0, 1))
+            encode_startup.append(time.process_time() - t0)
+            t0 = time.process_time()
+            for name, (other, groups) in others.items():
+                with pq.ParquetWriter(target, other.schema, **parquet_options(other.schema)) as w:
+                    w.write_table(other.slice(0, 1))
+            encode_other_startup.append(time.process_time() - t0)
+            t0 = time.process_time()
+            digests = [blake2b(text, digest_size=16).hexdigest() for text in moves]
+            hashes.append(time.process_time() - t0)
+        if digests != [digest for digest in games.column("moves_hash").to_pylist() if digest is not None]:
+            raise AssertionError("the moves hashes recomputed differ from the games table's")
     finally:
         shutil.rmtree(out, ignore_errors=True)
     return {"rows": table.num_rows, "decompress": statistics.median(decompress),
-            "encode": statistics.median(encode), "decompress_runs": decompress, "encode_runs": encode}
+            "encode": statistics.median(encode), "decompress_runs": decompress, "encode_runs": encode,
+            "games": games.num_rows, "encode_other": statistics.median(encode_other),
+            "hashes": statistics.median(hashes), "encode_startup": statistics.median(encode_startup),
+            "encode_other_startup": statistics.median(encode_other_startup)}
+
+
+def _moves_hash_inputs(positions, games) -> list[bytes]:
+    """Each game's moves hash input, ``' '.join([fen, *ucis])`` as bytes (the games table's
+    ``moves_hash`` column: BLAKE2b-128 of it), in the games table's order, from the positions
+    table's ``uci`` column and the games table's ``start_fen`` (None: the standard start);
+    games without a moves hash (variants not played) left out."""
+    from chessscan.core.position import STARTING_FEN
+
+    ucis: dict[int, list[str]] = {}
+    for gi, uci in zip(positions.column("game_index").to_pylist(), positions.column("uci").to_pylist()):
+        if uci is not None:
+            ucis.setdefault(gi, []).append(uci)
+    return [" ".join([fen or STARTING_FEN, *ucis.get(gi, ())]).encode()
+            for gi, fen, digest in zip(games.column("game_index").to_pylist(), games.column("start_fen").to_pylist(),
+                                       games.column("moves_hash").to_pylist())
+            if digest is not None]
 
 
 class _Descendants:
@@ -649,6 +716,33 @@ def main(argv=None) -> None:
                   f"positions table from memory, chessscan's options {floor['encode']:.3f} s = {bottom:.3f} s")
             print(f"  {label}, start-up subtracted: {net:.3f} s = {net / bottom:.2f}x the floor "
                   f"({net - bottom:.3f} s of chessscan's own work above it)")
+            other = floor["encode_other"] + floor["hashes"]
+            label_none, m_none = sides[1]
+            net_none = m_none["cpu"] - startup[label_none]
+            print(f"library floor of --positions none: decompressing the input {floor['decompress']:.3f} s + pyarrow's "
+                  f"encoding of its games, perpetuals and issues tables {floor['encode_other']:.3f} s + hashlib's "
+                  f"BLAKE2b of its {floor['games']:,} games' moves hashes {floor['hashes']:.3f} s = "
+                  f"{floor['decompress'] + other:.3f} s")
+            print(f"  {label_none}, start-up subtracted: {net_none:.3f} s = "
+                  f"{net_none / (floor['decompress'] + other):.2f}x that floor")
+            # validate reads, plays and checks every move and writes no table: a run with tables
+            # does that and more, so validate's CPU plus the library's part of the tables is the
+            # least any run can take with this reader and detector, however cheap the tables'
+            # own building.
+            label_validate, m_validate = sides[2]
+            net_validate = m_validate["cpu"] - startup[label_validate]
+            # The writers' opening and closing left out, as the runs' start-up is.
+            other_net = other - floor["encode_other_startup"]
+            print(f"bound of this reader and detector: {label_validate}, start-up subtracted "
+                  f"({net_validate:.3f} s: decompressing, reading, playing and checking every move, no table), "
+                  f"plus the library's part of the tables above less their writers' opening and closing "
+                  f"({floor['encode_startup']:.3f} s and {floor['encode_other_startup']:.3f} s); no run can take less:")
+            for what, least, bottom_of in (("positions run", net_validate + floor["encode"] - floor["encode_startup"]
+                                            + other_net, bottom),
+                                           ("--positions none", net_validate + other_net, None)):
+                against = f" = {least / bottom_of:.2f}x its floor" if bottom_of else ""
+                print(f"  {what}: >= {least:.3f} s{against}, so at most "
+                      f"{(a_net / a['positions']) / (least / m_validate['positions']):.1f}x python-chess per position")
             print("counts:")
             print(f"  python-chess: {a['games']:,} games, {a['positions']:,} positions")
             for label, m in sides:

@@ -271,6 +271,43 @@ def test_split_usage_errors(mixed, args, message):
 
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_input_cut_between_games_is_a_rejected_game(mixed, jobs):
+    """A compressed input that ends (or turns to garbage) between games gives a
+    truncated-input error that the run counts as a game: the split counts it as rejected,
+    its issue in the sidecar where it would stand, with no text to copy."""
+    import random
+
+    import zstandard
+
+    rng = random.Random(7)
+    (mixed / "app.pgn.gz").write_bytes(gzip.compress(MIXED) + bytes(rng.randrange(256) for _ in range(100)))
+    sample = (SAMPLES / "lichess-magnus-300.pgn").read_bytes()
+    (mixed / "cut.pgn.zst").write_bytes(zstandard.ZstdCompressor().compress(sample)[:300])
+    res = validate("mixed.pgn", "app.pgn.gz", "cut.pgn.zst", "mixed.pgn", "--jobs", jobs,
+                   "--clean-output", "c.pgn", "--rejects-output", "r.pgn")
+    assert res.exit_code == 1
+    assert "20 games: 12 ok, 8 with errors" in res.stderr
+    assert "split: 12 clean -> c.pgn, 8 rejected -> r.pgn" in res.stderr
+    # The games' text as without the cut inputs' errors.
+    assert validate("mixed.pgn", "mixed.pgn", "mixed.pgn", "--clean-output", "c0.pgn",
+                    "--rejects-output", "r0.pgn").exit_code == 1
+    assert (mixed / "r.pgn").read_bytes() == (mixed / "r0.pgn").read_bytes()
+    rows = read_sidecar(mixed / "r.pgn.issues.csv")
+    cut = [(r["game_index"], r["line"], r["game_line"], r["code"], r["source"], r["source_game_index"],
+            r["source_line"]) for r in rows if r["code"] == "truncated-input"]
+    # (game_index and line: those of the game after it in the rejects file)
+    after = [(r["game_index"], r["game_line"]) for r in rows if r["source"] == "mixed.pgn"][3]
+    assert cut == [(after[0], after[1], after[1], "truncated-input", "app.pgn.gz", "6", cut[0][6]),
+                   (after[0], after[1], after[1], "truncated-input", "cut.pgn.zst", "0", "1")]
+
+    def placed(rs):  # (the rows but their source's name)
+        return [{k: v for k, v in r.items() if k != "source"} for r in rs]
+
+    assert placed(r for r in rows if r["code"] != "truncated-input") == placed(
+        read_sidecar(mixed / "r0.pgn.issues.csv"))
+
+
 def test_stopped_split_is_kept_as_partial(mixed, stop_at_second_source):
     # A stop left the split under its final names, complete-looking.
     (mixed / "two.pgn").write_bytes(MIXED)

@@ -16,6 +16,10 @@ an input is kept only at the start of an output file.
 Beside the rejects file, ``FILE.issues.csv`` lists each rejected record's diagnostics with
 the record's game_index and the diagnostic's line *in the rejects file*, and where it came from
 (text that a spreadsheet would run as a formula gets a leading ``'``, as in the tables' CSV).
+A rejected record with no text (a compressed input cut between games: a game with only its
+``truncated-input`` error, which the run counts) is counted as rejected and its rows are
+listed with the game_index and line of where it would stand (the record written after it);
+nothing is copied.
 Output compression follows the suffix (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.zstd``);
 ``-`` is stdout. Each file is written as a new file ``NAME.<random hex>.partial``
 (:mod:`chessscan.reports.files`) and renamed when the split ends whole: a stopped or failed
@@ -279,6 +283,9 @@ class _Out:
         is being looked ahead (PGN reader, module doc), the records after it are held, so
         that the text after them decides as in the input."""
         data = rec.data or b""
+        if not data:  # no text (an input cut between games): nothing to write, its place noted
+            self._add(_Item(rec, b"", [], None, written))
+            return
         if self.written and data.startswith(_BOM):
             data = data[3:]
         if data and data[-1:] not in (b"\n", b"\r"):
@@ -314,7 +321,7 @@ class _Out:
         if _same(both, expected):
             for item in held:
                 self._emit(item, check=False)
-            last = held[-1] if held else before
+            last = next((i for i in reversed(held) if i.data), before)
             self._open = last if last.open else None
             return
         # Closed, it reads as itself with the reader between games after it: the records
@@ -331,6 +338,10 @@ class _Out:
 
     def _emit(self, item: _Item, check: bool = True) -> None:
         start_line = self.lines + 1
+        if not item.data:  # where it would stand: the number and line of the record after it
+            if item.written is not None:
+                item.written(self.records + 1, start_line)
+            return
         self._write(item.data)
         self.records += 1
         if item.written is not None:
@@ -356,7 +367,8 @@ class SplitWriter:
     only when closed whole (``close(complete=True)``, or no exception in the ``with`` block).
 
     ``clean_count`` and ``reject_count``: records written to each (counted even when that
-    file is not asked for); ``closed``: games the split closed (see the module doc).
+    file is not asked for; a rejected record with no text counts, nothing written);
+    ``closed``: games the split closed (see the module doc).
     ``kept``: once closed, the ``.partial`` files left (a split that did not end whole), in
     the order clean, rejects, sidecar.
     """
@@ -396,8 +408,10 @@ class SplitWriter:
         return any(_SEVERITY_RANK.get(d.severity, 9) <= self._limit for d in rec.diagnostics + rec.per_file)
 
     def __call__(self, rec: Record) -> None:
-        if not rec.data:
+        if rec.kind == "source" or (not rec.data and not self.rejected(rec)):
             return  # an archive given as an input, issues of no game: nothing to copy
+        # (A game with no text and an error, an input cut between games, is a rejected game
+        # of the run's count: counted, its issues in the sidecar, no text to copy.)
         if not self.rejected(rec):
             self.clean_count += 1
             if self._clean is not None:
@@ -589,7 +603,8 @@ class TableSplitWriter:
 
     The row of a record that carries ``truncated-input`` (the reader's mark where a
     corrupt table ends: no row of it from there was analyzed) is in neither file, and nor
-    are the rows after it. A row that the
+    are the rows after it; that record, a game of the run's count, is counted as rejected,
+    its issues listed with the number of the row written after it. A row that the
     split cannot read again though the analysis read it (the file changed, or a column the
     analysis does not read is corrupt) raises OSError.
     """
@@ -610,6 +625,7 @@ class TableSplitWriter:
         self.kept: list[str] = []
         self.clean_count = 0
         self.reject_count = 0
+        self._reject_rows = 0  # rows written to the rejects table (a rejected game may have none)
         # The source being copied: its name, its batches, the batch in hand, the verdicts of
         # its rows so far (1: rejected), the next row expected, where its reading failed.
         self._name: str | None = None
@@ -655,6 +671,11 @@ class TableSplitWriter:
             self._cut(decided_only=True)
             self._batches = self._batch = None
             self._broken = (row, "the table is corrupt there")
+            # A rejected game of the run's count with no row to copy: its issues name where
+            # it would stand in the rejects table (the number of the row after it).
+            if self.rejected(rec):
+                self.reject_count += 1
+                self._sidecar_rows(rec, self._reject_rows + 1, row)
             return
         while self._batch is None or row >= self._index0 + self._batch.num_rows:
             if not self._load():
@@ -668,11 +689,17 @@ class TableSplitWriter:
             self.clean_count += 1
             return
         self.reject_count += 1
-        if self._sidecar is not None:
-            number = self.reject_count  # the row's number in the rejects table
-            for d in rec.diagnostics + rec.per_file:
-                self._sidecar.writerow((number - 1, number, d.column, number, d.severity, d.code, d.ply, d.san,
-                                        d.message, d.path, row, d.line if d.line is not None else rec.line))
+        self._reject_rows += 1
+        self._sidecar_rows(rec, self._reject_rows, row)
+
+    def _sidecar_rows(self, rec: Record, number: int, row: int) -> None:
+        """The sidecar's rows of a rejected record: ``number`` its row's number in the rejects
+        table, ``row`` its index in its input."""
+        if self._sidecar is None:
+            return
+        for d in rec.diagnostics + rec.per_file:
+            self._sidecar.writerow((number - 1, number, d.column, number, d.severity, d.code, d.ply, d.san,
+                                    d.message, d.path, row, d.line if d.line is not None else rec.line))
 
     # -- reading the source again ------------------------------------------------------
 

@@ -1612,7 +1612,8 @@ class DaskUsageError(click.ClickException):
 @click.option("--rejects-output", metavar="FILE", default=None,
               help="Copy every other game here, byte for byte (of game tables: their rows, as for "
                    "--clean-output); FILE.issues.csv lists their issues with their game number and line "
-                   "(row) in FILE.")
+                   "(row) in FILE. A FILE.issues.csv already there is replaced only if it is one this "
+                   "command wrote (its first line the issues header); anything else there is refused.")
 @click.option("--baseline", "baseline_path", metavar="FILE", default=None,
               help="Known issues (a file of --write-baseline): only issues not in it are shown and "
                    "fail; entries no longer found are reported as fixed.")
@@ -1893,7 +1894,7 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     from chessscan.engines.local import is_epd
     from chessscan.reports.baseline import Baseline, BaselineError, BaselineRecorder
     from chessscan.reports.gate import Gate
-    from chessscan.reports.split import SplitWriter, sidecar_path
+    from chessscan.reports.split import SplitWriter, sidecar_path, sidecar_refusal
 
     from chessscan.readers.sources import is_pipe
 
@@ -1920,18 +1921,22 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")
     # Two writers into one file would interleave or replace each other's output.
+    side = rejects_output and sidecar_path(rejects_output)
     named = [(o, opt) for o, opt in ((clean_output, "--clean-output"), (rejects_output, "--rejects-output"),
-                                     (rejects_output and sidecar_path(rejects_output),
-                                      "--rejects-output's issues file"),
+                                     (side, "--rejects-output's issues file"),
                                      (write_baseline, "--write-baseline")) if o]
     for i, (a, a_opt) in enumerate(named):
         for b, b_opt in named[i + 1:]:
             if a == b or ("-" not in (a, b) and _same_file(a, b)):
                 raise click.UsageError(f"{a_opt} and {b_opt} must be two different files ({b})")
     for out, what in ((clean_output, "the games"), (rejects_output, "the games"),
-                      (write_baseline, "the baseline")):
+                      (side, "the issues of the rejected games"), (write_baseline, "the baseline")):
         if out and out != "-" and any(_same_file(out, p) for p in paths):
             raise click.UsageError(f"{out} is an input: {what} would be written over it")
+    why = side and sidecar_refusal(rejects_output, through=table_split is None)
+    if why:  # (a name the user never gave: only a file this command wrote there is replaced)
+        raise click.UsageError(f"{side} is in the way of the issues of the rejected games ({why}): move it "
+                               "or choose another --rejects-output")
     if outputs and len({is_epd(p) for p in paths}) > 1:
         raise click.UsageError("--clean-output/--rejects-output write one file each: give PGN inputs "
                                "or EPD inputs, not both")

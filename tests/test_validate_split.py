@@ -271,6 +271,50 @@ def test_split_usage_errors(mixed, args, message):
 
 
 
+def test_an_issues_file_that_is_an_input_is_refused(mixed):
+    (mixed / "games.pgn.issues.csv").write_bytes(MIXED)
+    res = validate("games.pgn.issues.csv", "--rejects-output", "games.pgn")
+    assert res.exit_code == 2
+    assert "games.pgn.issues.csv is an input: the issues of the rejected games would be written over it" \
+        in res.stderr
+    assert (mixed / "games.pgn.issues.csv").read_bytes() == MIXED
+    assert sorted(p.name for p in mixed.iterdir()) == ["games.pgn.issues.csv", "mixed.pgn"]
+
+
+@pytest.mark.parametrize("what", ["notes", "header-like", "folder", "link"])
+def test_an_issues_file_the_split_did_not_write_is_refused(mixed, what):
+    """FILE.issues.csv is a name the user never gave: what stands there is replaced only when
+    the split wrote it; a link would be written through by the text split."""
+    side = mixed / "r.pgn.issues.csv"
+    if what == "notes":
+        side.write_text("my notes\n")
+    elif what == "header-like":  # the header with more on its first line
+        side.write_text(",".join(SIDECAR_COLUMNS) + ",mine\n")
+    elif what == "folder":
+        side.mkdir()
+    else:
+        (mixed / "notes.txt").write_text("my notes\n")
+        side.symlink_to("notes.txt")
+    before = sorted(p.name for p in mixed.iterdir())
+    res = validate("mixed.pgn", "--jobs", "1", "--rejects-output", "r.pgn")
+    assert res.exit_code == 2
+    assert "r.pgn.issues.csv is in the way of the issues of the rejected games (" in res.stderr
+    assert "move it or choose another --rejects-output" in res.stderr
+    assert "issues by code" not in res.stderr  # refused before any game was read
+    assert sorted(p.name for p in mixed.iterdir()) == before  # nothing written
+    if what in ("notes", "link"):
+        assert (mixed / ("notes.txt" if what == "link" else "r.pgn.issues.csv")).read_text() == "my notes\n"
+
+
+def test_an_issues_file_the_split_wrote_is_replaced(mixed):
+    assert validate("mixed.pgn", "--rejects-output", "r.pgn").exit_code == 1
+    first = (mixed / "r.pgn.issues.csv").read_bytes()
+    assert first.startswith(",".join(SIDECAR_COLUMNS).encode() + b"\r\n")
+    (mixed / "r.pgn.issues.csv").write_text(",".join(SIDECAR_COLUMNS) + "\n")  # LF line end: still its header
+    assert validate("mixed.pgn", "--rejects-output", "r.pgn").exit_code == 1
+    assert (mixed / "r.pgn.issues.csv").read_bytes() == first
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_an_input_cut_between_games_is_a_rejected_game(mixed, jobs):
     """A compressed input that ends (or turns to garbage) between games gives a

@@ -252,6 +252,23 @@ def test_rows_after_the_analysis_found_a_table_corrupt_are_not_copied(tmp_path, 
     assert pq.read_table("c.parquet").equals(pq.read_table(TWIN).slice(0, 256))
 
 
+def test_an_issues_file_the_table_split_did_not_write(bad):
+    """As for text: only a file the split wrote is replaced; a link is replaced, as the table
+    split replaces a link at any of its names, never writing through it."""
+    side = bad[0] / "r.parquet.issues.csv"
+    side.write_text("my notes\n")
+    res = validate("bad.parquet", "--rejects-output", "r.parquet")
+    assert res.exit_code == 2 and "r.parquet.issues.csv is in the way of the issues of the rejected games (its " \
+        "first line is not the issues header): move it or choose another --rejects-output" in res.stderr
+    assert side.read_text() == "my notes\n" and not (bad[0] / "r.parquet").exists()
+    side.unlink()
+    (bad[0] / "notes.txt").write_text("my notes\n")
+    side.symlink_to("notes.txt")
+    assert validate("bad.parquet", "--rejects-output", "r.parquet").exit_code == 1
+    assert not side.is_symlink() and read_sidecar(side)
+    assert (bad[0] / "notes.txt").read_text() == "my notes\n"
+
+
 def test_an_unreadable_table_gives_no_rows(bad):
     (bad[0] / "cut.parquet").write_bytes(TWIN.read_bytes()[:-100])
     res = validate("cut.parquet", TWIN, "--clean-output", "c.parquet")

@@ -20,6 +20,8 @@ A rejected record with no text (a compressed input cut between games: a game wit
 ``truncated-input`` error, which the run counts) is counted as rejected and its rows are
 listed with the game_index and line of where it would stand (the record written after it);
 nothing is copied.
+What already stands at ``FILE.issues.csv`` is replaced only when a split wrote it
+(:func:`sidecar_refusal`).
 Output compression follows the suffix (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.zstd``);
 ``-`` is stdout. Each file is written as a new file ``NAME.<random hex>.partial``
 (:mod:`chessscan.reports.files`) and renamed when the split ends whole: a stopped or failed
@@ -51,7 +53,7 @@ from chessscan.reports.records import Record, count_lines
 from chessscan.reports.writers import OutputError, guard_formula
 
 __all__ = ["SIDECAR_COLUMNS", "SplitWriter", "TableSplitWriter", "open_output", "partial_path", "sidecar_path",
-           "table_output_format"]
+           "sidecar_refusal", "table_output_format"]
 
 #: Columns of ``FILE.issues.csv``: ``game_index`` (0-based, as the tables count games) and
 #: ``line`` (1-based) in the rejects file (``game_index``: the record's index there, EPD lines
@@ -87,6 +89,33 @@ def sidecar_path(rejects: str) -> str | None:
     except (OSError, ValueError):
         pass
     return rejects + ".issues.csv"
+
+
+def sidecar_refusal(rejects: str, through: bool = True) -> str | None:
+    """Why the rejects' ``FILE.issues.csv`` (:func:`sidecar_path`) may not be written, in
+    words, or None when it may. The split writes that name without the user naming it, so
+    what stands there is replaced only when a split wrote it: a regular file whose first
+    line is the header the split writes (:data:`SIDECAR_COLUMNS`). Anything else (another
+    file, a folder, a device) is refused, and so is a link when the split would write
+    through it (``through``: the text split, :func:`_open_sidecar`); the table split
+    replaces a link, never writing through it."""
+    side = sidecar_path(rejects)
+    if side is None or not os.path.lexists(side):
+        return None
+    if os.path.islink(side):
+        return "a link, which the split would write through" if through else None
+    if not os.path.isfile(side):
+        return "a folder" if os.path.isdir(side) else "not a regular file"
+    header = ",".join(SIDECAR_COLUMNS).encode()
+    try:
+        with open(side, "rb") as f:
+            first = f.read(len(header) + 2)
+    except OSError as exc:
+        return f"it cannot be read: {exc.strerror or exc}"
+    rest = first[len(header):]  # (the line end: CRLF as the csv module writes it, or LF)
+    if not first.startswith(header) or not (rest in (b"", b"\r\n") or rest.startswith(b"\n")):
+        return "its first line is not the issues header"
+    return None
 
 
 def open_output(path: str, write_to: str | BinaryIO | None = None) -> BinaryIO:

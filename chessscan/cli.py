@@ -1742,6 +1742,8 @@ def validate(paths, fmt, fail_on, cross_check, moves_column, jobs, silent, selec
     for p in items:
         if isinstance(p, InputProblem):
             unreadable |= p.severity == "error"  # missing, unreadable, not text, an archive: as analyze
+            if gate is not None and p.severity == "error":
+                gate.input_errors.add(p.source)
             report_input_problems([p], issue_filter, tally)
             sink.finish()
             continue
@@ -1942,6 +1944,8 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
                                "or EPD inputs, not both")
     if write_baseline and not Path(write_baseline).resolve().parent.is_dir():
         raise click.BadParameter(f"no such folder: {Path(write_baseline).parent}", param_hint="--write-baseline")
+    if write_baseline and os.path.isdir(write_baseline):  # (refused before the run, not after it)
+        raise click.BadParameter(f"cannot write there: {write_baseline} is a folder", param_hint="--write-baseline")
     # Each output locked for the whole run: a second run into one of them is refused.
     for out, opt in named:
         try:
@@ -2089,7 +2093,7 @@ def _validate_gate_close(gate, summary, status, write_baseline, baseline_path, c
         except OSError as exc:
             raise OutputFailure(f"cannot write the baseline: {exc}") from exc
         click.echo(f"baseline written to {_shown(write_baseline)}: {n} entries", err=True)
-        if gate.baseline is None:
-            status = 0  # every issue found is now a known one
+        if gate.baseline is None and status == 1:
+            status = 0  # every issue found is now a known one (an unreadable input stays exit 2)
             summary["exit_status"] = 0
     return status

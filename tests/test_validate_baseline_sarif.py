@@ -129,6 +129,37 @@ def test_bad_baseline_is_a_usage_error(here, content, message):
     assert res.exit_code == 2 and "no such folder" in res.stderr
 
 
+def test_write_baseline_refuses_a_folder_before_the_run(here):
+    (here / "adir").mkdir()
+    res = validate("games.pgn", "--write-baseline", "adir")
+    assert res.exit_code == 2
+    assert "Invalid value for --write-baseline: cannot write there: adir is a folder" in res.stderr
+    assert "games:" not in res.stderr  # refused before the games were read
+    assert list((here / "adir").iterdir()) == []
+
+
+def test_an_unreadable_input_is_an_input_error_with_or_without_a_baseline(here):
+    """An input that cannot be read is exit 2 and named in both runs: it is not an issue a
+    baseline can accept (not recorded, and an entry for it accepts nothing)."""
+    (here / "garbage.pgn").write_bytes(bytes(range(256)) * 12)
+    named = "garbage.pgn: error[not-text]: garbage.pgn is not text but binary data"
+    res = validate("games.pgn", "garbage.pgn", "--write-baseline", "base.json")
+    assert res.exit_code == 2 and named in res.stdout
+    assert "baseline written to base.json: 4 entries" in res.stderr
+    assert not any(e["game"].startswith("source:") for e in json.loads((here / "base.json").read_text())["entries"])
+    res = validate("games.pgn", "garbage.pgn", "--baseline", "base.json")
+    assert res.exit_code == 2 and named in res.stdout
+    assert "not in the baseline: 1 error, 0 warnings" in res.stderr
+    # A baseline that has an entry for it (as one written before could): still exit 2, named.
+    doc = json.loads((here / "base.json").read_text())
+    doc["entries"].append({"code": "not-text", "count": 1, "game": "source:garbage.pgn", "message": "",
+                           "players": None, "ply": None, "severity": "error"})
+    (here / "old.json").write_text(json.dumps(doc))
+    res = validate("games.pgn", "garbage.pgn", "--baseline", "old.json")
+    assert res.exit_code == 2 and named in res.stdout
+    assert "not in the baseline: 1 error, 0 warnings" in res.stderr and "fixed:" not in res.stderr
+
+
 def test_write_baseline_refuses_an_input(here):
     # It replaced the games by the baseline's JSON, exit 0.
     before = (here / "games.pgn").read_bytes()

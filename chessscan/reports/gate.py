@@ -24,7 +24,13 @@ __all__ = ["Gate"]
 class Gate:
     """Per-record work of ``validate`` (module doc). ``emit`` gets every diagnostic not in
     ``baseline``; ``counts`` (severity -> number) counts them; ``known`` counts the others.
-    ``split``, ``baseline`` and ``recorder`` may each be None."""
+    ``split``, ``baseline`` and ``recorder`` may each be None.
+
+    ``input_errors``: the display names of the inputs that could not be read (missing,
+    unreadable, not text, an archive), added by the caller as it meets them. Their errors
+    are an input error whatever the baseline (exit 2 in either run): never recorded, always
+    passed on and counted (an entry of an older baseline for one is used up, not listed as
+    fixed)."""
 
     def __init__(self, emit: Callable[[Diagnostic], None], split: SplitWriter | None = None,
                  baseline: Baseline | None = None, recorder: BaselineRecorder | None = None) -> None:
@@ -34,6 +40,7 @@ class Gate:
         self.recorder = recorder
         self.counts: dict[str, int] = {"error": 0, "warning": 0}
         self.known = 0
+        self.input_errors: set[str] = set()
 
     @property
     def needs_bytes(self) -> bool:
@@ -44,10 +51,12 @@ class Gate:
 
     def __call__(self, rec: Record) -> None:
         key = game_key(rec) if (self.baseline is not None or self.recorder is not None) and rec.diagnostics else None
+        unread = rec.kind == "source" and rec.path in self.input_errors
         for d in rec.diagnostics:
-            if self.recorder is not None:
+            input_error = unread and d.severity == "error"
+            if self.recorder is not None and not input_error:
                 self.recorder.add(key, d)
-            if self.baseline is not None and self.baseline.known(key, d):
+            if self.baseline is not None and self.baseline.known(key, d) and not input_error:
                 self.known += 1
                 continue
             self.counts[d.severity] = self.counts.get(d.severity, 0) + 1

@@ -219,7 +219,7 @@ def test_a_corrupt_row_group_copies_the_rows_before_it(tmp_path, monkeypatch):
     assert res.exit_code == 1 and "error[truncated-input]" in res.stdout
     # The 256 rows read are clean; the rows after the fault are in neither file. The game
     # the run counts for the fault is a rejected one with no row: its issue in the sidecar
-    # where it would stand, so that clean + rejected are the games counted.
+    # with no place in the rejects table, so that clean + rejected are the games counted.
     assert "split: 556 clean -> c.parquet, 1 rejected -> r.parquet" in res.stderr
     assert "557 games: 556 ok, 1 with errors" in res.stderr
     assert pq.read_table("c.parquet").equals(pa.concat_tables([pq.read_table(TWIN).slice(0, 256),
@@ -227,7 +227,7 @@ def test_a_corrupt_row_group_copies_the_rows_before_it(tmp_path, monkeypatch):
     assert pq.read_table("r.parquet").num_rows == 0
     assert [(r["game_index"], r["line"], r["code"], r["source"], r["source_game_index"], r["source_line"])
             for r in read_sidecar("r.parquet.issues.csv")] == [
-        ("0", "1", "truncated-input", "cut.parquet", "256", "257")]
+        ("", "", "truncated-input", "cut.parquet", "256", "257")]
 
 
 def test_rows_after_the_analysis_found_a_table_corrupt_are_not_copied(tmp_path, monkeypatch):

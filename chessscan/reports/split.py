@@ -18,8 +18,8 @@ the record's game_index and the diagnostic's line *in the rejects file*, and whe
 (text that a spreadsheet would run as a formula gets a leading ``'``, as in the tables' CSV).
 A rejected record with no text (a compressed input cut between games: a game with only its
 ``truncated-input`` error, which the run counts) is counted as rejected and its rows are
-listed with the game_index and line of where it would stand (the record written after it);
-nothing is copied.
+listed with no game_index, line or game_line (it has no place in the rejects file; its source
+columns say where it is); nothing is copied.
 What already stands at ``FILE.issues.csv`` is replaced only when a split wrote it
 (:func:`sidecar_refusal`).
 Output compression follows the suffix (``.gz``, ``.bz2``, ``.xz``, ``.zst``/``.zstd``);
@@ -367,9 +367,9 @@ class _Out:
 
     def _emit(self, item: _Item, check: bool = True) -> None:
         start_line = self.lines + 1
-        if not item.data:  # where it would stand: the number and line of the record after it
+        if not item.data:  # no place in the rejects file: its rows have none
             if item.written is not None:
-                item.written(self.records + 1, start_line)
+                item.written(None, None)
             return
         self._write(item.data)
         self.records += 1
@@ -450,16 +450,21 @@ class SplitWriter:
         if self._rejects is not None:
             self._rejects.put(rec, None if self._sidecar is None else lambda n, line: self._sidecar_rows(rec, n, line))
 
-    def _sidecar_rows(self, rec: Record, number: int, start_line: int) -> None:
+    def _sidecar_rows(self, rec: Record, number: int | None, start_line: int | None) -> None:
         """The sidecar's rows of a rejected record, written as number ``number`` from line
-        ``start_line`` of the rejects file."""
-        game_line = start_line + (rec.line - rec.first_line)
+        ``start_line`` of the rejects file (None, None: a record with no text, not written;
+        its rows' game_index, line and game_line are left empty)."""
+        game_line = start_line + (rec.line - rec.first_line) if start_line is not None else None
         for d in rec.diagnostics + rec.per_file:
-            line = start_line + (d.line - rec.first_line) if d.line is not None else game_line
-            column = d.column
-            if column is not None and d.line == rec.first_line:
-                column -= rec.column - 1  # the game starts its line in the rejects file
-            self._sidecar.writerow((number - 1, line, column, game_line, d.severity, d.code, d.ply, d.san,
+            if start_line is None:
+                line = column = None
+            else:
+                line = start_line + (d.line - rec.first_line) if d.line is not None else game_line
+                column = d.column
+                if column is not None and d.line == rec.first_line:
+                    column -= rec.column - 1  # the game starts its line in the rejects file
+            self._sidecar.writerow((None if number is None else number - 1, line, column, game_line,
+                                    d.severity, d.code, d.ply, d.san,
                                     d.message, d.path, rec.number - 1 if rec.kind == "game" else "",
                                     d.line if d.line is not None else rec.line))
 
@@ -633,7 +638,7 @@ class TableSplitWriter:
     The row of a record that carries ``truncated-input`` (the reader's mark where a
     corrupt table ends: no row of it from there was analyzed) is in neither file, and nor
     are the rows after it; that record, a game of the run's count, is counted as rejected,
-    its issues listed with the number of the row written after it. A row that the
+    its issues listed with no game_index, line or game_line (it has no row there). A row that the
     split cannot read again though the analysis read it (the file changed, or a column the
     analysis does not read is corrupt) raises OSError.
     """
@@ -700,11 +705,11 @@ class TableSplitWriter:
             self._cut(decided_only=True)
             self._batches = self._batch = None
             self._broken = (row, "the table is corrupt there")
-            # A rejected game of the run's count with no row to copy: its issues name where
-            # it would stand in the rejects table (the number of the row after it).
+            # A rejected game of the run's count with no row to copy: its issues have no
+            # place in the rejects table.
             if self.rejected(rec):
                 self.reject_count += 1
-                self._sidecar_rows(rec, self._reject_rows + 1, row)
+                self._sidecar_rows(rec, None, row)
             return
         while self._batch is None or row >= self._index0 + self._batch.num_rows:
             if not self._load():
@@ -721,13 +726,15 @@ class TableSplitWriter:
         self._reject_rows += 1
         self._sidecar_rows(rec, self._reject_rows, row)
 
-    def _sidecar_rows(self, rec: Record, number: int, row: int) -> None:
+    def _sidecar_rows(self, rec: Record, number: int | None, row: int) -> None:
         """The sidecar's rows of a rejected record: ``number`` its row's number in the rejects
-        table, ``row`` its index in its input."""
+        table (None: it has no row there; game_index, line and game_line left empty),
+        ``row`` its index in its input."""
         if self._sidecar is None:
             return
+        index = None if number is None else number - 1
         for d in rec.diagnostics + rec.per_file:
-            self._sidecar.writerow((number - 1, number, d.column, number, d.severity, d.code, d.ply, d.san,
+            self._sidecar.writerow((index, number, d.column, number, d.severity, d.code, d.ply, d.san,
                                     d.message, d.path, row, d.line if d.line is not None else rec.line))
 
     # -- reading the source again ------------------------------------------------------

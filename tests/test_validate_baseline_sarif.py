@@ -205,6 +205,7 @@ SARIF_SUBSET = {
                             }}},
                     }}}},
                 "originalUriBaseIds": {"type": "object", "additionalProperties": {"type": "object"}},
+                "columnKind": {"enum": ["utf16CodeUnits", "unicodeCodePoints"]},
                 "results": {"type": "array", "items": {
                     "type": "object",
                     "required": ["message"],
@@ -240,6 +241,8 @@ def test_sarif_log(here):
     log = json.loads(res.stdout)
     jsonschema.validate(log, SARIF_SUBSET, format_checker=jsonschema.FormatChecker())
     run = log["runs"][0]
+    # Columns count code points, not SARIF's default UTF-16 code units (§3.14.17).
+    assert run["columnKind"] == "unicodeCodePoints"
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == list(ISSUE_CODES)
     for rule in rules:

@@ -8,7 +8,8 @@ in UpperCamelCase, the registry's title as description and help text, its severi
 ``defaultConfiguration.level``, its group as a tag); each diagnostic is a result with
 ``ruleId``/``ruleIndex``, ``level``, the message, and a location: the input's path as a
 relative URI (against ``%SRCROOT%``; an absolute path as a ``file://`` URI) and the
-line and column. A diagnostic without a line (an issue of a whole source) is placed on line 1,
+line and column (``columnKind`` ``unicodeCodePoints``: columns count code points, as the
+text diagnostics do, not SARIF's default UTF-16 code units). A diagnostic without a line (an issue of a whole source) is placed on line 1,
 since code scanning needs a line.
 """
 
@@ -120,6 +121,8 @@ def sarif_log(diagnostics: Iterable[Diagnostic], version: str | None = None) -> 
         "runs": [{
             "tool": {"driver": driver},
             "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the folder validate ran in"}}},
+            # The readers count columns in code points; SARIF's default is UTF-16 units (§3.14.17).
+            "columnKind": "unicodeCodePoints",
             "results": results,
         }],
     }

@@ -741,7 +741,8 @@ def _write_html(report_dir, out=None, remote=None) -> None:
 @main.command(context_settings=CONTEXT)
 @click.argument("report_dir", type=click.Path(file_okay=False))
 @click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
-              help="The HTML file to write.  [default: REPORT_DIR/report.html]")
+              help="The HTML file to write; it may replace only a page chessscan wrote.  "
+                   "[default: REPORT_DIR/report.html]")
 def report(report_dir, out):
     """Render a report folder (written by `analyze`) as one self-contained HTML page.
 
@@ -776,11 +777,37 @@ def report(report_dir, out):
             raise OutputFailure(f"cannot write the page in {_shown(report_dir)}: {exc}") from exc
         # A folder this user cannot write (read-only): no run writes it either; read unlocked.
     if out is not None:
+        _refuse_page_output(out, report_dir)
         try:
             _lock_output(out)
         except OSError as exc:
             raise OutputFailure(f"cannot write {_shown(out)}: {exc}") from exc
     _write_html(report_dir, out)
+
+
+def _refuse_page_output(out, report_dir=None) -> None:
+    """A usage error, before anything is written, when the page's ``-o`` file ``out`` is one
+    of ``report_dir``'s own files (the page would replace what it is read from), or a regular
+    file (named, or a link's target) that is not a page chessscan wrote: the page replaces
+    only an earlier page. A device or FIFO (``/dev/stdout``) is written through as before."""
+    from chessscan.reports.page import is_report_page
+    from chessscan.reports.writers import report_file_of
+
+    own = report_file_of(report_dir, out) if report_dir is not None else None
+    if own is not None:
+        raise click.BadParameter(f"{_shown(out)} is {own}, a file of the report {_shown(report_dir)}: the page "
+                                 "would be written over it; choose another file", param_hint="-o/--output")
+    if os.path.isfile(out):
+        try:
+            ours = is_report_page(out)
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read it: {exc}", param_hint="-o/--output") from exc
+        if not ours:
+            real = os.path.realpath(out)
+            where = f" (a link to {_shown(real)})" if os.path.islink(out) else ""
+            raise click.BadParameter(f"{_shown(out)}{where} is not a page chessscan wrote: the page would "
+                                     "be written over it; move it away or choose another file",
+                                     param_hint="-o/--output")
 
 
 def _report_url(remote, out) -> None:
@@ -799,6 +826,7 @@ def _report_url(remote, out) -> None:
     shown = _shown(remote.url)
     start = time.perf_counter()
     if out is not None:
+        _refuse_page_output(out)
         try:
             _lock_output(out)
         except OSError as exc:

@@ -388,6 +388,44 @@ def test_report_of_a_summary_or_run_json_that_is_no_object(tmp_path):
     assert not isinstance(result.exception, AttributeError)
 
 
+def test_report_o_writes_over_no_file_it_did_not_write(tmp_path):
+    """``report -o FILE`` refuses (exit 2, nothing written) a file of the report itself and
+    any existing file, named or a link's target, that is not a page chessscan wrote; an
+    earlier page is replaced (a rerun), through a link too."""
+    pgn = tmp_path / "g.pgn"
+    pgn.write_text('[Event "E"]\n\n1. e4 e5 *\n')
+    out = analyze(tmp_path / "out", [pgn], "--format", "csv")
+
+    def report(target):
+        return CliRunner().invoke(main, ["report", str(out), "-o", str(target)])
+
+    kept = {p: p.read_bytes() for p in [pgn, *out.iterdir()]}
+    link = tmp_path / "lnk.html"
+    link.symlink_to(pgn)
+    for target, said in ((out / "summary.json", "is summary.json, a file of the report"),
+                         (out / "run.json", "is run.json, a file of the report"),
+                         (out / "games.csv", "is games.csv, a file of the report"),
+                         (pgn, "is not a page chessscan wrote"),
+                         (link, "(a link to ")):
+        result = report(target)
+        assert result.exit_code == 2 and said in result.output, result.output
+    assert {p: p.read_bytes() for p in kept} == kept and not (out / "report.html").exists()
+    page = tmp_path / "page.html"
+    assert report(page).exit_code == 0
+    assert page.read_bytes().startswith(b'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+                                        b'<meta name="generator" content="chessscan">')
+    assert report(page).exit_code == 0  # a rerun replaces its own page
+    link.unlink()
+    link.symlink_to(page)
+    page.write_bytes(b"old")  # (no longer a page: refused through the link)
+    assert report(link).exit_code == 2 and page.read_bytes() == b"old"
+    page.unlink()
+    assert report(tmp_path / "page2.html").exit_code == 0
+    (tmp_path / "page2.html").rename(page)
+    assert report(link).exit_code == 0 and link.is_symlink()  # written through the link
+    assert page.read_bytes().startswith(b"<!DOCTYPE html>")
+
+
 def test_report_of_a_hand_edited_summary(tmp_path, samples_report):
     """A summary whose fields have other JSON types than ``analyze`` writes gets a clean
     error naming the field (each of these was an AttributeError or TypeError traceback); the

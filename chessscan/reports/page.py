@@ -42,7 +42,8 @@ from .readback import ReportError, ReportTables
 from .schema import OPTIONAL_COLUMNS, TABLE_SPECS
 from .summary import MAX_SOURCES_NAMED, percent, sources_line
 
-__all__ = ["build_report", "render_report", "ReportError", "ERRORS_SHOWN", "EXAMPLES_SHOWN"]
+__all__ = ["build_report", "render_report", "ReportError", "ERRORS_SHOWN", "EXAMPLES_SHOWN", "PAGE_GENERATOR",
+           "is_report_page"]
 
 #: Games with errors shown with a board (the first, by source and line).
 ERRORS_SHOWN = 50
@@ -66,6 +67,22 @@ _RARE_EVENTS = (
 )
 
 
+#: What every page starts with after its ``<meta charset>``: how ``report -o`` knows a file
+#: is a page of chessscan's (to be replaced) and not someone's file (refused).
+PAGE_GENERATOR = '<meta name="generator" content="chessscan">'
+# Pages written before the generator tag: their title within the same first bytes.
+_PAGE_MARKS = (PAGE_GENERATOR.encode(), b"<title>chessscan report: ")
+_PAGE_HEAD_BYTES = 1024
+
+
+def is_report_page(path: str | os.PathLike) -> bool:
+    """Whether the regular file at ``path`` (after links) is a page chessscan wrote: one of
+    :data:`_PAGE_MARKS` in its first bytes. Raises ``OSError`` when it cannot be read."""
+    with open(path, "rb") as f:
+        head = f.read(_PAGE_HEAD_BYTES)
+    return head.startswith(b"<!DOCTYPE html>") and any(m in head for m in _PAGE_MARKS)
+
+
 def build_report(folder: str | os.PathLike, out: str | os.PathLike | None = None, *,
                  errors_shown: int = ERRORS_SHOWN, examples: int = EXAMPLES_SHOWN) -> Path:
     """Render the report folder ``folder`` to ``out`` (default ``folder/report.html``).
@@ -75,7 +92,8 @@ def build_report(folder: str | os.PathLike, out: str | os.PathLike | None = None
     The file is written as a new temporary file, then renamed: a reader never sees half a
     page, and a link standing at ``folder/report.html`` is replaced, never written through;
     an ``out`` that is a device or symlink, such as ``/dev/stdout``, is written through
-    (``replace_file``).
+    (``replace_file``; ``chessscan report -o`` first refuses an ``out`` that is not a page,
+    :func:`is_report_page`).
     """
     tables = ReportTables(folder)
     try:
@@ -200,7 +218,7 @@ def _head(tables: ReportTables) -> str:
 
     name = display_path(tables.folder.resolve().name)  # (a name that is not UTF-8: \xNN, as elsewhere)
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'{PAGE_GENERATOR}<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<title>chessscan report: {_e(name)}</title><style>{_CSS}</style></head><body>'
             f'<header><h1>chessscan report: {_e(name)}</h1>'
             f'<p>{_e(sources_line(tables.summary.get("sources", [])) or "no source recorded")}</p>'

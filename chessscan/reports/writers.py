@@ -53,6 +53,7 @@ from .files import PARTIAL_SUFFIX
 from .schema import OPTIONAL_COLUMNS, TABLE_NAMES, column_names, schema_for
 
 __all__ = [
+    "report_file_of",
     "FORMATS",
     "EXTENSIONS",
     "DEFAULT_ROW_GROUP_SIZE",
@@ -309,6 +310,25 @@ def report_files(tables: Iterable[str], fmt: str = "parquet", dataset: bool = Fa
     :data:`RUN_FILES`."""
     names = [f"{t}/" if dataset else f"{t}{EXTENSIONS[fmt]}" for t in tables]
     return names + list(RUN_FILES)
+
+
+def report_file_of(out_dir: str | os.PathLike, path: str | os.PathLike) -> str | None:
+    """The name of the report folder ``out_dir``'s own file (:func:`report_files`, or its
+    manifest or lock) that ``path`` is or lies in, after links (a link's target counts), or
+    None. ``report.html`` counts only as the page, not as a file the report reads."""
+    from chessscan.reports.files import LOCK_NAME
+
+    try:
+        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(out_dir))
+    except ValueError:  # (another drive)
+        return None
+    first = Path(rel).parts[0] if rel != "." else "."
+    if first == os.pardir or Path(rel).is_absolute():
+        return None
+    if first in (".", MANIFEST_NAME, LOCK_NAME) or (first != "report.html" and (
+            _is_report_name(first) or _is_report_name(first + "/"))):
+        return first
+    return None
 
 
 def _is_report_name(name: str) -> bool:

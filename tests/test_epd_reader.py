@@ -306,6 +306,19 @@ def test_missing_semicolons_split_at_known_opcodes():
     assert rec.operations == {"bm": ["c5"], "id": ["test"]} and rec.errors == []
 
 
+def test_missing_semicolon_found_when_the_line_ends_with_one():
+    # The final ';' ends only the last operation: 'id "a" bm Kd2;' still lacks the ';' after "a".
+    k = "4k3/8/8/8/8/8/8/4K3 w - -"
+    for tail in ('', ';'):
+        rec = parse_epd_line(k + ' id "a" bm Kd2' + tail)
+        assert rec.operations == {"id": ["a"], "bm": ["Kd2"]} and rec.bm == ["Kd2"]
+        assert [(e[0], e[2]) for e in rec.errors] == [("missing-semicolon", 34)]
+        rec = parse_epd_line(k + ' id "a" id "b"' + tail)
+        assert rec.operations == {"id": ["a"]}
+        assert [(e[0], e[2]) for e in rec.errors] == [("missing-semicolon", 34),
+                                                       ("duplicate-opcode", 34)]
+
+
 def test_bad_line_then_good_line_numbers_and_crlf():
     text = ("# comment\r\n"
             "\r\n"

@@ -62,7 +62,7 @@ EPD_ERROR_SEVERITY: dict[str, str] = {
     "unterminated-string": "warning",  # '"' without closing quote; rest of line taken
     "bad-opcode": "warning",          # opcode not letter + up to 14 [A-Za-z0-9_]
     "duplicate-opcode": "warning",    # opcode repeated on one line; first one kept
-    "missing-semicolon": "warning",   # unterminated op split at a known opcode
+    "missing-semicolon": "warning",   # op without its ';' split at a known opcode
     "counter-conflict": "warning",    # hmvc/fmvn op disagrees with FEN counters
     "glued-counter": "warning",       # "- -0 1": ep '-' glued to the halfmove clock
     "decode-fallback": "warning",     # line is not UTF-8; decoded as latin-1
@@ -486,13 +486,11 @@ def parse_epd_line(text: str, source: str = "<string>", line: int = 1,
     ops: dict[str, list[str]] = {}
     op_cols: dict[str, int] = {}
 
-    def close(opcode_i: int, operands: list[tuple[str, bool, int]], terminated: bool) -> None:
+    def close(opcode_i: int, operands: list[tuple[str, bool, int]]) -> None:
         opcode_tok = tokens[opcode_i]
         opcode = _unquote(opcode_tok)
-        groups = [(opcode, col(opcode_i), operands)]
-        if not terminated:
-            groups = _split_unterminated(groups[0], errs)
-        for name, c, operands_ in groups:
+        # Split whether or not a ';' ends the group: a final ';' ends only the last operation.
+        for name, c, operands_ in _split_unterminated((opcode, col(opcode_i), operands), errs):
             if not _OPCODE_RE.fullmatch(name):
                 errs.append(("bad-opcode", f"opcode {name!r} is not a letter followed "
                              "by up to 14 letters, digits or '_'", c))
@@ -512,14 +510,14 @@ def parse_epd_line(text: str, source: str = "<string>", line: int = 1,
                          "string operand has no closing '\"'; rest of line taken", col(i)))
         if tok.group() == ";":
             if opcode_i is not None:
-                close(opcode_i, operands, True)
+                close(opcode_i, operands)
             opcode_i, operands = None, []  # a lone ';' (";D1 20", "; ;") is just empty
         elif opcode_i is None:
             opcode_i = i
         else:
             operands.append((_unquote(tok), tok.group(1) is not None, col(i)))
     if opcode_i is not None:
-        close(opcode_i, operands, False)
+        close(opcode_i, operands)
 
     # --- operand checks for the opcodes this layer interprets ---
     depth_names: dict[int, str] = {}  # depth -> its first opcode ("D1" and "D01" are one depth)
@@ -569,11 +567,13 @@ def _unquote(tok: re.Match) -> str:
 
 
 def _split_unterminated(group, errs: list[ErrorTuple]):
-    """Split ``opcode a b op2 c`` (no ';' at all) at known standard opcodes.
+    """Split ``opcode a b op2 c`` at known standard opcodes (its ';'s forgotten).
 
-    Without a ';' the standard reads everything as operands of the first
-    opcode, which turns ``bm Rc8+ dm 26`` into four best moves. Only bare
-    operands that are standard opcodes (and never SAN) start a new group.
+    Each operation ends with a ';' (§16.2.4), so an operation's group runs to
+    the next ';' or the line's end, and a missing ';' would make everything up
+    to there operands of the first opcode: ``bm Rc8+ dm 26`` (with or without a
+    final ';') four best moves. Only bare operands that are standard opcodes
+    (and never SAN) start a new group.
     """
     name, c, operands = group
     out = [(name, c, [])]

@@ -168,6 +168,15 @@ def test_random_bytes_give_one_error(tmp_path):
     assert "is not text but binary data" in res.stdout
 
 
+def test_a_nul_in_a_move_is_that_games_error_not_not_text(tmp_path):
+    """A few NULs do not make a file binary (docs/explanation/pgn.md): read as any character."""
+    path = tmp_path / "nul.pgn"
+    path.write_bytes(b'[Event "A"]\n\n1. e4 e5 2. N\x00f3 Nc6 *\n\n[Event "B"]\n\n1. d4 d5 *\n')
+    doc = json.loads(run("validate", "--format", "json", path).stdout)
+    assert [(d["code"], d["line"], d["game_index"]) for d in doc["diagnostics"]] == [("unexpected-token", 3, 0)]
+    assert doc["summary"]["games_read"] == 2 and doc["summary"]["games_ok"] == 1
+
+
 def test_noise_before_games_is_read_not_refused(tmp_path):
     import random
 

@@ -9,8 +9,8 @@ in UpperCamelCase, the registry's title as description and help text, its severi
 ``ruleId``/``ruleIndex``, ``level``, the message, and a location: the input's path as a
 relative URI (against ``%SRCROOT%``; an absolute path as a ``file://`` URI) and the
 line and column (``columnKind`` ``unicodeCodePoints``: columns count code points, as the
-text diagnostics do, not SARIF's default UTF-16 code units). A diagnostic without a line (an issue of a whole source) is placed on line 1,
-since code scanning needs a line.
+text diagnostics do, not SARIF's default UTF-16 code units). A diagnostic without a line
+(an issue of a whole source) is placed on line 1, since code scanning needs a line.
 """
 
 from __future__ import annotations

@@ -3,17 +3,17 @@
 chessscan's definition: a perpetual check by side S is found at ply p when the position after
 p has occurred before (FIDE repetition identity, art. 9.2.2) and every move S made between
 the first occurrence of that position and p gave check (at least one move). Overlapping
-cycles of the same side merge into one run. A run whose positions reached a third
-occurrence is a perpetual check in the usual sense; one that reached only a second
-occurrence is reported too, with ``occurrences = 2`` (players often agree the draw then).
-A repetition with a quiet move by S inside the cycle is not a perpetual check.
+cycles of the same side merge into one run, from the earliest first occurrence to the latest
+repetition, whatever order the cycles are found in (they end in order, but a longer one can
+start earlier). A run whose positions reached a third occurrence is a perpetual check in the
+usual sense; one that reached only a second occurrence is reported too, with
+``occurrences = 2`` (players often agree the draw then). A repetition with a quiet move by S inside the cycle is not a perpetual check.
 """
 
 from __future__ import annotations
 
 import threading
 from array import array
-from operator import itemgetter
 from typing import NamedTuple
 
 try:
@@ -26,8 +26,9 @@ import numpy as np
 
 class Perpetual(NamedTuple):
     """One run of checks: ``side`` (True = white) gives every check from ``first_ply``
-    (the ply after which the repeated position first stood; 0 = the start position) to
-    ``last_ply``; ``checks`` moves of S, all checks; ``occurrences`` the highest repetition
+    (the ply after which the run's earliest repeated position first stood; 0 = the start
+    position) to ``last_ply`` (the ply after which its last repeated position stood again,
+    which may be the other side's reply); ``checks`` moves of S, all checks; ``occurrences`` the highest repetition
     count reached inside the run."""
 
     side: bool
@@ -37,7 +38,13 @@ class Perpetual(NamedTuple):
     occurrences: int
 
 
-_BY_END = itemgetter(2, 1)  # (last_ply, first_ply)
+def _by_end(run) -> tuple:
+    """A run's place: by last_ply, then first_ply, white's first on a tie (the order runs
+    are closed in puts either first: a side's run closes when its next one opens)."""
+    return (run[2], run[1], not run[0])
+
+
+_BY_END = _by_end
 
 
 class _Table:
@@ -164,6 +171,23 @@ def _runs(t: _Table, keys, gave_check, first: bool) -> list:
                     run[o + 2] = p
                     if c > run[o + 3]:
                         run[o + 3] = c
+                    if f < run[o + 1]:
+                        # A longer cycle found after a shorter one (cycles come in order of
+                        # their end, not their start): the run starts where it does, and
+                        # takes in this side's closed runs it now overlaps.
+                        run[o + 1] = f
+                        j = len(runs) - 1
+                        while j >= 0:
+                            r = runs[j]
+                            if r[0] == side:
+                                if r[2] < run[o + 1]:
+                                    break  # this side's runs are apart and in order
+                                if r[1] < run[o + 1]:
+                                    run[o + 1] = r[1]
+                                if r[4] > run[o + 3]:
+                                    run[o + 3] = r[4]
+                                del runs[j]
+                            j -= 1
                 else:
                     if run[o]:
                         runs.append(Perpetual(side, run[o + 1], run[o + 2],

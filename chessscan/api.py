@@ -51,6 +51,7 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     from chessscan.engines.local import report_input_problems
     from chessscan.readers.inputs import resolve_inputs
     from chessscan.readers.sources import source_name
+    from chessscan.reports.filters import IssueFilter
 
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
@@ -64,8 +65,12 @@ def scan(paths: str | bytes | os.PathLike | Iterable[str | bytes | os.PathLike],
     tally = Tally()
     tally.cross_check_mode = cross_check  # (the mode asked for, even with no game to read)
     report_input_problems(problems, sink, tally)
+    # Through the filter ``chessscan analyze`` writes with (its rule that a repeated fact is
+    # reported once: a game's UCI moves, a file's decoded games), so the issues rows are its.
+    issues = IssueFilter(sink)
     if paths:
-        tally.merge(run(paths, sink, options, jobs=jobs))
+        tally.merge(run(paths, issues, options, jobs=jobs))
+    issues.finish()
     out = {}
     for name in tables_for(paths, options):
         schema = schema_for(name, ("fen",) if fen and name == "positions" else ())

@@ -168,6 +168,38 @@ def test_scan_reads_folders_and_reports_bad_paths_like_the_cli(tmp_path):
         [], "sample", {"empty-input": 1})
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_scan_reports_repeated_facts_once_as_analyze(tmp_path, monkeypatch, jobs):
+    """scan's issues table is analyze's: a game's UCI moves are one row, a file's games not
+    in UTF-8 one row, each with its count in the message (chessscan.reports.filters)."""
+    import io
+
+    import chess.pgn
+
+    import chessscan.engines.parallel as parallel
+
+    monkeypatch.setattr(parallel, "_all_under_a_chunk", lambda paths, batch_bytes: False)  # small: still workers
+    games = pd.read_parquet(SAMPLES / "lichess-magnus-300.parquet").head(3)
+    uci = [" ".join(m.uci() for m in chess.pgn.read_game(io.StringIO(t)).mainline_moves()) for t in games.movetext]
+    table = tmp_path / "uci.parquet"
+    pd.DataFrame({"moves_uci": uci, "Result": games.Result}).to_parquet(table)
+    text = MAGNUS.read_text().split("\n\n[Event ")
+    latin = tmp_path / "latin.pgn"  # two of three games in Latin-1
+    latin.write_bytes("\n\n[Event ".join(text[:3]).replace('[White "', '[White "Müller ', 2).encode("latin-1"))
+    for i, paths in enumerate(([table], [latin], [latin, table, latin])):
+        out = tmp_path / f"out{i}"
+        res = CliRunner().invoke(main, ["analyze", *map(str, paths), "-o", str(out), "--silent", "--jobs", str(jobs)])
+        assert res.exit_code == 0, res.output
+        analyzed = chessscan.read_report(out).issues
+        scanned = chessscan.scan(paths, jobs=jobs).issues
+        pd.testing.assert_frame_equal(scanned, analyzed)
+    assert scanned.code.value_counts()[["uci-move", "decode-fallback"]].tolist() == [3, 2]
+    assert scanned.message[scanned.code == "decode-fallback"].str.endswith(
+        "; 2 games of this file are decoded so (reported once)").all()
+    assert scanned.message[scanned.code == "uci-move"].str.contains(
+        r"\(\d+ moves of this game are written so; reported once\)$").all()
+
+
 def test_closed_vocabulary_categoricals_survive_concat(tmp_path):
     # Two runs' tables concatenate into categoricals, not text, whatever values each run met:
     # a column with a fixed set of values has that whole set as its categories.

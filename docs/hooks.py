@@ -55,7 +55,8 @@ def pandas_type_name(arrow_type) -> str:
     if pa.types.is_dictionary(arrow_type):
         return "category"
     dtype = pandas_dtype(arrow_type)
-    return str(dtype) if dtype is not None else str(arrow_type)
+    # A type left to pyarrow's default (float64): the NumPy dtype pyarrow gives it.
+    return str(dtype) if dtype is not None else arrow_type.to_pandas_dtype().__name__
 
 
 def table_markdown(table: str) -> str:

@@ -201,6 +201,22 @@ def test_the_tables_page_shows_every_column_with_its_meaning(site):
             assert cells[2] == ("yes" if col.nullable else "no") and cells[3].startswith(_text(col.doc)), (table, col.name)
 
 
+def test_the_pandas_types_shown_are_those_the_python_api_gives(site):
+    """The tables page's pandas column names the dtype read_report and scan give each column
+    (float64, not the Arrow name ``double``)."""
+    import pyarrow as pa
+
+    from docs_hooks import pandas_type_name
+
+    from chessscan.reports.reader import to_dataframe
+    from chessscan.reports.schema import schema_for
+
+    for table, specs in TABLE_SPECS.items():
+        frame = to_dataframe(pa.Table.from_pylist([], schema=schema_for(table, [c.name for c in specs if c.optional])), table)
+        for col in specs:
+            assert pandas_type_name(col.type) == str(frame[col.name].dtype), (table, col.name)
+
+
 def test_the_issue_codes_page_shows_every_code_with_severity_group_and_meaning(site):
     page = _page(site, "reference/issue-codes")
     sections = _sections(page, list(GROUPS))
@@ -315,3 +331,46 @@ def test_the_reading_guide_examples_run_on_the_samples(workdir):
         assert done.returncode == 0, f"{block}\n{done.stderr[-2000:]}"
         ran += 1
     assert ran >= 2
+
+
+def test_the_python_guide_script_runs_on_games_and_on_positions_only(workdir):
+    """The guide's "In a script" example, on PGN and on EPD input (no games table: None)."""
+    page = DOCS / "guides" / "python-api.md"
+    script = next(b for b in _blocks(page, "python") if "sys.argv[1:]" in b)
+    for sample, shown in (("lichess-magnus-300.pgn.zst", "games end in mate"), ("arasan-wacnew.epd", "")):
+        done = _run([sys.executable, "-c", script, str(REPO / "data" / "samples" / sample)], workdir)
+        assert done.returncode == 0, f"{sample}\n{done.stderr[-2000:]}"
+        assert shown in done.stdout
+
+
+def test_the_python_api_docs_name_what_import_chessscan_gives():
+    """The reference's names under "Analyzing and reading reports" and "The chess core" are
+    ``chessscan.NAME``; the others are named by their modules. The guide's signature of scan
+    is its own (options keyword-only)."""
+    import inspect
+
+    import chessscan
+
+    text = (DOCS / "reference" / "python-api.md").read_text()
+    top, rest = text.split("## From their modules")
+    for path in re.findall(r"^::: ([\w.]+)$", top, re.M):
+        assert hasattr(chessscan, path.rsplit(".", 1)[1]), path
+    for path in re.findall(r"^::: ([\w.]+)$", rest, re.M):
+        module, name = path.rsplit(".", 1)
+        assert f"from {module} import" in rest and name in rest, path
+    guide = (DOCS / "guides" / "python-api.md").read_text()
+    shown = re.sub(r"\s+", " ", re.search(r"`chessscan\.scan\((paths.*?)\)`", guide, re.S).group(1))
+    params = list(inspect.signature(chessscan.scan).parameters.values())
+    assert params[0].kind == params[0].POSITIONAL_OR_KEYWORD and {p.kind for p in params[1:]} == {params[1].KEYWORD_ONLY}
+    assert shown == ", ".join([params[0].name, "*"] + [f"{p.name}={p.default!r}".replace("'", '"') for p in params[1:]])
+
+def test_every_extra_is_in_the_extras_table_and_the_readme():
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    page = (DOCS / "getting-started.md").read_text()
+    rows = " ".join(re.findall(r"^\| (`.*?) \|", page, re.M))
+    readme = re.search(r"also: ([\w, ]+)", (REPO / "README.md").read_text()).group(1).split(", ")
+    for extra in extras:
+        assert f"`{extra}`" in rows, extra
+        assert extra == "report" or extra == "test" or extra in readme, extra

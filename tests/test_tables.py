@@ -168,7 +168,8 @@ def test_san_list_and_uci_inputs(tmp_path):
             # UCI is played as the PGN reader plays it: one warning a game, and a mate is one
             # "written without '#'" (UCI has no suffix).
             counts = {k: v for k, v in got.issues.code.value_counts().items() if v}
-            assert counts == {"uci-move": 25805, "suffix-mismatch": 40}  # (scan() keeps every row)
+            assert counts == {"uci-move": 300, "suffix-mismatch": 40}  # (a game's moves reported once)
+            assert got.summary["issues_by_code"]["uci-move"] == 25805  # (the summary counts each)
         else:
             # A list of moves holds no comments: no clock or evaluation (the PGN has them).
             notes = ["clock_ms", "emt_ms", "eval_cp", "eval_mate"]

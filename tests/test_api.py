@@ -178,24 +178,29 @@ def test_scan_reports_repeated_facts_once_as_analyze(tmp_path, monkeypatch, jobs
 
     import chessscan.engines.parallel as parallel
 
-    monkeypatch.setattr(parallel, "_all_under_a_chunk", lambda paths, batch_bytes: False)  # small: still workers
+    monkeypatch.setattr(parallel, "_all_under_a_chunk", lambda paths, batch_bytes: False)  # small: still chunks
+    monkeypatch.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)  # the chunks of a full one go to workers
     games = pd.read_parquet(SAMPLES / "lichess-magnus-300.parquet").head(3)
     uci = [" ".join(m.uci() for m in chess.pgn.read_game(io.StringIO(t)).mainline_moves()) for t in games.movetext]
     table = tmp_path / "uci.parquet"
     pd.DataFrame({"moves_uci": uci, "Result": games.Result}).to_parquet(table)
-    text = MAGNUS.read_text().split("\n\n[Event ")
-    latin = tmp_path / "latin.pgn"  # two of three games in Latin-1
-    latin.write_bytes("\n\n[Event ".join(text[:3]).replace('[White "', '[White "Müller ', 2).encode("latin-1"))
-    for i, paths in enumerate(([table], [latin], [latin, table, latin])):
+    uci_pgn = tmp_path / "uci.pgn"
+    uci_pgn.write_text("".join(f'[Result "{r}"]\n\n{m} {r}\n\n' for m, r in zip(uci, games.Result)))
+    latin = tmp_path / "latin.pgn"  # every game in Latin-1: more than one chunk (workers with jobs=2,
+    # which then take the table's games too)
+    latin.write_bytes(MAGNUS.read_text().replace('[White "', '[White "Müller ').encode("latin-1"))
+    latin2 = tmp_path / "latin2.pgn"
+    latin2.write_bytes(latin.read_bytes())
+    for i, paths in enumerate(([table], [latin], [uci_pgn, latin, table, latin2])):
         out = tmp_path / f"out{i}"
         res = CliRunner().invoke(main, ["analyze", *map(str, paths), "-o", str(out), "--silent", "--jobs", str(jobs)])
         assert res.exit_code == 0, res.output
         analyzed = chessscan.read_report(out).issues
         scanned = chessscan.scan(paths, jobs=jobs).issues
         pd.testing.assert_frame_equal(scanned, analyzed)
-    assert scanned.code.value_counts()[["uci-move", "decode-fallback"]].tolist() == [3, 2]
+    assert scanned.code.value_counts()[["uci-move", "decode-fallback"]].tolist() == [6, 2]
     assert scanned.message[scanned.code == "decode-fallback"].str.endswith(
-        "; 2 games of this file are decoded so (reported once)").all()
+        "; 300 games of this file are decoded so (reported once)").all()
     assert scanned.message[scanned.code == "uci-move"].str.contains(
         r"\(\d+ moves of this game are written so; reported once\)$").all()
 

@@ -275,6 +275,27 @@ def test_folders_hive_partitions_and_report_folders(tmp_path):
     assert "year" not in games[0].tags  # (not a tag)
 
 
+def test_issues_of_a_table_located_in_a_worker(tmp_path):
+    """A table's games analyzed by worker processes (--jobs 2) give the issues rows, with
+    their place in the movetext, of one process: a game sent to a worker keeps how its moves
+    were written (it had lost it, and locating its first issue raised AttributeError)."""
+    path = tmp_path / "uci.parquet"
+    pq.write_table(pa.table({"moves_uci": ["f2f3 e7e5 g2g4 d8h4", "e2e4 e7e5 e1e3"], "Result": ["0-1", "*"]}), path)
+    from chessscan.engines import parallel
+
+    frames = []
+    for jobs in ("1", "2"):
+        out = tmp_path / jobs
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(parallel, "_WORK_WHILE_POOL_STARTS", False)  # the table's games go to a worker
+            res = run("analyze", SAMPLES / "lichess-magnus-300.pgn", path, "--silent", "-o", out, "--jobs", jobs)
+        assert res.exit_code == 0, res.output
+        frames.append(chessscan.read_report(out).issues)
+    pd.testing.assert_frame_equal(frames[1], frames[0])
+    got = frames[0].query("code == 'illegal-move'")
+    assert (got.line.tolist(), got.column.tolist()) == ([2], [11])
+
+
 def test_jobs_2_and_dask_equal_one_process(tmp_path, pgn_report):
     ref = tmp_path / "one"
     args = [TWIN, PGN, "--silent", "--cross-check", "sample"]

@@ -354,7 +354,8 @@ class TableGame(RawGame):
     row number, ``byte_offset`` the row index; :meth:`locate` gives the row and the
     character position in the movetext (a list's element number)."""
 
-    __slots__ = ("_kind",)
+    # No __slots__: the compiled RawGame pickles its own fields and the instance __dict__
+    # only (Cython's pickling), so ``_kind`` lives in the __dict__ to reach a worker process.
 
     def locate(self, ply_index: int) -> tuple[int, int | None]:
         n = len(self.sans)

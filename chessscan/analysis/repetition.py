@@ -7,7 +7,8 @@ cycles of the same side merge into one run, from the earliest first occurrence t
 repetition, whatever order the cycles are found in (they end in order, but a longer one can
 start earlier). A run whose positions reached a third occurrence is a perpetual check in the
 usual sense; one that reached only a second occurrence is reported too, with
-``occurrences = 2`` (players often agree the draw then). A repetition with a quiet move by S inside the cycle is not a perpetual check.
+``occurrences = 2`` (players often agree the draw then). A repetition with a quiet move by S
+inside the cycle is not a perpetual check.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ class Perpetual(NamedTuple):
     """One run of checks: ``side`` (True = white) gives every check from ``first_ply``
     (the ply after which the run's earliest repeated position first stood; 0 = the start
     position) to ``last_ply`` (the ply after which its last repeated position stood again,
-    which may be the other side's reply); ``checks`` moves of S, all checks; ``occurrences`` the highest repetition
-    count reached inside the run."""
+    which may be the other side's reply); ``checks`` moves of S, all checks; ``occurrences``
+    the highest repetition count reached inside the run."""
 
     side: bool
     first_ply: int

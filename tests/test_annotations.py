@@ -116,6 +116,20 @@ def test_a_malformed_command_is_one_warning_and_the_move_counts(command):
     assert values[:4] == [NOTE_NA] * 4 and values[4:] == [7000, NOTE_NA, NOTE_NA, NOTE_NA]
 
 
+@pytest.mark.parametrize("command, what", [
+    ("[%eval 12345678]", "an evaluation has at most 7 integer digits"),
+    ("[%eval -21474836.48]", "an evaluation has at most 7 integer digits"),
+    ("[%eval #99999999999]", "an evaluation has at most 7 integer digits"),
+    ("[%clk 9999999999999:00:00]", "a time has at most 9 digits of hours"),
+    ("[%emt 1234567890:00:00.5]", "a time has at most 9 digits of hours"),
+])
+def test_a_value_too_long_is_said_to_be_out_of_range(command, what):
+    text = f'[Event "x"]\n\n1. e4 {{ {command} }} 1... e5 1-0\n'
+    (game,) = read_games(io.BytesIO(text.encode()))
+    assert [(i.code, i.message) for i in game.issues] == [
+        ("malformed-annotation", f"'{command}' is out of range ({what}): the move counts, without it")]
+
+
 def test_which_comments_count():
     pgn = b"""[Event "x"]
 

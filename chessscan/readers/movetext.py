@@ -738,8 +738,10 @@ def _fast_keys_c(p, n):
 NOTE_NA = -(1 << 63)
 _NA = NOTE_NA  # (compiled: a C constant)
 NOTE_NAMES = ("clk", "emt", "eval")  # the commands read, by kind
-_NOTE_HOURS_DIGITS = 9   # more: not a clock (and no overflow)
-_NOTE_PAWN_DIGITS = 7    # more: not an evaluation (centipawns fit 32 bits)
+NOTE_HOURS_DIGITS = 9   # more: not a clock (and no overflow)
+NOTE_PAWN_DIGITS = 7    # more: not an evaluation (centipawns fit 32 bits)
+_NOTE_HOURS_DIGITS = NOTE_HOURS_DIGITS  # (compiled: C constants)
+_NOTE_PAWN_DIGITS = NOTE_PAWN_DIGITS
 
 
 # The constants of _fast_keys_notes_c's fixed reading of a Lichess comment: 8 bytes as one

@@ -58,8 +58,8 @@ if cython.compiled:
     from cython.cimports.libc.string import memchr, memcmp
 
 from .counts import line_ends
-from .movetext import (_COMMENTS_B, _STRIP_B, RESULTS as _RESULTS, TAG as _TAG, TAG_NAME as _TAG_NAME,
-                       blank_comments, comment_notes, fast_keys, fast_keys_notes, game_line_reader, key_list,
+from .movetext import (_COMMENTS_B, _STRIP_B, NOTE_HOURS_DIGITS, NOTE_PAWN_DIGITS, RESULTS as _RESULTS,
+                       TAG as _TAG, TAG_NAME as _TAG_NAME, blank_comments, comment_notes, fast_keys, fast_keys_notes, game_line_reader, key_list,
                        key_text, new_note_reader, read_notes, san_keys, tag_pairs)
 from .sources import TruncatedInput, open_source, source_name
 
@@ -1759,13 +1759,25 @@ _NOTE_KINDS = ((b"[%clk", "clock (H:MM:SS, minutes and seconds below 60)"),
                (b"[%eval", "evaluation (pawns like 0.17, or moves to mate like #-3)"))
 
 
+# Values written as the reader reads them but with more digits than it takes (see
+# chessscan.readers.movetext): hours of a time, integer digits of an evaluation or a mate.
+_LONG_TIME = re.compile(rb"\[%(?:clk|emt)\s+(\d+):[0-5]\d:[0-5]\d(?:\.\d+)?\s*\]")
+_LONG_EVAL = re.compile(rb"\[%eval\s+(?:#[+-]?(\d+)|[+-]?(\d+)(?:\.\d*)?)(?:,\d+)?\s*\]")
+
+
 def _note_issue(line: int, column: int | None, ply: int, command: bytes, codec: str) -> ReaderIssue:
     """The ``malformed-annotation`` warning of ``command`` (its text, from "[%"), standing after
-    ply ``ply``."""
+    ply ``ply``: a value too long for its column's range is said to be so, not misread."""
     what = next(d for prefix, d in _NOTE_KINDS if command.startswith(prefix))
-    text = command.decode(codec, "replace")
-    return _issue("malformed-annotation", line, column,
-                  f"{_quoted(text[:60])} is not a valid {what}: the move counts, without it", ply)
+    text = _quoted(command.decode(codec, "replace")[:60])
+    m = _LONG_TIME.match(command)
+    if m and len(m.group(1)) > NOTE_HOURS_DIGITS:
+        why = f"{text} is out of range (a time has at most {NOTE_HOURS_DIGITS} digits of hours)"
+    elif (m := _LONG_EVAL.match(command)) and len(m.group(1) or m.group(2)) > NOTE_PAWN_DIGITS:
+        why = f"{text} is out of range (an evaluation has at most {NOTE_PAWN_DIGITS} integer digits)"
+    else:
+        why = f"{text} is not a valid {what}"
+    return _issue("malformed-annotation", line, column, f"{why}: the move counts, without it", ply)
 
 
 def note_issues(mt: bytes, codec: str, line0: int, problems: list) -> list[ReaderIssue]:

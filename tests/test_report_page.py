@@ -163,6 +163,19 @@ def test_page_numbers_are_the_summary(samples_report):
             assert f"<code>{c.name}</code>" in page and html.escape(c.doc, quote=True) in page
 
 
+def test_the_median_game_length_is_the_median(tmp_path, samples_report):
+    """The mean of the two middle games for an even count, not the lower one."""
+    import statistics
+
+    h = json.loads((samples_report / "summary.json").read_text())["histograms"]["game_length_plies"]
+    lengths = [int(plies) for plies, games in h.items() for _ in range(games)]
+    assert f"median {statistics.median(lengths):g} plies" in text((samples_report / "report.html").read_text())
+    two = tmp_path / "two.pgn"  # 2 and 5 plies: the median is 3.5
+    two.write_text('[Event "a"]\n\n1. e4 e5 *\n\n[Event "b"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 *\n')
+    page = (analyze(tmp_path / "out", [two], "--html") / "report.html").read_text()
+    assert "mean 3.5 plies, median 3.5 plies" in text(page)
+
+
 def test_rare_events_are_drawn(samples_report):
     page = (samples_report / "report.html").read_text()
     section = page[page.index("Rare events"):page.index('id="dictionary"')]

@@ -377,7 +377,7 @@ def _outcomes_chart(s: dict) -> str:
     return _figure_block("Outcomes", svg, "How each game ended on the board: the first automatic end "
                          "(checkmate, stalemate, dead position, 75 moves, fivefold repetition), else what "
                          "the final position lets a player claim, else <em>none</em> (resigned, agreed, "
-                         "on time, or cut short).", nums, "chart-outcomes")
+                         "on time, cut short, or a variant not played).", nums, "chart-outcomes")
 
 
 def _checks_chart(s: dict) -> str:
@@ -455,14 +455,31 @@ def _lengths_chart(s: dict) -> str:
     _style(ax)
     total = sum(v for _, v in items)
     mean = sum(k * v for k, v in items) / total
-    median = _quantile(items, 0.5)
+    median = _median(items)
     plies = lambda n: "ply" if n == 1 else "plies"  # noqa: E731
     nums = (f'<p class="note">{_num("games_by_length", total)} {"game" if total == 1 else "games"}; mean '
-            f'{mean:.1f} plies, median {median} {plies(median)}, longest '
+            f'{mean:.1f} plies, median {median:g} {plies(median)}, longest '
             f'{_num("longest_game_plies", items[-1][0])} {plies(items[-1][0])}; '
             f'{_num("games_zero_plies", hist.get("0", 0))} with no ply replayed.</p>')
     return _figure_block("Game length", _svg(fig), "Plies replayed per game (an error stops the replay, so "
                          "games with errors count the plies before it).", nums, "chart-lengths")
+
+
+def _median(items: list[tuple[int, int]]) -> float:
+    """The median of a histogram ``items`` ((value, weight) pairs, values ascending): the
+    middle value, or the mean of the two middle ones for an even total weight (0 for none)."""
+    total = sum(v for _, v in items)
+    if not total:
+        return 0
+    lo, hi, run = None, None, 0
+    for x, v in items:
+        run += v
+        if lo is None and run > (total - 1) // 2:
+            lo = x
+        if run > total // 2:
+            hi = x
+            break
+    return (lo + hi) / 2
 
 
 def _quantile(items: list[tuple[int, int]], q: float) -> int:

@@ -595,7 +595,7 @@ def _prepare_object_output(remote, files, inputs) -> str:
     """Check and ready the object store's prefix (:meth:`ObjectOutput.prepare`: the output
     folder's rules) and return the local folder the run writes into until it is put there
     (removed when the command ends)."""
-    from chessscan.reports.store import NoSuchBucket
+    from chessscan.reports.store import StoreRefused
     from chessscan.reports.writers import OutputFolderError
 
     click.get_current_context().call_on_close(remote.cleanup)
@@ -604,7 +604,7 @@ def _prepare_object_output(remote, files, inputs) -> str:
         return remote.prepare(files, inputs)
     except OutputFolderError as exc:
         raise click.BadParameter(f"refusing to write the report there: {exc}", param_hint="-o/--output") from exc
-    except (NoSuchBucket, NotADirectoryError) as exc:  # (an object where the prefix would be: as a file for -o DIR)
+    except (StoreRefused, NotADirectoryError) as exc:  # (an object where the prefix would be: as a file for -o DIR)
         raise OutputRefused(f"cannot write the report to {shown}: {exc}") from None
     except OSError as exc:
         raise OutputFailure(f"cannot write the report to {shown}: {exc}") from exc

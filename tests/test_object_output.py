@@ -137,6 +137,28 @@ def test_an_unknown_bucket_is_one_line(s3):
                           "no-such-bucket\n")
 
 
+@pytest.mark.parametrize("case", ["no endpoint", "no credentials"])
+def test_a_store_that_refuses_says_why_not_no_such_bucket(s3_endpoint, case):
+    """fsspec's exists() is False for every error: the store's own error is said instead."""
+    from conftest import _free_port
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(s3_endpoint, PYTHONPATH=str(REPO), AWS_EC2_METADATA_DISABLED="true",
+               AWS_SHARED_CREDENTIALS_FILE=os.devnull, AWS_CONFIG_FILE=os.devnull)
+    if case == "no endpoint":
+        env["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{_free_port()}"  # (nothing listens there)
+        env["AWS_MAX_ATTEMPTS"] = "1"
+    else:
+        del env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]
+    res = subprocess.run([sys.executable, "-m", "chessscan", "analyze", str(PGN), "-o", "s3://games/refused",
+                          "--jobs", "1", *RUN], env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith("Error: cannot write the report to s3://games/refused: ")
+    assert "no such bucket" not in res.stderr
+    assert ("EndpointConnectionError" if case == "no endpoint" else "NoCredentialsError") in res.stderr
+    assert len(res.stderr.splitlines()) == 1
+
+
 def test_a_prefix_that_is_an_object_is_refused_untouched(s3):
     """``-o`` naming an object (the input itself, say) is refused as ``-o FILE`` is: exit 2,
     one line, the object untouched, nothing put; with ``--dask`` too (before any cluster)."""

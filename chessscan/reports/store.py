@@ -37,13 +37,19 @@ from .files import temporary_of
 from .schema import TABLE_NAMES
 from .writers import _PART, MANIFEST_NAME, RUN_FILES, SUMMARY_NAME, OutputError, OutputFolderError, _is_report_name
 
-__all__ = ["ObjectOutput", "ObjectParts", "NoSuchBucket", "object_output"]
+__all__ = ["ObjectOutput", "ObjectParts", "NoSuchBucket", "StoreRefused", "object_output"]
 
 # File systems whose first path component is a bucket (or container) that must exist.
 _BUCKETS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"})
 
 
-class NoSuchBucket(OSError):
+class StoreRefused(OSError):
+    """The store refuses an output URL before anything is written: no credentials, an endpoint
+    that does not answer, access denied (the file system's error, in one line), or
+    :class:`NoSuchBucket`."""
+
+
+class NoSuchBucket(StoreRefused):
     """The bucket (or container) of an output URL does not exist (or cannot be seen with the
     credentials at hand)."""
 
@@ -80,13 +86,21 @@ class ObjectOutput:
 
     def _objects(self) -> list[str]:
         """Names (relative to the prefix) of every object under it, sorted. Raises
-        :class:`NoSuchBucket`, ``NotADirectoryError`` when the prefix is an object itself."""
+        :class:`NoSuchBucket` or :class:`StoreRefused` (no credentials, no endpoint...),
+        ``NotADirectoryError`` when the prefix is an object itself."""
         fs = self.fs
         fs.invalidate_cache()  # (s3fs keeps listings: another process may have written since)
         if self._buckets:
             bucket = self.root.split("/", 1)[0]
-            if not bucket or not fs.exists(bucket):
-                raise NoSuchBucket(f"no such bucket: {bucket or self.url}")
+            if not bucket:
+                raise NoSuchBucket(f"no such bucket: {self.url}")
+            try:  # (not fs.exists(): it says False for every error, no credentials or endpoint too)
+                fs.info(bucket)
+            except FileNotFoundError:
+                raise NoSuchBucket(f"no such bucket: {bucket}") from None
+            except Exception as exc:  # noqa: BLE001 (botocore's NoCredentialsError, a connection error...)
+                text = " ".join(str(exc).split())
+                raise StoreRefused(f"{type(exc).__name__}: {text}" if text else type(exc).__name__) from None
         try:
             if fs.isfile(self.root):
                 raise NotADirectoryError(20, f"{self.url} is an object, not a folder")

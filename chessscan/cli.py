@@ -1950,6 +1950,13 @@ def _validate_gate(paths, fmt, fail_on, emit, clean_output, rejects_output, base
         else None
     if "-" in outputs and fmt in ("json", "sarif"):
         raise click.UsageError(f"--format {fmt} prints to stdout: write the games to files, not '-'")
+    from chessscan.readers.urls import is_url
+
+    for out, opt in ((clean_output, "--clean-output"), (rejects_output, "--rejects-output"),
+                     (write_baseline, "--write-baseline")):
+        if out and is_url(out):  # (written locally, renamed into place: a store has no rename)
+            raise click.BadParameter(f"{out} is a URL: this file is written on this machine; write it here and "
+                                     "copy it to the store", param_hint=opt)
     # Two writers into one file would interleave or replace each other's output.
     side = rejects_output and sidecar_path(rejects_output)
     named = [(o, opt) for o, opt in ((clean_output, "--clean-output"), (rejects_output, "--rejects-output"),

@@ -306,6 +306,14 @@ def test_an_issues_file_the_split_did_not_write_is_refused(mixed, what):
         assert (mixed / ("notes.txt" if what == "link" else "r.pgn.issues.csv")).read_text() == "my notes\n"
 
 
+@pytest.mark.parametrize("option", ["--clean-output", "--rejects-output", "--write-baseline"])
+def test_an_output_url_is_refused_before_the_run(mixed, option):
+    res = validate("mixed.pgn", option, "s3://bucket/out.pgn")
+    assert res.exit_code == 2
+    assert f"Invalid value for {option}: s3://bucket/out.pgn is a URL: this file is written on this machine" in res.stderr
+    assert "issues by code" not in res.stderr  # (refused before any game was read)
+
+
 def test_an_issues_file_the_split_wrote_is_replaced(mixed):
     assert validate("mixed.pgn", "--rejects-output", "r.pgn").exit_code == 1
     first = (mixed / "r.pgn.issues.csv").read_bytes()

@@ -107,6 +107,7 @@ from chessscan.readers.tables import TableReader, is_table, row_group_ranges
 from chessscan.readers.urls import is_url
 from chessscan.reports.filters import IssueFilter, held_row
 from chessscan.reports.schema import schema_for
+from chessscan.reports.store import one_line_error
 from chessscan.reports.writers import (OutputError, TableWriter, buffered_rows, clear, new_buffers, part_name,
                                        prepare_output, replace_file, report_files)
 
@@ -409,11 +410,6 @@ class StoreUnreachable(Exception):
         return type(self), (self.url, self.worker, self.cause)
 
 
-def _one_line_error(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 def _store(out_dir: str):
     """The :class:`~chessscan.reports.store.ObjectParts` of an output URL (None for a local
     folder)."""
@@ -441,7 +437,7 @@ def _check_run(marker: str, run_id: str, store=None) -> None:
         try:
             data = store.read(RUN_MARKER)
         except Exception as exc:  # noqa: BLE001 (botocore's NoCredentialsError, PermissionError...)
-            raise StoreUnreachable(store.url, _worker_address(), _one_line_error(exc)) from None
+            raise StoreUnreachable(store.url, _worker_address(), one_line_error(exc)) from None
         try:
             found = data.decode("ascii").strip() if data is not None else None
         except UnicodeDecodeError:
@@ -655,11 +651,11 @@ def _put_parts(writers: dict, store, number: int, check, published: list[str]) -
         try:
             store.put(path, url)
         except PermissionError as exc:
-            raise StoreUnreachable(store.url, _worker_address(), _one_line_error(exc)) from None
+            raise StoreUnreachable(store.url, _worker_address(), one_line_error(exc)) from None
         except OSError as exc:
             raise OutputError(url, exc) from None
         except Exception as exc:  # noqa: BLE001 (the file system's client's own: botocore's...)
-            raise StoreUnreachable(store.url, _worker_address(), _one_line_error(exc)) from None
+            raise StoreUnreachable(store.url, _worker_address(), one_line_error(exc)) from None
         published.append(url)
         parts.append((url, rows))
     check(now=True)  # a stop during the puts: they are removed

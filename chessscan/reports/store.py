@@ -37,10 +37,17 @@ from .files import temporary_of
 from .schema import TABLE_NAMES
 from .writers import _PART, MANIFEST_NAME, RUN_FILES, SUMMARY_NAME, OutputError, OutputFolderError, _is_report_name
 
-__all__ = ["ObjectOutput", "ObjectParts", "NoSuchBucket", "StoreRefused", "object_output"]
+__all__ = ["ObjectOutput", "ObjectParts", "NoSuchBucket", "StoreRefused", "object_output", "one_line_error"]
 
 # File systems whose first path component is a bucket (or container) that must exist.
 _BUCKETS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"})
+
+
+def one_line_error(exc: BaseException) -> str:
+    """A file system's error in one line: its type's name, then its text with the white space
+    folded (botocore's messages span lines)."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class StoreRefused(OSError):
@@ -99,8 +106,7 @@ class ObjectOutput:
             except FileNotFoundError:
                 raise NoSuchBucket(f"no such bucket: {bucket}") from None
             except Exception as exc:  # noqa: BLE001 (botocore's NoCredentialsError, a connection error...)
-                text = " ".join(str(exc).split())
-                raise StoreRefused(f"{type(exc).__name__}: {text}" if text else type(exc).__name__) from None
+                raise StoreRefused(one_line_error(exc)) from None
         try:
             if fs.isfile(self.root):
                 raise NotADirectoryError(20, f"{self.url} is an object, not a folder")
